@@ -1,0 +1,165 @@
+/*
+ * topocoll.h -- public native API of topocoll.
+ *
+ * topocoll makes MPI collectives topology-aware and kernel-assisted:
+ *  - a KNEM-style single-copy engine (declared regions, cookies, rights,
+ *    vectorial buffers) over Linux Cross-Memory Attach
+ *    (KNEM paper, sections 3.1-3.2 and 4.2);
+ *  - hierarchical collectives (HierKNEM paper, section 3.2, Algorithm 1).
+ *
+ * Most users never include this header: they run an unmodified MPI program
+ * with libtopocoll_pmpi.so preloaded or linked, which routes MPI_Bcast to
+ * topocoll_bcast().  This header is for programs that call topocoll
+ * directly and for tools.
+ *
+ * Conventions
+ *  - Every function returns an int.  MPI entry points (topocoll_bcast)
+ *    return MPI error codes; the engine functions return TOPOCOLL_SUCCESS
+ *    (0) or a negative TOPOCOLL_ERR_* code.
+ *  - Sizes named *_bytes or "len" are in bytes; "count" is in elements of
+ *    the given MPI datatype.
+ *  - Thread safety: functions on different communicators may be called
+ *    concurrently (MPI_THREAD_MULTIPLE); calls on the same communicator
+ *    follow the MPI rule for collectives (one at a time, same order on
+ *    every rank).  Region functions on one communicator may be called
+ *    concurrently from several threads of the owning process only if they
+ *    touch different cookies.
+ */
+#ifndef TOPOCOLL_H
+#define TOPOCOLL_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TOPOCOLL_VERSION_MAJOR 0
+#define TOPOCOLL_VERSION_MINOR 1
+
+/* ---- Error codes of the engine functions --------------------------------- */
+#define TOPOCOLL_SUCCESS         0
+#define TOPOCOLL_ERR_INVAL      (-1)  /* bad argument (NULL, niov out of range) */
+#define TOPOCOLL_ERR_BOUNDS     (-2)  /* offset+length beyond the region */
+#define TOPOCOLL_ERR_RIGHTS     (-3)  /* direction not granted by the region */
+#define TOPOCOLL_ERR_STALE      (-4)  /* cookie destroyed (or never existed) */
+#define TOPOCOLL_ERR_NOSUPPORT  (-5)  /* single copy unavailable on this node */
+#define TOPOCOLL_ERR_NOSPACE    (-6)  /* the owner's region table is full */
+#define TOPOCOLL_ERR_SYS        (-7)  /* the kernel refused the copy (errno kept) */
+#define TOPOCOLL_ERR_NOCTX      (-8)  /* communicator not attached (see attach) */
+
+/** Human-readable name of a TOPOCOLL_ERR_* code (static string). */
+const char *topocoll_strerror(int err);
+
+/* ---- Communicator attachment ---------------------------------------------- */
+
+/**
+ * Build topocoll's per-communicator context: node discovery (real and
+ * virtual nodes), leaders, the per-node shared segment, single-copy
+ * detection.  Collective over @comm.  The collectives do this lazily on
+ * their first call; call it explicitly before using the region API.
+ * Idempotent.  The context is released when @comm is freed and at
+ * MPI_Finalize.
+ *
+ * Returns MPI_SUCCESS, or an MPI error class (MPI_ERR_COMM for an
+ * intercommunicator or MPI_COMM_NULL).  If topocoll cannot set up
+ * (e.g. no shared memory), the call still succeeds and the collectives
+ * fall back to the underlying MPI; topocoll_comm_query() says so.
+ */
+int topocoll_comm_attach(MPI_Comm comm);
+
+/** What topocoll knows about a communicator (filled by topocoll_comm_query). */
+typedef struct topocoll_comm_info {
+    int enabled;          /* 1 if topocoll accelerates collectives on it */
+    int rank, size;       /* in the communicator */
+    int node;             /* index of this process's (virtual) node, 0..nnodes-1 */
+    int nnodes;           /* number of (virtual) nodes spanned */
+    int local_rank;       /* rank among the processes of the node */
+    int local_size;       /* processes on the node */
+    int leader;           /* communicator rank of this node's leader */
+    int single_copy;      /* 1: CMA single copy; 0: copy-in/copy-out only */
+    char mechanism_why[128]; /* why that mechanism was chosen */
+    /* Counters since attach (this process only). */
+    uint64_t bcast_calls;       /* topocoll_bcast calls handled by topocoll */
+    uint64_t bcast_fallbacks;   /* calls passed to PMPI_Bcast */
+    uint64_t bytes_single_copy; /* bytes this process copied by CMA */
+    uint64_t bytes_cico;        /* bytes this process copied through the segment */
+} topocoll_comm_info_t;
+
+/**
+ * Query @comm's context.  Local (not collective).  Returns MPI_SUCCESS, or
+ * TOPOCOLL_ERR_NOCTX if @comm was never attached.
+ */
+int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info);
+
+/* ---- Single-copy engine: regions and cookies (KNEM paper, section 3.2) ---- */
+
+typedef uint64_t topocoll_cookie_t;
+
+#define TOPOCOLL_RIGHT_READ   0x1u  /* peers may copy from the region */
+#define TOPOCOLL_RIGHT_WRITE  0x2u  /* peers may copy into the region */
+#define TOPOCOLL_REGION_MAX_IOV 16  /* segments per region */
+
+/**
+ * Declare a region made of @niov (1..TOPOCOLL_REGION_MAX_IOV) memory
+ * segments of the calling process, with @rights (TOPOCOLL_RIGHT_*), on the
+ * node of attached communicator @comm; the region's byte stream is the
+ * concatenation of the segments.  The cookie can be passed to any process
+ * of the same node (by any means) and stays valid until destroyed.
+ * Non-blocking, no system call.  Local.
+ *
+ * Returns TOPOCOLL_SUCCESS, TOPOCOLL_ERR_INVAL, TOPOCOLL_ERR_NOSPACE (64
+ * live regions per process and communicator), TOPOCOLL_ERR_NOCTX.
+ */
+int topocoll_region_create(MPI_Comm comm, const struct iovec *iov, int niov,
+                           unsigned rights, topocoll_cookie_t *cookie);
+
+/**
+ * Destroy a region created by the calling process.  Copies submitted with
+ * the cookie afterwards fail with TOPOCOLL_ERR_STALE.  The caller must
+ * ensure no copy is in flight (as with KNEM, destruction does not wait).
+ * Returns TOPOCOLL_SUCCESS, TOPOCOLL_ERR_STALE, TOPOCOLL_ERR_INVAL.
+ */
+int topocoll_region_destroy(MPI_Comm comm, topocoll_cookie_t cookie);
+
+#define TOPOCOLL_COPY_FROM_REGION 0   /* read: region -> local segments */
+#define TOPOCOLL_COPY_TO_REGION   1   /* write: local segments -> region */
+
+/**
+ * KNEM "inline copy": copy between the region named by @cookie (owned by
+ * another process of the same node, or by the caller), starting @offset
+ * bytes into it, and @nlocal local segments; the length is the sum of the
+ * local segments.  Synchronous: on success all bytes were moved.
+ *
+ * The region's bounds and rights are checked before any byte moves:
+ * TOPOCOLL_ERR_BOUNDS, TOPOCOLL_ERR_RIGHTS, TOPOCOLL_ERR_STALE are returned
+ * without copying.  TOPOCOLL_ERR_NOSUPPORT when the node has no working
+ * single copy (TOPOCOLL_SINGLE_COPY=none, or CMA refused by the kernel).
+ * Returns the number of bytes copied (>= 0) on success.
+ */
+long long topocoll_copy(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
+                        const struct iovec *local, int nlocal, int direction);
+
+/* ---- Collectives (HierKNEM paper, section 3.2) ---------------------------- */
+
+/**
+ * MPI_Bcast semantics.  @count elements of @datatype from @root's @buffer
+ * to every rank of @comm.  Hierarchical: an inter-node pipelined binomial
+ * tree between node leaders (the root leads its own node), and single-copy
+ * reads by the other processes of each node as each segment lands; copy-in/
+ * copy-out through the node's shared segment below TOPOCOLL_BCAST_CICO_MAX
+ * bytes or when single copy is unavailable.  Non-contiguous datatypes are
+ * packed.  Intercommunicators and erroneous arguments are passed to
+ * PMPI_Bcast, so errors are the native MPI's, raised through @comm's error
+ * handler.  Collective; returns an MPI error code.
+ */
+int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                   MPI_Comm comm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOPOCOLL_H */

@@ -1,0 +1,168 @@
+/*
+ * api/api -- the public native API (topocoll.h): argument screening, the
+ * fallback to the underlying MPI, datatype handling, and the blocking
+ * drivers that loop over the collectives' state machines.
+ *
+ * Owns: nothing beyond the calls.  May call: coll/, xfer/, base/, PMPI.
+ */
+#include "topocoll.h"
+
+#include "../base/log.h"
+#include "../base/sync.h"
+#include "../coll/bcast.h"
+#include "../coll/ctx.h"
+#include "../xfer/region.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *topocoll_strerror(int err)
+{
+    switch (err) {
+    case TOPOCOLL_SUCCESS: return "success";
+    case TOPOCOLL_ERR_INVAL: return "invalid argument";
+    case TOPOCOLL_ERR_BOUNDS: return "copy outside the region's bounds";
+    case TOPOCOLL_ERR_RIGHTS: return "copy direction not granted by the region";
+    case TOPOCOLL_ERR_STALE: return "stale or unknown cookie";
+    case TOPOCOLL_ERR_NOSUPPORT: return "single copy unavailable on this node";
+    case TOPOCOLL_ERR_NOSPACE: return "region table full";
+    case TOPOCOLL_ERR_SYS: return "the kernel refused the copy";
+    case TOPOCOLL_ERR_NOCTX: return "communicator not attached to topocoll";
+    default: return "unknown error";
+    }
+}
+
+int topocoll_comm_attach(MPI_Comm comm)
+{
+    int inter = 0;
+    if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return MPI_ERR_COMM;
+    return tc_ctx_get(comm) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
+{
+    tc_ctx_t *c = tc_ctx_lookup(comm);
+    if (!c || !info) return TOPOCOLL_ERR_NOCTX;
+    memset(info, 0, sizeof(*info));
+    info->enabled = c->enabled;
+    PMPI_Comm_rank(comm, &info->rank);
+    PMPI_Comm_size(comm, &info->size);
+    info->bcast_calls = c->bcast_calls;
+    info->bcast_fallbacks = c->bcast_fallbacks;
+    if (!c->enabled) {
+        snprintf(info->mechanism_why, sizeof(info->mechanism_why), "%s",
+                 c->cfg->disable ? "TOPOCOLL_DISABLE=1" : "set-up failed: native MPI collectives");
+        return MPI_SUCCESS;
+    }
+    info->node = c->map.node;
+    info->nnodes = c->map.nnodes;
+    info->local_rank = c->map.lrank;
+    info->local_size = c->map.lsize;
+    info->leader = c->map.leader_of[c->map.node];
+    if (c->shm) {
+        info->single_copy = c->shm->single_copy;
+        snprintf(info->mechanism_why, sizeof(info->mechanism_why), "%s", c->shm->why);
+        info->bytes_single_copy = c->shm->bytes_sc;
+        info->bytes_cico = c->shm->bytes_cico;
+    } else {
+        snprintf(info->mechanism_why, sizeof(info->mechanism_why), "one process on the node: no intra-node copy");
+    }
+    return MPI_SUCCESS;
+}
+
+/* The node's shared segment of an attached communicator, or NULL. */
+static tc_shm_t *shm_of(MPI_Comm comm, int *err)
+{
+    tc_ctx_t *c = tc_ctx_lookup(comm);
+    *err = TOPOCOLL_ERR_NOCTX;
+    if (!c || !c->enabled) return NULL;
+    if (!c->shm) *err = TOPOCOLL_ERR_NOSUPPORT;   /* alone on the node */
+    return c->shm;
+}
+
+int topocoll_region_create(MPI_Comm comm, const struct iovec *iov, int niov,
+                           unsigned rights, topocoll_cookie_t *cookie)
+{
+    int err;
+    tc_shm_t *s = shm_of(comm, &err);
+    return s ? tc_region_create(s, iov, niov, rights, cookie) : err;
+}
+
+int topocoll_region_destroy(MPI_Comm comm, topocoll_cookie_t cookie)
+{
+    int err;
+    tc_shm_t *s = shm_of(comm, &err);
+    return s ? tc_region_destroy(s, cookie) : err;
+}
+
+long long topocoll_copy(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
+                        const struct iovec *local, int nlocal, int direction)
+{
+    int err;
+    tc_shm_t *s = shm_of(comm, &err);
+    return s ? tc_region_copy(s, cookie, offset, local, nlocal, direction) : err;
+}
+
+/* Drive a broadcast of contiguous bytes to completion. */
+static int bcast_bytes(tc_ctx_t *c, void *buf, size_t bytes, int root)
+{
+    tc_bcast_t op;
+    tc_backoff_t b;
+    int rc;
+    tc_bcast_init(&op, c, buf, bytes, root);
+    tc_backoff_init(&b, c->cfg->spin_count);
+    while ((rc = tc_bcast_work(&op)) == TC_OP_PENDING) tc_backoff(&b);
+    tc_bcast_fini(&op);
+    return rc;
+}
+
+int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    int size, tsize, inter = 0, rc;
+    MPI_Aint lb, extent, tlb, textent;
+
+    /* Erroneous or unusual arguments go to the native MPI, which raises the
+     * error class the user expects through comm's error handler.  Every
+     * test below gives the same answer on every rank of a correct program. */
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+        datatype == MPI_DATATYPE_NULL || count < 0 || PMPI_Comm_size(comm, &size) != MPI_SUCCESS ||
+        root < 0 || root >= size || PMPI_Type_size(datatype, &tsize) != MPI_SUCCESS)
+        goto native;
+    size_t bytes = (size_t)tsize * (size_t)count;
+    if (size == 1 || bytes == 0) return MPI_SUCCESS;
+    tc_ctx_t *c = tc_ctx_get(comm);
+    if (!c) goto native;
+    if (!c->enabled) { c->bcast_fallbacks++; goto native; }
+
+    PMPI_Type_get_extent(datatype, &lb, &extent);
+    PMPI_Type_get_true_extent(datatype, &tlb, &textent);
+    if ((size_t)textent == (size_t)tsize && (count == 1 || extent == (MPI_Aint)tsize)) {
+        rc = bcast_bytes(c, (char *)buffer + tlb, bytes, root);    /* contiguous */
+    } else {
+        /* Non-contiguous: flatten by packing, broadcast the bytes, unpack.
+         * (Every rank takes this same path whatever its own datatype, so
+         * ranks with different datatypes of one signature still match.) */
+        int psize = 0, pos = 0, rank;
+        PMPI_Comm_rank(comm, &rank);
+        PMPI_Pack_size(count, datatype, comm, &psize);
+        char *tmp = malloc(bytes);
+        if (!tmp || (size_t)psize != bytes) {
+            /* cannot happen on the homogeneous nodes we support */
+            free(tmp);
+            tc_warn("cannot pack %zu bytes; aborting", bytes);
+            return PMPI_Abort(comm, MPI_ERR_INTERN);
+        }
+        if (rank == root) PMPI_Pack(buffer, count, datatype, tmp, psize, &pos, comm);
+        rc = bcast_bytes(c, tmp, bytes, root);
+        pos = 0;
+        if (rc == MPI_SUCCESS && rank != root) PMPI_Unpack(tmp, psize, &pos, buffer, count, datatype, comm);
+        free(tmp);
+    }
+    c->bcast_calls++;
+    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+    return rc;
+
+native:
+    return PMPI_Bcast(buffer, count, datatype, root, comm);
+}

@@ -1,0 +1,37 @@
+/*
+ * base/config -- process-wide configuration, parsed once from TOPOCOLL_*
+ * environment variables into one read-only struct.
+ *
+ * Owns: tc_config_t.  May call: libc only.  Every layer reads it; nobody
+ * writes it after tc_config_get() returns.
+ */
+#ifndef TC_BASE_CONFIG_H
+#define TC_BASE_CONFIG_H
+
+#include <stddef.h>
+
+typedef enum { TC_SC_AUTO = 0, TC_SC_CMA, TC_SC_NONE } tc_sc_mode_t;
+typedef enum { TC_VN_BLOCK = 0, TC_VN_CYCLIC } tc_vn_order_t;
+
+typedef struct tc_config {
+    int disable;               /* TOPOCOLL_DISABLE=1: every call goes to PMPI */
+    int verbose;               /* TOPOCOLL_VERBOSE=0..2 */
+    const char *topology_xml;  /* TOPOCOLL_TOPOLOGY, NULL = this host */
+    const char *binding;       /* TOPOCOLL_BINDING, NULL = real binding */
+    int virtual_nodes;         /* TOPOCOLL_VIRTUAL_NODES, >= 1 */
+    tc_vn_order_t vn_order;    /* TOPOCOLL_VIRTUAL_NODES_ORDER=block|cyclic */
+    tc_sc_mode_t single_copy;  /* TOPOCOLL_SINGLE_COPY=auto|cma|none */
+    size_t bcast_segsize;      /* TOPOCOLL_BCAST_SEGSIZE, 0 = HierKNEM Table 1 */
+    size_t bcast_cico_max;     /* TOPOCOLL_BCAST_CICO_MAX: CICO at or below (bytes) */
+    size_t cico_slot;          /* TOPOCOLL_CICO_SLOT: bytes per CICO slot */
+    int cico_slots;            /* TOPOCOLL_CICO_SLOTS: slots per process */
+    int spin_count;            /* TOPOCOLL_SPIN: polls before yielding */
+} tc_config_t;
+
+/** The configuration (parsed on first call, thread-safe, never NULL). */
+const tc_config_t *tc_config_get(void);
+
+/** Parse a size such as "64K", "1M", "4096" (bytes).  Returns -1 on error. */
+long long tc_parse_size(const char *s);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * base/sync -- waiting and memory-ordering helpers for the lock-free
+ * single-writer flags of the shared segment.
+ *
+ * Owns nothing.  May call: libc (sched_yield).  Rule: a flag has exactly one
+ * writer; writers publish with a release store after the data it covers,
+ * readers consume with an acquire load before touching that data.
+ */
+#ifndef TC_BASE_SYNC_H
+#define TC_BASE_SYNC_H
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define TC_CACHELINE 64
+/* Control lines are padded to two cache lines: adjacent-line prefetch on
+ * x86 otherwise makes neighbouring writers' lines bounce together. */
+#define TC_CTL_ALIGN 128
+
+static inline void tc_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* Backoff for a waiter: spin @spin polls, then yield the core on every
+ * poll, so oversubscribed runs (more ranks than cores) let the process we
+ * wait for run. */
+typedef struct { int polls; int spin; } tc_backoff_t;
+
+static inline void tc_backoff_init(tc_backoff_t *b, int spin) { b->polls = 0; b->spin = spin; }
+
+static inline void tc_backoff(tc_backoff_t *b)
+{
+    if (b->polls++ < b->spin) tc_cpu_relax();
+    else sched_yield();
+}
+
+#endif

@@ -1,0 +1,121 @@
+/* coll/ctx -- see ctx.h. */
+#include "ctx.h"
+
+#include "../base/log.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Process-wide: the keyval and the list of live contexts (for finalize).
+ * Both are touched only when a context is created or destroyed, under
+ * g_lock; the collectives' paths never take it. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_keyval = MPI_KEYVAL_INVALID;
+static int g_self_keyval = MPI_KEYVAL_INVALID;
+static tc_ctx_t *g_live;
+
+static void ctx_destroy(tc_ctx_t *c)
+{
+    pthread_mutex_lock(&g_lock);
+    if (c->prev) c->prev->next = c->next; else if (g_live == c) g_live = c->next;
+    if (c->next) c->next->prev = c->prev;
+    pthread_mutex_unlock(&g_lock);
+    tc_shm_destroy(c->shm);
+    tc_nodemap_free(&c->map);
+    if (c->pcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->pcomm);
+    free(c);
+}
+
+static int ctx_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm; (void)keyval; (void)extra;
+    ctx_destroy(attr);
+    return MPI_SUCCESS;
+}
+
+/* Runs at the start of MPI_Finalize (MPI_COMM_SELF's attributes are
+ * deleted first): release every context still alive, then the keyvals. */
+static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm; (void)keyval; (void)attr; (void)extra;
+    for (;;) {
+        pthread_mutex_lock(&g_lock);
+        tc_ctx_t *c = g_live;
+        pthread_mutex_unlock(&g_lock);
+        if (!c) break;
+        /* runs ctx_delete_fn, which unlinks c */
+        if (PMPI_Comm_delete_attr(c->comm, g_keyval) != MPI_SUCCESS) ctx_destroy(c);
+    }
+    pthread_mutex_lock(&g_lock);
+    PMPI_Comm_free_keyval(&g_keyval);
+    g_keyval = MPI_KEYVAL_INVALID;
+    pthread_mutex_unlock(&g_lock);
+    return MPI_SUCCESS;
+}
+
+static int keyval_get(void)
+{
+    pthread_mutex_lock(&g_lock);
+    if (g_keyval == MPI_KEYVAL_INVALID) {
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_fn, &g_keyval, NULL);
+        if (g_self_keyval == MPI_KEYVAL_INVALID) {
+            PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &g_self_keyval, NULL);
+            PMPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, NULL);
+        }
+    }
+    int k = g_keyval;
+    pthread_mutex_unlock(&g_lock);
+    return k;
+}
+
+tc_ctx_t *tc_ctx_lookup(MPI_Comm comm)
+{
+    void *attr = NULL;
+    int flag = 0;
+    if (comm == MPI_COMM_NULL) return NULL;
+    pthread_mutex_lock(&g_lock);
+    int k = g_keyval;
+    pthread_mutex_unlock(&g_lock);
+    if (k == MPI_KEYVAL_INVALID) return NULL;
+    PMPI_Comm_get_attr(comm, k, &attr, &flag);
+    return flag ? attr : NULL;
+}
+
+tc_ctx_t *tc_ctx_get(MPI_Comm comm)
+{
+    int inter = 0, rank;
+    if (comm == MPI_COMM_NULL) return NULL;
+    tc_ctx_t *c = tc_ctx_lookup(comm);
+    if (c) return c;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return NULL;
+
+    c = calloc(1, sizeof(*c));
+    if (!c) return NULL;   /* no memory: PMPI (a later call retries, collectively the same) */
+    c->comm = comm;
+    c->pcomm = MPI_COMM_NULL;
+    c->map.lcomm = MPI_COMM_NULL;
+    c->cfg = tc_config_get();
+    if (!c->cfg->disable) {
+        PMPI_Comm_rank(comm, &rank);
+        /* split, not dup: dup would run the application's attribute copy callbacks */
+        PMPI_Comm_split(comm, 0, rank, &c->pcomm);
+        PMPI_Comm_set_errhandler(c->pcomm, MPI_ERRORS_RETURN);
+        if (tc_nodemap_build(c->pcomm, c->cfg, &c->map) == 0) {
+            int ok = 1, all_ok = 0;
+            if (c->map.lsize > 1 && tc_shm_create(c->map.lcomm, c->cfg, &c->shm) != 0) ok = 0;
+            PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->pcomm);
+            c->enabled = all_ok;
+            if (!all_ok) { tc_shm_destroy(c->shm); c->shm = NULL; }
+        }
+        if (!c->enabled && c->map.rank == 0)
+            tc_warn("set-up failed on a communicator of %d processes; using the native MPI collectives", c->map.size);
+    }
+    pthread_mutex_lock(&g_lock);
+    c->next = g_live;
+    if (g_live) g_live->prev = c;
+    g_live = c;
+    pthread_mutex_unlock(&g_lock);
+    PMPI_Comm_set_attr(comm, keyval_get(), c);
+    return c;
+}

@@ -1,0 +1,12 @@
+/*
+ * pmpi/pmpi -- MPI interposition (libtopocoll_pmpi.so): defines the MPI_*
+ * collectives topocoll implements and routes them to the native API, which
+ * falls back to PMPI_* itself.  Preload it (LD_PRELOAD) or link it before
+ * the MPI library.  May call: topocoll.h only.
+ */
+#include "topocoll.h"
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return topocoll_bcast(buffer, count, datatype, root, comm);
+}

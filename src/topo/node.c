@@ -1,0 +1,89 @@
+/* topo/node -- see node.h. */
+#include "node.h"
+
+#include "../base/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
+{
+    MPI_Comm hcomm = MPI_COMM_NULL;
+    int hrank, hsize, ok = 1, all_ok = 0;
+
+    memset(m, 0, sizeof(*m));
+    m->lcomm = MPI_COMM_NULL;
+    PMPI_Comm_rank(comm, &m->rank);
+    PMPI_Comm_size(comm, &m->size);
+
+    /* Real hosts, then virtual nodes inside each host. */
+    PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &hcomm);
+    PMPI_Comm_rank(hcomm, &hrank);
+    PMPI_Comm_size(hcomm, &hsize);
+    int k = cfg->virtual_nodes < hsize ? cfg->virtual_nodes : hsize;
+    m->vnode = cfg->vn_order == TC_VN_CYCLIC ? hrank % k
+             : (int)((long long)hrank * k / hsize);   /* block: balanced chunks */
+    PMPI_Comm_split(hcomm, m->vnode, m->rank, &m->lcomm);
+    PMPI_Comm_free(&hcomm);
+    PMPI_Comm_rank(m->lcomm, &m->lrank);
+    PMPI_Comm_size(m->lcomm, &m->lsize);
+
+    /* Every rank's node leader and local rank. */
+    int mine[2] = { m->rank, m->lrank };
+    PMPI_Bcast(&mine[0], 1, MPI_INT, 0, m->lcomm);  /* leader = local rank 0 = lowest rank */
+    int *all = malloc(2 * sizeof(int) * (size_t)m->size);
+    m->node_of = malloc(sizeof(int) * (size_t)m->size);
+    m->lrank_of = malloc(sizeof(int) * (size_t)m->size);
+    m->leader_of = malloc(sizeof(int) * (size_t)m->size);
+    m->cpuset = hwloc_bitmap_alloc();
+    if (!all || !m->node_of || !m->lrank_of || !m->leader_of || !m->cpuset) ok = 0;
+
+    /* The process's binding (emulated policy or real) and its place. */
+    const tc_topo_t *topo = tc_topo_process();
+    tc_binding_t pol;
+    const char *spec = cfg->binding ? cfg->binding : (cfg->topology_xml ? "core" : NULL);
+    if (tc_binding_parse(spec, &pol) != 0) {
+        tc_warn("TOPOCOLL_BINDING=%s is not core|socket-rr|numa-rr|none|random:SEED|list:a,b,...", spec);
+        ok = 0;
+    }
+    if (ok && !topo) ok = 0;
+    if (ok && tc_topo_bind(topo, &pol, m->lrank, m->lsize, m->cpuset, &m->bound) != 0) {
+        tc_warn("binding %s cannot place local rank %d on %s", spec, m->lrank, topo->source);
+        ok = 0;
+    }
+    if (ok) {
+        tc_binding_format(&pol, m->binding, sizeof(m->binding));
+        tc_topo_place(topo, m->cpuset, &m->place);
+    }
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!all_ok) {
+        free(all);
+        tc_nodemap_free(m);
+        return -1;
+    }
+    PMPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, comm);
+    m->nnodes = 0;
+    for (int r = 0; r < m->size; r++) {
+        m->lrank_of[r] = all[2 * r + 1];
+        if (all[2 * r] == r) m->leader_of[m->nnodes++] = r;  /* ascending rank order */
+    }
+    for (int r = 0; r < m->size; r++) {
+        int lead = all[2 * r], n = 0;
+        while (m->leader_of[n] != lead) n++;
+        m->node_of[r] = n;
+    }
+    m->node = m->node_of[m->rank];
+    free(all);
+    return 0;
+}
+
+void tc_nodemap_free(tc_nodemap_t *m)
+{
+    if (m->lcomm != MPI_COMM_NULL) PMPI_Comm_free(&m->lcomm);
+    free(m->node_of);
+    free(m->lrank_of);
+    free(m->leader_of);
+    if (m->cpuset) hwloc_bitmap_free(m->cpuset);
+    memset(m, 0, sizeof(*m));
+    m->lcomm = MPI_COMM_NULL;
+}

@@ -1,0 +1,134 @@
+/* xfer/shmseg -- see shmseg.h. */
+#define _GNU_SOURCE
+#include "shmseg.h"
+
+#include "../base/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TC_PROBE_MAGIC 0x746f706f636f6c6cULL  /* "topocoll" */
+
+static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+/* Read every peer's probe word by CMA; 1 if all reads return the expected
+ * value.  On failure @why says what the kernel answered. */
+static int probe_cma(tc_shm_t *s, char *why, size_t len)
+{
+    for (int d = 1; d < s->nlocal; d++) {
+        int peer = (s->me + d) % s->nlocal;
+        uint64_t got = 0;
+        struct iovec l = { &got, sizeof(got) };
+        struct iovec r = { (void *)(uintptr_t)s->ctl[peer].probe_addr, sizeof(got) };
+        ssize_t n = process_vm_readv(s->ctl[peer].pid, &l, 1, &r, 1, 0);
+        if (n != (ssize_t)sizeof(got)) {
+            snprintf(why, len, "process_vm_readv refused (%s): ptrace scope, container or seccomp",
+                     n < 0 ? strerror(errno) : "short read");
+            return 0;
+        }
+        if (got != (TC_PROBE_MAGIC ^ (uint64_t)s->ctl[peer].pid)) {
+            snprintf(why, len, "process_vm_readv returned wrong data (different address spaces?)");
+            return 0;
+        }
+    }
+    snprintf(why, len, "CMA probe succeeded between all %d local processes", s->nlocal);
+    return 1;
+}
+
+int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
+{
+    tc_shm_t *s = calloc(1, sizeof(*s));
+    char name[64] = { 0 };
+    int ok = 1, all_ok = 0, fd = -1;
+
+    if (!s) ok = 0;
+    else {
+        PMPI_Comm_size(lcomm, &s->nlocal);
+        PMPI_Comm_rank(lcomm, &s->me);
+        s->cico_slot = cfg->cico_slot;
+        s->cico_slots = cfg->cico_slots;
+        size_t off_ctl = align_up(64, TC_CTL_ALIGN);
+        size_t off_reg = align_up(off_ctl + (size_t)s->nlocal * sizeof(tc_ctl_t), 4096);
+        size_t off_cico = align_up(off_reg + (size_t)s->nlocal * TC_REGION_SLOTS * sizeof(tc_region_desc_t), 4096);
+        s->size = off_cico + (size_t)s->nlocal * (size_t)s->cico_slots * s->cico_slot;
+
+        if (s->me == 0) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+                snprintf(name, sizeof(name), "/topocoll-%d-%lx-%d", (int)getpid(),
+                         (unsigned long)(ts.tv_nsec ^ (long)(uintptr_t)s), attempt);
+                fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+            }
+            if (fd < 0 || ftruncate(fd, (off_t)s->size) != 0) {
+                tc_warn("cannot create shared segment %s: %s", name, strerror(errno));
+                ok = 0;
+                if (fd >= 0) { close(fd); shm_unlink(name); fd = -1; }
+                name[0] = 0;
+            }
+        }
+        PMPI_Bcast(name, sizeof(name), MPI_CHAR, 0, lcomm);
+        if (!name[0]) ok = 0;
+        if (ok && s->me != 0) {
+            fd = shm_open(name, O_RDWR, 0600);
+            if (fd < 0) { tc_warn("cannot open shared segment %s: %s", name, strerror(errno)); ok = 0; }
+        }
+        if (ok) {
+            s->base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (s->base == MAP_FAILED) { s->base = NULL; ok = 0; }
+        }
+        if (fd >= 0) close(fd);
+        if (s->base) {
+            s->ctl = (tc_ctl_t *)((char *)s->base + off_ctl);
+            s->regions = (tc_region_desc_t *)((char *)s->base + off_reg);
+            s->cico = (char *)s->base + off_cico;
+        }
+    }
+    /* Every process has mapped (or failed): the name can go. */
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, lcomm);
+    if (s && s->me == 0 && name[0]) shm_unlink(name);
+    if (!all_ok) {
+        tc_shm_destroy(s);
+        return -1;
+    }
+
+    /* Single copy: publish pid and probe word, then read every peer's. */
+    (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* Yama scope 1; EINVAL without Yama */
+    s->ctl[s->me].pid = (int32_t)getpid();
+    s->probe = TC_PROBE_MAGIC ^ (uint64_t)getpid();
+    s->ctl[s->me].probe_addr = (uint64_t)(uintptr_t)&s->probe;
+    PMPI_Barrier(lcomm);   /* orders the setup stores above before peers read them */
+    int sc = 1;
+    if (cfg->single_copy == TC_SC_NONE) {
+        sc = 0;
+        snprintf(s->why, sizeof(s->why), "TOPOCOLL_SINGLE_COPY=none");
+    } else if (s->nlocal == 1) {
+        snprintf(s->why, sizeof(s->why), "one process on the node: no intra-node copy");
+    } else {
+        sc = probe_cma(s, s->why, sizeof(s->why));
+    }
+    int all_sc = 0;
+    PMPI_Allreduce(&sc, &all_sc, 1, MPI_INT, MPI_MIN, lcomm);
+    if (sc && !all_sc) snprintf(s->why, sizeof(s->why), "CMA refused between some other local processes");
+    if (!all_sc && cfg->single_copy == TC_SC_CMA && s->me == 0)
+        tc_warn("TOPOCOLL_SINGLE_COPY=cma but %s; using copy-in/copy-out", s->why);
+    s->single_copy = all_sc;
+    *out = s;
+    return 0;
+}
+
+void tc_shm_destroy(tc_shm_t *s)
+{
+    if (!s) return;
+    if (s->base) munmap(s->base, s->size);
+    free(s);
+}

@@ -1,0 +1,88 @@
+/*
+ * xfer/shmseg -- the per-node shared segment of a communicator.
+ *
+ * Owns: one POSIX shared-memory mapping per (communicator, node): a control
+ * line per local process (single-writer flags), each process's table of
+ * declared regions (region.h), and each process's copy-in/copy-out (CICO)
+ * slots.  The segment is unlinked as soon as every local process has mapped
+ * it, so nothing stays in /dev/shm, even after a crash.  Also decides
+ * whether single copy (CMA) works between the node's processes.
+ * May call: PMPI on the node communicator (setup only), libc, base/.
+ */
+#ifndef TC_XFER_SHMSEG_H
+#define TC_XFER_SHMSEG_H
+
+#include "../base/config.h"
+#include "../base/sync.h"
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TC_REGION_SLOTS 64          /* live regions per process */
+#define TC_REGION_MAX_IOV 16
+
+/*
+ * One control line per local process; every field has a single writer,
+ * its owner.  As a producer (the process whose buffer feeds the node in a
+ * collective) the owner writes ready_seq/ready_bytes/cookie; as a consumer
+ * it writes done_seq/cons_bytes.  Sequence numbers are the communicator's
+ * collective count, so flags are never reset, only advanced.
+ */
+typedef struct tc_ctl {
+    _Atomic uint64_t ready_seq;   /* producer: collective whose data it publishes */
+    _Atomic uint64_t ready_bytes; /* producer: bytes of ready_seq available */
+    _Atomic uint64_t cookie;      /* producer: region of its buffer for ready_seq */
+    _Atomic uint64_t done_seq;    /* consumer: last collective it has finished */
+    _Atomic uint64_t cons_bytes;  /* consumer: bytes consumed in the current one */
+    int32_t pid;                  /* setup: the owner's pid (for CMA) */
+    uint64_t probe_addr;          /* setup: address of the owner's probe word */
+} __attribute__((aligned(TC_CTL_ALIGN))) tc_ctl_t;
+
+/* A declared region, in its owner's table; written only by the owner,
+ * read by copiers.  gen is odd while the region is live. */
+typedef struct tc_region_desc {
+    _Atomic uint32_t gen;
+    _Atomic uint32_t rights;
+    _Atomic uint32_t niov;
+    _Atomic uint64_t len;
+    struct { _Atomic uint64_t base, len; } iov[TC_REGION_MAX_IOV];
+} __attribute__((aligned(TC_CACHELINE))) tc_region_desc_t;
+
+typedef struct tc_shm {
+    void *base;
+    size_t size;
+    int nlocal;             /* processes on the node */
+    int me;                 /* this process's local rank */
+    tc_ctl_t *ctl;          /* [nlocal] */
+    tc_region_desc_t *regions; /* [nlocal][TC_REGION_SLOTS] */
+    char *cico;             /* [nlocal][cico_slots][cico_slot] */
+    size_t cico_slot;       /* bytes per slot */
+    int cico_slots;         /* slots per process */
+    int single_copy;        /* 1: CMA works between every pair tested */
+    char why[128];          /* why single_copy is what it is */
+    uint64_t region_used;   /* bitmap of this process's live region slots */
+    uint64_t probe;         /* word read by peers to test CMA */
+    uint64_t bytes_sc;      /* statistics: bytes this process moved by CMA */
+    uint64_t bytes_cico;    /*             and through CICO slots */
+} tc_shm_t;
+
+/**
+ * Create and map the segment of node communicator @lcomm (collective over
+ * @lcomm), then probe single copy according to @cfg.  On failure of any
+ * local process every one of them gets -1 and nothing is left mapped or
+ * in /dev/shm.  Returns 0 or -1.
+ */
+int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out);
+
+/** Unmap and free (local; the name is already unlinked). */
+void tc_shm_destroy(tc_shm_t *s);
+
+/** The @slot-th CICO slot of local process @owner. */
+static inline char *tc_shm_cico(const tc_shm_t *s, int owner, int slot)
+{
+    return s->cico + ((size_t)owner * (size_t)s->cico_slots + (size_t)slot) * s->cico_slot;
+}
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * test_bcast -- topocoll_bcast against the native MPI_Bcast (PMPI_Bcast):
+ * every root, counts 0, 1, odd, around the CICO switch-over and 1 MiB+3,
+ * several datatypes (contiguous, derived contiguous, non-contiguous vector,
+ * and mixed types of one signature across ranks), on the world
+ * communicator, a dup, a split with reversed key order and a split into
+ * halves.  Also checks the copy accounting (a non-producer copies each byte
+ * exactly once) and that erroneous arguments give the native error class.
+ * Run under any np, with any TOPOCOLL_* emulation.
+ */
+#include "topocoll.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures, checks;
+static int wrank;
+
+#define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; \
+    fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
+    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+static void fill(unsigned char *b, size_t n, unsigned seed)
+{
+    uint32_t x = seed * 2654435761u + 12345u;
+    for (size_t i = 0; i < n; i++) { x ^= x << 13; x ^= x >> 17; x ^= x << 5; b[i] = (unsigned char)x; }
+}
+
+/* One broadcast, checked against PMPI_Bcast of the same arguments. */
+static void one(MPI_Comm comm, const char *cname, int count, MPI_Datatype dt, const char *tname,
+                int root, size_t span, unsigned seed)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    unsigned char *a = malloc(span + 1), *b = malloc(span + 1);
+    if (rank == root) { fill(a, span, seed); memcpy(b, a, span); }
+    else { fill(a, span, seed + 7777); memcpy(b, a, span); }   /* same garbage on both */
+    int rc = topocoll_bcast(a, count, dt, root, comm);
+    PMPI_Bcast(b, count, dt, root, comm);
+    CHECK(rc == MPI_SUCCESS, "%s %s count %d root %d: rc %d", cname, tname, count, root, rc);
+    CHECK(memcmp(a, b, span) == 0, "%s %s count %d root %d: differs from native", cname, tname, count, root);
+    free(a);
+    free(b);
+}
+
+static void suite(MPI_Comm comm, const char *cname, int big)
+{
+    int size;
+    MPI_Comm_size(comm, &size);
+    static const int counts[] = { 0, 1, 7, 1023, 8192, 8193, 65535, 65537, 262147 };
+    MPI_Datatype vec, pair;
+    MPI_Type_vector(3, 2, 5, MPI_INT, &vec);           /* non-contiguous: gaps */
+    MPI_Type_commit(&vec);
+    MPI_Type_contiguous(3, MPI_DOUBLE, &pair);          /* derived but contiguous */
+    MPI_Type_commit(&pair);
+    unsigned seed = 1;
+    for (int root = 0; root < size; root++) {
+        for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+            int c = counts[i];
+            one(comm, cname, c, MPI_BYTE, "byte", root, (size_t)c, seed++);
+            if (c < 70000) one(comm, cname, c, MPI_INT, "int", root, (size_t)c * 4, seed++);
+            if (c < 10000) one(comm, cname, c, pair, "3double", root, (size_t)c * 24, seed++);
+            if (c < 10000) one(comm, cname, c, vec, "vector", root, (size_t)(c ? (c - 1) * 13 * 4 + 12 * 4 + 8 : 0), seed++);
+        }
+        if (big || root == size - 1)
+            one(comm, cname, (1 << 20) + 3, MPI_BYTE, "byte", root, (1u << 20) + 3, seed++);
+    }
+    MPI_Type_free(&vec);
+    MPI_Type_free(&pair);
+}
+
+/* Mixed datatypes of one signature: the root sends 2n contiguous ints, the
+ * others receive them into one vector of n blocks of 2 with stride 4. */
+static void mixed(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    MPI_Datatype vec;
+    const int n = 900;
+    MPI_Type_vector(n, 2, 4, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    for (int root = 0; root < size; root++) {
+        int buf[4000];
+        for (int i = 0; i < 4000; i++) buf[i] = rank == root ? i : -1;
+        int rc = rank == root ? topocoll_bcast(buf, 2 * n, MPI_INT, root, comm)
+                              : topocoll_bcast(buf, 1, vec, root, comm);
+        CHECK(rc == MPI_SUCCESS, "mixed root %d rc %d", root, rc);
+        if (rank != root) {
+            int ok = 1, k = 0;
+            for (int i = 0; i < 4000; i++) {
+                int want = (i / 4 < n && i % 4 < 2) ? k++ : -1;
+                if (buf[i] != want) ok = 0;
+            }
+            CHECK(ok, "mixed datatypes root %d: wrong data", root);
+        }
+    }
+    MPI_Type_free(&vec);
+}
+
+/* Each byte is copied once by a non-producer, and never by a single-copy
+ * producer inside the node (HierKNEM: leaders only forward). */
+static void accounting(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    topocoll_comm_info_t before, after;
+    const int n = 1 << 20;
+    char *buf = malloc(n);
+    memset(buf, rank == 0 ? 'x' : 0, n);
+    topocoll_bcast(buf, 1, MPI_BYTE, 0, comm);   /* attach (not on one process) */
+    if (topocoll_comm_query(comm, &before) != MPI_SUCCESS) {
+        CHECK(size == 1, "communicator of %d processes not attached", size);
+        free(buf);
+        return;
+    }
+    topocoll_bcast(buf, n, MPI_BYTE, 0, comm);
+    topocoll_comm_query(comm, &after);
+    uint64_t moved = (after.bytes_single_copy - before.bytes_single_copy) + (after.bytes_cico - before.bytes_cico);
+    int producer = rank == 0 || (before.local_rank == 0 && before.node != 0);
+    if (!before.enabled || before.local_size == 1) { free(buf); return; }
+    if (!producer) CHECK(moved == (uint64_t)n, "non-producer copied %llu bytes of %d", (unsigned long long)moved, n);
+    else if (after.single_copy) CHECK(moved == 0, "single-copy producer copied %llu bytes", (unsigned long long)moved);
+    CHECK(after.bcast_calls == before.bcast_calls + 1, "call not handled by topocoll");
+    free(buf);
+}
+
+static void errors(MPI_Comm comm)
+{
+    int size, cls, buf[4] = { 0 };
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int rc = topocoll_bcast(buf, 4, MPI_INT, size, comm);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_ROOT, "invalid root gave class %d", cls);
+    rc = topocoll_bcast(buf, -1, MPI_INT, 0, comm);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_COUNT, "negative count gave class %d", cls);
+    rc = topocoll_bcast(buf, 4, MPI_DATATYPE_NULL, 0, comm);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_TYPE, "null datatype gave class %d", cls);
+}
+
+int main(int argc, char **argv)
+{
+    int size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int big = size <= 4;
+    MPI_Comm dup, rev, half;
+    suite(MPI_COMM_WORLD, "world", big);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    suite(dup, "dup", 0);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - wrank, &rev);
+    suite(rev, "reversed", 0);
+    MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, size - wrank, &half);
+    suite(half, "half", 0);
+    mixed(MPI_COMM_WORLD);
+    mixed(rev);
+    accounting(MPI_COMM_WORLD);
+    accounting(rev);
+    errors(dup);
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&rev);
+    MPI_Comm_free(&half);
+
+    int tot[2] = { failures, checks }, sum[2];
+    MPI_Reduce(tot, sum, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (wrank == 0) printf("test_bcast np=%d: %d checks, %d failed\n", size, sum[1], sum[0]);
+    MPI_Finalize();
+    return failures ? 1 : 0;
+}
