@@ -106,11 +106,15 @@ static int net_progress(tc_bcast_t *op)
             if (op->parent >= 0) op->net_bytes += seg_len(op, i);
         }
         while (op->send_done < op->recv_done) {
-            if (op->nchild > 0) {
-                rc = PMPI_Testall(op->nchild, op->sreq[op->send_done % W], &flag, MPI_STATUSES_IGNORE);
+            /* completed requests become MPI_REQUEST_NULL, so re-testing is cheap */
+            MPI_Request *r = op->sreq[op->send_done % W];
+            int all = 1;
+            for (int c = 0; c < op->nchild && all; c++) {
+                rc = PMPI_Test(&r[c], &flag, MPI_STATUS_IGNORE);
                 if (rc != MPI_SUCCESS) return rc;
-                if (!flag) break;
+                all = flag;
             }
+            if (!all) break;
             op->send_done++;
         }
     } while (op->recv_posted + op->recv_done + op->send_done != before);
