@@ -42,6 +42,11 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
     op->sc = tc_bcast_uses_single_copy(ctx, bytes);
     op->parent = -1;
     op->state = ST_START;
+    /* Root share: one node only (a leader with children keeps forwarding
+     * first, as in HierKNEM), single copy, large enough to pay the extra
+     * region and flag. */
+    if (op->sc && m->nnodes == 1 && bytes >= ctx->cfg->bcast_share_min)
+        op->share = (bytes / (size_t)m->lsize) & ~(size_t)4095;
     if (!op->am_producer) return;
 
     /* Binomial tree over nodes, numbered relative to the root's node. */
@@ -184,6 +189,7 @@ static int consume(tc_bcast_t *op)
      * after which its cookie and ready_bytes (reset) are visible. */
     if (atomic_load_explicit(&p->ready_seq, memory_order_acquire) != op->seq) return 0;
     size_t avail = (size_t)atomic_load_explicit(&p->ready_bytes, memory_order_acquire);
+    if (avail > op->bytes - op->share) avail = op->bytes - op->share;   /* the tail is the root's */
     if (avail <= op->consumed) return 0;
     if (op->sc) {
         uint64_t cookie = atomic_load_explicit(&p->cookie, memory_order_relaxed);
@@ -204,6 +210,29 @@ static int consume(tc_bcast_t *op)
         atomic_store_explicit(&s->ctl[s->me].cons_bytes, op->consumed, memory_order_release);
     }
     return 0;
+}
+
+/* Root share: write the tail of each receiver's buffer, in local-rank
+ * order, as each one exposes it (never waits). */
+static int write_shares(tc_bcast_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    while (op->share_next < s->nlocal) {
+        int i = op->share_next;
+        if (i != s->me) {
+            tc_ctl_t *c = &s->ctl[i];
+            /* Acquire: pairs with the receiver's release of recv_seq. */
+            if (atomic_load_explicit(&c->recv_seq, memory_order_acquire) != op->seq) return MPI_SUCCESS;
+            struct iovec l = { op->buf + (op->bytes - op->share), op->share };
+            if (tc_region_copy(s, atomic_load_explicit(&c->recv_cookie, memory_order_relaxed), 0, &l, 1,
+                               TC_DIR_TO_REGION) != (long long)op->share)
+                return MPI_ERR_INTERN;
+            /* Release: our writes into its buffer before it reads the flag. */
+            atomic_store_explicit(&s->inbox[i].share_seq, op->seq, memory_order_release);
+        }
+        op->share_next++;
+    }
+    return MPI_SUCCESS;
 }
 
 /* Every local process: this collective is over for us. */
@@ -237,6 +266,13 @@ int tc_bcast_work(tc_bcast_t *op)
             atomic_store_explicit(&me->ready_bytes, 0, memory_order_relaxed);
             /* Release: cookie and the reset ready_bytes before ready_seq. */
             atomic_store_explicit(&me->ready_seq, op->seq, memory_order_release);
+        } else if (op->share) {
+            tc_ctl_t *me = &s->ctl[s->me];
+            struct iovec iov = { op->buf + (op->bytes - op->share), op->share };
+            if (tc_region_create(s, &iov, 1, TC_RIGHT_WRITE, &op->recv_cookie) != 0) return MPI_ERR_INTERN;
+            atomic_store_explicit(&me->recv_cookie, op->recv_cookie, memory_order_relaxed);
+            /* Release: the cookie before recv_seq. */
+            atomic_store_explicit(&me->recv_seq, op->seq, memory_order_release);
         }
         op->state = ST_WORK;
         /* fall through */
@@ -244,10 +280,16 @@ int tc_bcast_work(tc_bcast_t *op)
         if (op->am_producer) {
             if (op->ctx->map.nnodes > 1 && (rc = net_progress(op)) != MPI_SUCCESS) return rc;
             if (s) publish(op);
-            if (op->send_done < op->nseg || (s && op->published < op->bytes)) return TC_OP_PENDING;
+            if (op->share && (rc = write_shares(op)) != MPI_SUCCESS) return rc;
+            if (op->send_done < op->nseg || (s && op->published < op->bytes) ||
+                (op->share && op->share_next < s->nlocal))
+                return TC_OP_PENDING;
         } else {
             if ((rc = consume(op)) != 0) return rc;
-            if (op->consumed < op->bytes) return TC_OP_PENDING;
+            if (op->consumed < op->bytes - op->share) return TC_OP_PENDING;
+            /* Acquire: pairs with the producer's release after its write. */
+            if (op->share && atomic_load_explicit(&s->inbox[s->me].share_seq, memory_order_acquire) != op->seq)
+                return TC_OP_PENDING;
         }
         if (s) finish(op);
         op->state = ST_ACK;
@@ -265,5 +307,6 @@ int tc_bcast_work(tc_bcast_t *op)
 void tc_bcast_fini(tc_bcast_t *op)
 {
     if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
-    op->cookie = 0;
+    if (op->recv_cookie) tc_region_destroy(op->ctx->shm, op->recv_cookie);
+    op->cookie = op->recv_cookie = 0;
 }

@@ -4,7 +4,8 @@
  *   init  - decide roles (producer of each node: the root on its node, the
  *           leader elsewhere), mechanism (single copy or CICO), segments;
  *   start - the producer declares its buffer as a read-only region and
- *           publishes the cookie, non-root producers post their receives;
+ *           publishes the cookie; with the root share, receivers declare
+ *           theirs writable;
  *   work  - never blocks: forwards segments down the inter-node binomial
  *           tree (PMPI_Isend/Irecv between producers, a window of W
  *           segments in flight), publishes each landed segment to the
@@ -15,6 +16,11 @@
  *   fini  - the region is destroyed.
  * The blocking call loops over work; a nonblocking request or a progress
  * thread can drive the same steps.
+ * Root share (one node, large messages): the root is otherwise idle while
+ * the others read, so it writes the tail 1/n of each receiver's buffer
+ * (single-copy write into the receiver's region) while the receiver reads
+ * the rest: two cores copy at once (KNEM paper, section 3.2: the model
+ * lets the library choose which process performs each copy).
  *
  * Owns: tc_bcast_t.  May call: coll/ctx, xfer/, PMPI point-to-point.
  */
@@ -55,6 +61,10 @@ typedef struct tc_bcast {
     uint64_t cookie;
     size_t published;      /* producer: bytes published to the node */
     size_t consumed;       /* non-producer: bytes copied into buf */
+    size_t share;          /* root share: tail bytes of every receiver's buffer
+                              that the root writes (0: receivers read all) */
+    int share_next;        /* producer: next local rank to serve */
+    uint64_t recv_cookie;  /* non-producer: its buffer, writable, when share > 0 */
 } tc_bcast_t;
 
 /** Segment size for a message of @bytes (TOPOCOLL_BCAST_SEGSIZE, or the

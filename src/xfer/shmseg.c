@@ -57,7 +57,8 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
         s->cico_slot = cfg->cico_slot;
         s->cico_slots = cfg->cico_slots;
         size_t off_ctl = align_up(64, TC_CTL_ALIGN);
-        size_t off_reg = align_up(off_ctl + (size_t)s->nlocal * sizeof(tc_ctl_t), 4096);
+        size_t off_inbox = off_ctl + (size_t)s->nlocal * sizeof(tc_ctl_t);
+        size_t off_reg = align_up(off_inbox + (size_t)s->nlocal * sizeof(tc_inbox_t), 4096);
         size_t off_cico = align_up(off_reg + (size_t)s->nlocal * TC_REGION_SLOTS * sizeof(tc_region_desc_t), 4096);
         s->size = off_cico + (size_t)s->nlocal * (size_t)s->cico_slots * s->cico_slot;
 
@@ -89,6 +90,7 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
         if (fd >= 0) close(fd);
         if (s->base) {
             s->ctl = (tc_ctl_t *)((char *)s->base + off_ctl);
+            s->inbox = (tc_inbox_t *)((char *)s->base + off_inbox);
             s->regions = (tc_region_desc_t *)((char *)s->base + off_reg);
             s->cico = (char *)s->base + off_cico;
         }

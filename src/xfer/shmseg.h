@@ -36,9 +36,18 @@ typedef struct tc_ctl {
     _Atomic uint64_t cookie;      /* producer: region of its buffer for ready_seq */
     _Atomic uint64_t done_seq;    /* consumer: last collective it has finished */
     _Atomic uint64_t cons_bytes;  /* consumer: bytes consumed in the current one */
+    _Atomic uint64_t recv_seq;    /* consumer: collective whose buffer it exposes */
+    _Atomic uint64_t recv_cookie; /* consumer: writable region of that buffer */
     int32_t pid;                  /* setup: the owner's pid (for CMA) */
     uint64_t probe_addr;          /* setup: address of the owner's probe word */
 } __attribute__((aligned(TC_CTL_ALIGN))) tc_ctl_t;
+
+/* One inbox line per local process, written only by the producer of the
+ * current collective (producers are serialised: a producer starts only
+ * after every process finished the previous collective). */
+typedef struct tc_inbox {
+    _Atomic uint64_t share_seq;   /* producer wrote its share of our buffer */
+} __attribute__((aligned(TC_CTL_ALIGN))) tc_inbox_t;
 
 /* A declared region, in its owner's table; written only by the owner,
  * read by copiers.  gen is odd while the region is live. */
@@ -56,6 +65,7 @@ typedef struct tc_shm {
     int nlocal;             /* processes on the node */
     int me;                 /* this process's local rank */
     tc_ctl_t *ctl;          /* [nlocal] */
+    tc_inbox_t *inbox;      /* [nlocal] */
     tc_region_desc_t *regions; /* [nlocal][TC_REGION_SLOTS] */
     char *cico;             /* [nlocal][cico_slots][cico_slot] */
     size_t cico_slot;       /* bytes per slot */
