@@ -156,6 +156,7 @@ int main(int argc, char **argv)
                "#          single-copy transfer); GB/s is that copy's bandwidth\n");
         printf("%10s %12s %12s %7s %11s %8s\n", "bytes", "native_us", "topocoll_us", "ratio", "memcpy_us", "GB/s");
     }
+    int invalid = 0;
     for (size_t bytes = o.min; bytes <= o.max; bytes *= 2) {
         int npool = (int)(o.pool / bytes);
         if (npool < 2) npool = 2;
@@ -170,6 +171,7 @@ int main(int argc, char **argv)
         if (iters > 2000) iters = 2000;
         int bad = validate(bcast_native, pool[0], bytes, o.root, rank) |
                   (validate(topocoll_bcast, pool[0], bytes, o.root, rank) << 1);
+        invalid |= bad;
         if (bad && rank == 0) fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes (%s)\n",
                                       bytes, bad & 2 ? "topocoll" : "native");
         time_bcast(bcast_native, pool, npool, bytes, 2, o.root);       /* warm-up */
@@ -202,5 +204,5 @@ int main(int argc, char **argv)
     }
     if (csv) fclose(csv);
     MPI_Finalize();
-    return 0;
+    return invalid ? 1 : 0;
 }

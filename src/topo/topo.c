@@ -126,18 +126,25 @@ void tc_binding_format(const tc_binding_t *b, char *out, size_t len)
     }
 }
 
-/* The @k-th core (modulo) inside the @g-th object of type @gtype
- * (round robin over groups first: rank i -> group i % ngroups). */
+/* Round robin over the objects of type @gtype that contain cores (local
+ * rank i -> i-th such group modulo their number), then over the cores
+ * inside the group.  Groups without cores (CPU-less NUMA nodes, restricted
+ * cpusets) are skipped; no such group at all: plain core order. */
 static hwloc_obj_t core_rr(hwloc_topology_t hw, hwloc_obj_type_t gtype, int lrank)
 {
-    int ng = hwloc_get_nbobjs_by_type(hw, gtype);
-    if (ng <= 0) return hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE,
-                     (unsigned)(lrank % hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE)));
-    hwloc_obj_t g = hwloc_get_obj_by_type(hw, gtype, (unsigned)(lrank % ng));
+    int ng = hwloc_get_nbobjs_by_type(hw, gtype), nuse = 0;
+    hwloc_obj_t use[256];
+    for (int i = 0; i < ng && nuse < 256; i++) {
+        hwloc_obj_t g = hwloc_get_obj_by_type(hw, gtype, (unsigned)i);
+        if (g->cpuset && hwloc_get_nbobjs_inside_cpuset_by_type(hw, g->cpuset, HWLOC_OBJ_CORE) > 0)
+            use[nuse++] = g;
+    }
+    if (nuse == 0)
+        return hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE,
+                                     (unsigned)(lrank % hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE)));
+    hwloc_obj_t g = use[lrank % nuse];
     int nc = hwloc_get_nbobjs_inside_cpuset_by_type(hw, g->cpuset, HWLOC_OBJ_CORE);
-    if (nc <= 0) return g;
-    return hwloc_get_obj_inside_cpuset_by_type(hw, g->cpuset, HWLOC_OBJ_CORE,
-                                               (unsigned)((lrank / ng) % nc));
+    return hwloc_get_obj_inside_cpuset_by_type(hw, g->cpuset, HWLOC_OBJ_CORE, (unsigned)((lrank / nuse) % nc));
 }
 
 static unsigned long long splitmix64(unsigned long long *s)

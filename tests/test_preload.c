@@ -1,0 +1,95 @@
+/*
+ * test_preload -- an ordinary MPI program (it does not include topocoll.h
+ * nor link topocoll) run with LD_PRELOAD=libtopocoll_pmpi.so:
+ *  - MPI_Bcast gives the right data and really went through topocoll
+ *    (topocoll_comm_query, looked up with dlsym, counts the calls);
+ *  - 40 communicators created, used and freed leave nothing behind: no
+ *    name in /dev/shm at any time (the segment is unlinked once mapped),
+ *    no mapping of ours after MPI_Comm_free, none after MPI_Finalize.
+ * Exit status 0 only if all of that holds.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int checks, failures, rank;
+#define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; fprintf(stderr, "[rank %d] FAIL %s:%d: ", rank, __FILE__, __LINE__); \
+    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+/* Mirrors topocoll_comm_info_t's leading fields up to bcast_calls. */
+typedef struct {
+    int enabled, rank, size, node, nnodes, local_rank, local_size, leader, single_copy;
+    char why[128];
+    uint64_t bcast_calls, bcast_fallbacks, bytes_sc, bytes_cico;
+} info_t;
+
+static int shm_names(void)
+{
+    int n = 0;
+    DIR *d = opendir("/dev/shm");
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strncmp(e->d_name, "topocoll-", 9) == 0) n++;
+    if (d) closedir(d);
+    return n;
+}
+
+static int our_mappings(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    int n = 0;
+    while (f && fgets(line, sizeof(line), f))
+        if (strstr(line, "/topocoll-")) n++;
+    if (f) fclose(f);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    int size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int (*query)(MPI_Comm, info_t *) = (int (*)(MPI_Comm, info_t *))dlsym(RTLD_DEFAULT, "topocoll_comm_query");
+    CHECK(query != NULL, "libtopocoll_pmpi.so is not preloaded");
+
+    int base_maps = our_mappings();
+    for (int it = 0; it < 40; it++) {
+        MPI_Comm c;
+        MPI_Comm_split(MPI_COMM_WORLD, it % 2 ? 0 : rank % 2, size - rank, &c);
+        int csize;
+        MPI_Comm_size(c, &csize);
+        int n = 5000 + it * 3001, *buf = malloc((size_t)n * sizeof(int)), crank;
+        MPI_Comm_rank(c, &crank);
+        int root = it % csize;
+        for (int i = 0; i < n; i++) buf[i] = crank == root ? i * it : -1;
+        CHECK(MPI_Bcast(buf, n, MPI_INT, root, c) == MPI_SUCCESS, "bcast rc");
+        int ok = 1;
+        for (int i = 0; i < n; i++) if (buf[i] != i * it) ok = 0;
+        CHECK(ok, "iteration %d: wrong data", it);
+        info_t info;
+        if (query && csize > 1) {
+            CHECK(query(c, &info) == MPI_SUCCESS && info.bcast_calls == 1, "MPI_Bcast did not go through topocoll");
+            CHECK(our_mappings() == base_maps + (info.local_size > 1), "live communicator: %d mappings", our_mappings());
+        }
+        CHECK(shm_names() == 0, "a name is left in /dev/shm while the communicator lives");
+        free(buf);
+        MPI_Comm_free(&c);
+        CHECK(our_mappings() == base_maps, "segment still mapped after MPI_Comm_free");
+    }
+    int world[4] = { 1, 2, 3, 4 };
+    MPI_Bcast(world, 4, MPI_INT, size - 1, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int tot[2] = { failures, checks }, sum[2];
+    MPI_Reduce(tot, sum, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    CHECK(our_mappings() == 0, "%d segments still mapped after MPI_Finalize", our_mappings());
+    CHECK(shm_names() == 0, "names left in /dev/shm after MPI_Finalize");
+    if (rank == 0) printf("test_preload np=%d: %d checks, %d failed\n", size, sum[1] + 2, sum[0] + failures);
+    return failures ? 1 : 0;
+}
