@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LINE 320
+#define LINE 512
 
 int main(int argc, char **argv)
 {
@@ -41,12 +41,11 @@ int main(int argc, char **argv)
         char cpus[96], place[128];
         hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), c->map.cpuset);
         tc_place_format(&c->map.place, place, sizeof(place));
-        snprintf(line, LINE, "  rank %3d  host %-12.12s node %2d (vnode %d)  local %2d/%-2d %-6s  cpus %-10s %s%s",
+        snprintf(line, LINE, "  rank %3d  host %-12.12s node %2d (vnode %d)  local %2d/%-2d %-6s  cpus %-10.96s %.128s",
                  rank, host, c->map.node, c->map.vnode, c->map.lrank, c->map.lsize,
-                 c->map.lrank == 0 ? "leader" : "", c->map.bound ? cpus : "(unbound)",
-                 place, c->map.bound ? "" : "");
+                 c->map.lrank == 0 ? "leader" : "", c->map.bound ? cpus : "(unbound)", place);
     } else {
-        snprintf(line, LINE, "  rank %3d  host %s: topocoll disabled (%s)", rank, host, info.mechanism_why);
+        snprintf(line, LINE, "  rank %3d  host %.64s: topocoll disabled (%.128s)", rank, host, info.mechanism_why);
     }
     char *all = rank == 0 ? malloc((size_t)size * LINE) : NULL;
     MPI_Gather(line, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
@@ -54,7 +53,7 @@ int main(int argc, char **argv)
     /* Per node: the mechanism and why, from each node's leader. */
     char mech[LINE] = "";
     if (c && c->enabled && c->map.lrank == 0)
-        snprintf(mech, LINE, "  node %2d: %d processes, leader rank %d, intra-node transfers: %s (%s)",
+        snprintf(mech, LINE, "  node %2d: %d processes, leader rank %d, intra-node transfers: %s (%.128s)",
                  info.node, info.local_size, info.leader,
                  info.single_copy ? "single copy (CMA)" : "copy-in/copy-out", info.mechanism_why);
     char *mechs = rank == 0 ? malloc((size_t)size * LINE) : NULL;

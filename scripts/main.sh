@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The main job: build with Open MPI, show what topocoll sees on this host,
+# run ASP (all-pairs shortest paths) on the Rome road network with the
+# native MPI_Bcast and with topocoll, then the Bcast benchmark.
+#   scripts/main.sh [NP]        (NP defaults to 2: this host has 2 cores)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+np=${1:-2}
+"$root/scripts/deps.sh"
+"$root/scripts/build.sh" "$root/build" openmpi
+run() { mpiexec.openmpi --allow-run-as-root --oversubscribe -np "$@"; }
+echo "== topocoll_info (np=$np)"
+run "$np" "$root/build/topocoll_info"
+echo
+echo "== ASP on rome99 (np=$np)"
+run "$np" "$root/build/asp" --graph "$root/../shared/data/rome99.gr"
+echo
+echo "== Bcast benchmark (np=$np, one node)"
+run "$np" "$root/build/topocoll_bench" --min 4K --max 16M --csv "$root/build/bench_bcast_np$np.csv"
