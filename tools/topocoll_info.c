@@ -87,8 +87,8 @@ int main(int argc, char **argv)
                 size_t b = sizes[i];
                 printf("  %9zu B: %s", b, tc_bcast_uses_single_copy(c, b) ? "single copy" : "CICO");
                 if (info.nnodes > 1)
-                    printf(", inter-node binomial tree over %d leaders, %zu B segments", info.nnodes,
-                           tc_bcast_segsize(cfg, b));
+                    printf(", inter-node binomial tree over %d leaders, %zu B segments (root 0)", info.nnodes,
+                           tc_bcast_segsize(c, b, 0));
                 printf("\n");
             }
         }

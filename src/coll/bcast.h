@@ -67,10 +67,12 @@ typedef struct tc_bcast {
     uint64_t recv_cookie;  /* non-producer: its buffer, writable, when share > 0 */
 } tc_bcast_t;
 
-/** Segment size for a message of @bytes (TOPOCOLL_BCAST_SEGSIZE, or the
- *  HierKNEM Table 1 values for the IB cluster: 8 KiB below 64 KiB, 64 KiB
- *  above). */
-size_t tc_bcast_segsize(const tc_config_t *cfg, size_t bytes);
+/** Inter-node segment size for a broadcast of @bytes from @root:
+ *  TOPOCOLL_BCAST_SEGSIZE; else the whole message when the pipeline has
+ *  nothing to overlap (two nodes, one process on the receiving one); else
+ *  the HierKNEM Table 1 value for the IB cluster (8 KiB below 64 KiB,
+ *  64 KiB above) raised to bytes/8 (4 KiB aligned): at most ~8 segments. */
+size_t tc_bcast_segsize(const tc_ctx_t *ctx, size_t bytes, int root);
 
 /** 1 if a broadcast of @bytes uses single copy inside the node, 0 if CICO. */
 int tc_bcast_uses_single_copy(const tc_ctx_t *ctx, size_t bytes);

@@ -35,8 +35,9 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     m->node_of = malloc(sizeof(int) * (size_t)m->size);
     m->lrank_of = malloc(sizeof(int) * (size_t)m->size);
     m->leader_of = malloc(sizeof(int) * (size_t)m->size);
+    m->size_of = calloc((size_t)m->size, sizeof(int));
     m->cpuset = hwloc_bitmap_alloc();
-    if (!all || !m->node_of || !m->lrank_of || !m->leader_of || !m->cpuset) ok = 0;
+    if (!all || !m->node_of || !m->lrank_of || !m->leader_of || !m->size_of || !m->cpuset) ok = 0;
 
     /* The process's binding (emulated policy or real) and its place. */
     const tc_topo_t *topo = tc_topo_process();
@@ -71,6 +72,7 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
         int lead = all[2 * r], n = 0;
         while (m->leader_of[n] != lead) n++;
         m->node_of[r] = n;
+        m->size_of[n]++;
     }
     m->node = m->node_of[m->rank];
     free(all);
@@ -83,6 +85,7 @@ void tc_nodemap_free(tc_nodemap_t *m)
     free(m->node_of);
     free(m->lrank_of);
     free(m->leader_of);
+    free(m->size_of);
     if (m->cpuset) hwloc_bitmap_free(m->cpuset);
     memset(m, 0, sizeof(*m));
     m->lcomm = MPI_COMM_NULL;

@@ -24,6 +24,7 @@ typedef struct tc_nodemap {
     int *lrank_of;         /* [size] local rank of every rank */
     int *leader_of;        /* [nnodes] communicator rank of each node's leader
                               (the node's lowest rank) */
+    int *size_of;          /* [nnodes] processes on each node */
     MPI_Comm lcomm;        /* the node's processes, ordered by rank */
     hwloc_bitmap_t cpuset; /* binding (real or emulated) */
     int bound;             /* 0: unbound, cpuset is the whole machine */
