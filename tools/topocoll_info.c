@@ -82,12 +82,15 @@ int main(int argc, char **argv)
         for (int r = 0; r < size; r++) printf("%s\n", all + (size_t)r * LINE);
         if (c && c->enabled) {
             printf("bcast method by message size (this node):\n");
-            static const size_t sizes[] = { 1, 1024, 8192, 8193, 65536, 1 << 20, 16 << 20 };
+            static const size_t sizes[] = { 1, 4096, 16384, 16385, 32768, 65536, 1 << 20, 16 << 20 };
             for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
                 size_t b = sizes[i];
-                printf("  %9zu B: %s", b, tc_bcast_uses_single_copy(c, b) ? "single copy" : "CICO");
+                int sc = tc_bcast_uses_single_copy(c, b);
+                printf("  %9zu B: %s", b, !sc ? "CICO (shared segment)"
+                       : info.nnodes == 1 && b >= cfg->bcast_share_min ? "single copy, root writes 1/n of each receiver"
+                       : "single copy");
                 if (info.nnodes > 1)
-                    printf(", inter-node binomial tree over %d leaders, %zu B segments (root 0)", info.nnodes,
+                    printf(", binomial tree over %d leaders, %zu B segments (root 0)", info.nnodes,
                            tc_bcast_segsize(c, b, 0));
                 printf("\n");
             }
