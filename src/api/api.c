@@ -111,7 +111,7 @@ static int bcast_bytes(tc_ctx_t *c, void *buf, size_t bytes, int root)
     tc_backoff_t b;
     int rc;
     tc_bcast_init(&op, c, buf, bytes, root);
-    tc_backoff_init(&b, c->cfg->spin_count);
+    tc_backoff_init(&b, c->spin);
     while ((rc = tc_bcast_work(&op)) == TC_OP_PENDING) tc_backoff(&b);
     tc_bcast_fini(&op);
     return rc;

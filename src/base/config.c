@@ -68,7 +68,7 @@ static void config_parse(void)
     c->cico_slot = (size_t)env_size("TOPOCOLL_CICO_SLOT", 32 << 10, 4096, 16 << 20);
     c->cico_slot &= ~(size_t)63;
     c->cico_slots = (int)env_size("TOPOCOLL_CICO_SLOTS", 4, 2, 64);
-    c->spin_count = (int)env_size("TOPOCOLL_SPIN", 200, 0, 1 << 30);
+    c->spin_count = (int)env_size("TOPOCOLL_SPIN", -1, -1, 1 << 30);
 }
 
 const tc_config_t *tc_config_get(void)

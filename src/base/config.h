@@ -27,7 +27,8 @@ typedef struct tc_config {
                                   root writes a share of each receiver's buffer */
     size_t cico_slot;          /* TOPOCOLL_CICO_SLOT: bytes per CICO slot */
     int cico_slots;            /* TOPOCOLL_CICO_SLOTS: slots per process */
-    int spin_count;            /* TOPOCOLL_SPIN: polls before yielding */
+    int spin_count;            /* TOPOCOLL_SPIN: polls before yielding; -1 = auto
+                                  (200, or 0 when the host is oversubscribed) */
 } tc_config_t;
 
 /** The configuration (parsed on first call, thread-safe, never NULL). */

@@ -26,6 +26,7 @@ typedef struct tc_ctx {
     tc_shm_t *shm;          /* NULL when alone on the node */
     const tc_config_t *cfg;
     uint64_t seq;           /* collectives started on this comm (same on all ranks) */
+    int spin;               /* polls before a waiter yields its core */
     uint64_t bcast_calls, bcast_fallbacks;
     struct tc_ctx *prev, *next; /* live contexts, for MPI_Finalize */
 } tc_ctx_t;

@@ -20,6 +20,7 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &hcomm);
     PMPI_Comm_rank(hcomm, &hrank);
     PMPI_Comm_size(hcomm, &hsize);
+    m->host_size = hsize;
     int k = cfg->virtual_nodes < hsize ? cfg->virtual_nodes : hsize;
     m->vnode = cfg->vn_order == TC_VN_CYCLIC ? hrank % k
              : (int)((long long)hrank * k / hsize);   /* block: balanced chunks */

@@ -20,6 +20,7 @@ typedef struct tc_nodemap {
     int node, nnodes;      /* this process's node index; nodes spanned */
     int lrank, lsize;      /* rank and size on the node */
     int vnode;             /* virtual node index on this host */
+    int host_size;         /* processes of the communicator on this host */
     int *node_of;          /* [size] node index of every rank */
     int *lrank_of;         /* [size] local rank of every rank */
     int *leader_of;        /* [nnodes] communicator rank of each node's leader
