@@ -114,7 +114,7 @@ static int validate(bcast_fn fn, char *buf, size_t bytes, int root, int rank)
 /* Median time of one memcpy of @bytes between rotating buffers. */
 static double memcpy_ref(char **pool, int npool, size_t bytes, int reps)
 {
-    double v[64];
+    double v[64] = { 0 };
     int n = reps < 64 ? reps : 64;
     for (int r = 0; r < n; r++) {
         int iters = (int)((64u << 20) / bytes) + 2;
