@@ -85,6 +85,8 @@ typedef struct topocoll_comm_info {
     /* Counters since attach (this process only). */
     uint64_t bcast_calls;       /* topocoll_bcast calls handled by topocoll */
     uint64_t bcast_fallbacks;   /* calls passed to PMPI_Bcast */
+    uint64_t barrier_calls;     /* topocoll_barrier calls handled by topocoll (with one
+                                   process per node: the native barrier, by design) */
     uint64_t bytes_single_copy; /* bytes this process copied by CMA */
     uint64_t bytes_cico;        /* bytes this process copied through the segment */
 } topocoll_comm_info_t;
@@ -158,6 +160,18 @@ long long topocoll_copy(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
  */
 int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root,
                    MPI_Comm comm);
+
+/**
+ * MPI_Barrier semantics, hierarchical: the processes of each node meet on
+ * single-writer flags in the node's shared segment (no system call while
+ * they arrive close together), the node leaders run the underlying MPI's
+ * barrier between nodes, then release their nodes (HierKNEM paper, the
+ * two-level composition of sections 3-4).  Intercommunicators and
+ * MPI_COMM_NULL go to PMPI_Barrier (native error).  Collective; returns an
+ * MPI error code.  Waiting processes spin briefly, then yield the core and
+ * poll the MPI progress engine.
+ */
+int topocoll_barrier(MPI_Comm comm);
 
 #ifdef __cplusplus
 }

@@ -81,8 +81,8 @@ static int parse(int argc, char **argv, opts_t *o)
         default: return -1;
         }
     }
-    if (strcmp(o->coll, "bcast") != 0) {
-        fprintf(stderr, "topocoll_bench: --coll %s: only bcast is implemented in this version\n", o->coll);
+    if (strcmp(o->coll, "bcast") != 0 && strcmp(o->coll, "barrier") != 0) {
+        fprintf(stderr, "topocoll_bench: --coll %s: bcast or barrier in this version\n", o->coll);
         return -1;
     }
     return (o->reps < 1 || o->min > o->max) ? -1 : 0;
@@ -127,6 +127,38 @@ static double memcpy_ref(char **pool, int npool, size_t bytes, int reps)
 
 static int bcast_native(void *b, int c, MPI_Datatype d, int r, MPI_Comm m) { return PMPI_Bcast(b, c, d, r, m); }
 
+/* Barrier: mean latency (s) of @iters calls, slowest rank. */
+static double time_barrier(int (*fn)(MPI_Comm), int iters)
+{
+    double t0, t, tmax;
+    PMPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) fn(MPI_COMM_WORLD);
+    t = (MPI_Wtime() - t0) / iters;
+    PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return tmax;
+}
+
+static void bench_barrier(const opts_t *o, int rank, FILE *csv, int size, int nnodes)
+{
+    int iters = o->iters ? o->iters : 2000;
+    double *tn = malloc((size_t)o->reps * sizeof(double)), *tt = malloc((size_t)o->reps * sizeof(double));
+    time_barrier(PMPI_Barrier, 10);
+    time_barrier(topocoll_barrier, 10);
+    for (int r = 0; r < o->reps; r++) {
+        if (r % 2 == 0) { tn[r] = time_barrier(PMPI_Barrier, iters); tt[r] = time_barrier(topocoll_barrier, iters); }
+        else { tt[r] = time_barrier(topocoll_barrier, iters); tn[r] = time_barrier(PMPI_Barrier, iters); }
+    }
+    double mn = median(tn, o->reps) * 1e6, mt = median(tt, o->reps) * 1e6;
+    if (rank == 0) {
+        printf("%10s %12s %12s %7s\n", "barrier", "native_us", "topocoll_us", "ratio");
+        printf("%10s %12.3f %12.3f %7.2f\n", "", mn, mt, mn / mt);
+        if (csv) fprintf(csv, "barrier,%d,%d,0,%.4f,%.4f,%.4f,,\n", size, nnodes, mn, mt, mn / mt);
+    }
+    free(tn);
+    free(tt);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -146,6 +178,16 @@ int main(int argc, char **argv)
     topocoll_comm_attach(MPI_COMM_WORLD);
     topocoll_comm_info_t info;
     topocoll_comm_query(MPI_COMM_WORLD, &info);
+    if (strcmp(o.coll, "barrier") == 0) {
+        if (rank == 0)
+            printf("# topocoll_bench barrier: np=%d on %d node(s) (%d per node), %ld cores on this host; "
+                   "median of %d reps of the slowest rank's mean\n", size, info.nnodes, info.local_size,
+                   sysconf(_SC_NPROCESSORS_ONLN), o.reps);
+        bench_barrier(&o, rank, csv, size, info.nnodes);
+        if (csv) fclose(csv);
+        MPI_Finalize();
+        return 0;
+    }
     if (rank == 0) {
         printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host\n",
                o.coll, size, info.nnodes, info.local_size, sysconf(_SC_NPROCESSORS_ONLN));

@@ -9,6 +9,7 @@
 
 #include "../base/log.h"
 #include "../base/sync.h"
+#include "../coll/barrier.h"
 #include "../coll/bcast.h"
 #include "../coll/ctx.h"
 #include "../xfer/region.h"
@@ -50,6 +51,7 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
     PMPI_Comm_size(comm, &info->size);
     info->bcast_calls = c->bcast_calls;
     info->bcast_fallbacks = c->bcast_fallbacks;
+    info->barrier_calls = c->barrier_calls;
     if (!c->enabled) {
         snprintf(info->mechanism_why, sizeof(info->mechanism_why), "%s",
                  c->cfg->disable ? "TOPOCOLL_DISABLE=1" : "set-up failed: native MPI collectives");
@@ -104,6 +106,23 @@ long long topocoll_copy(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
     return s ? tc_region_copy(s, cookie, offset, local, nlocal, direction) : err;
 }
 
+/* One wait step of a blocking call: a process waiting on shared-memory
+ * flags must still drive the MPI progress engine: the application's own
+ * pending requests, and native traffic other ranks still need from us,
+ * stall otherwise (seen: a hang under MPICH's weak progress).  Iprobe only
+ * polls, but it runs the whole progress engine: not during the short spin
+ * (+6 us on a 16 KiB Bcast when probing every 32 polls there), and only
+ * every 16th poll after it (probing on every poll cost ASP on rome99 10%
+ * and MPICH's 16 KiB Bcast 3x). */
+static void wait_step(const tc_ctx_t *c, tc_backoff_t *b)
+{
+    if (b->polls >= b->spin && ((b->polls - b->spin) & 15) == 0) {
+        int flag;
+        PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->pcomm, &flag, MPI_STATUS_IGNORE);
+    }
+    tc_backoff(b);
+}
+
 /* Drive a broadcast of contiguous bytes to completion. */
 static int bcast_bytes(tc_ctx_t *c, void *buf, size_t bytes, int root)
 {
@@ -112,22 +131,34 @@ static int bcast_bytes(tc_ctx_t *c, void *buf, size_t bytes, int root)
     int rc;
     tc_bcast_init(&op, c, buf, bytes, root);
     tc_backoff_init(&b, c->spin);
-    while ((rc = tc_bcast_work(&op)) == TC_OP_PENDING) {
-        /* A process waiting on shared-memory flags must still drive the
-         * MPI progress engine: the application's own pending requests, and
-         * native traffic other ranks still need from us, stall otherwise
-         * (seen: a hang under MPICH's weak progress).  Iprobe only polls,
-         * but it runs the whole progress engine: not during the short spin
-         * (+6 us on a 16 KiB Bcast when probing every 32 polls there), and
-         * only every 16th poll after it (probing on every poll cost ASP on
-         * rome99 10% and MPICH's 16 KiB Bcast 3x). */
-        if (b.polls >= b.spin && ((b.polls - b.spin) & 15) == 0) {
-            int flag;
-            PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->pcomm, &flag, MPI_STATUS_IGNORE);
-        }
-        tc_backoff(&b);
-    }
+    while ((rc = tc_bcast_work(&op)) == TC_OP_PENDING) wait_step(c, &b);
     tc_bcast_fini(&op);
+    return rc;
+}
+
+int topocoll_barrier(MPI_Comm comm)
+{
+    int size, inter = 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+        PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return PMPI_Barrier(comm);
+    if (size == 1) return MPI_SUCCESS;
+    tc_ctx_t *c = tc_ctx_get(comm);
+    if (!c || !c->enabled) return PMPI_Barrier(comm);
+    if (c->map.nnodes == c->map.size) {
+        /* One process on every node: the hierarchy degenerates to the
+         * inter-node barrier, which is the native one. */
+        c->barrier_calls++;
+        return PMPI_Barrier(comm);
+    }
+    tc_barrier_t op;
+    tc_backoff_t b;
+    int rc;
+    tc_barrier_init(&op, c, 1);
+    tc_backoff_init(&b, c->spin);
+    while ((rc = tc_barrier_work(&op)) == TC_OP_PENDING) wait_step(c, &b);
+    c->barrier_calls++;
+    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
     return rc;
 }
 

@@ -139,18 +139,6 @@ static int net_progress(tc_bcast_t *op)
     return MPI_SUCCESS;
 }
 
-/* 1 when every other local process has finished collective @seq. */
-static int all_done(const tc_shm_t *s, uint64_t seq)
-{
-    for (int i = 0; i < s->nlocal; i++) {
-        if (i == s->me) continue;
-        /* Acquire: pairs with the release in finish(); after it, that
-         * process no longer reads our buffer, slots or ready words. */
-        if (atomic_load_explicit(&s->ctl[i].done_seq, memory_order_acquire) < seq) return 0;
-    }
-    return 1;
-}
-
 /* Lowest CICO progress of the other local processes (bytes). */
 static size_t min_consumed(const tc_shm_t *s)
 {
@@ -248,17 +236,6 @@ static int write_shares(tc_bcast_t *op)
     return MPI_SUCCESS;
 }
 
-/* Every local process: this collective is over for us. */
-static void finish(tc_bcast_t *op)
-{
-    tc_shm_t *s = op->ctx->shm;
-    tc_ctl_t *me = &s->ctl[s->me];
-    /* cons_bytes is reset before done_seq is published, so a producer that
-     * acquires done_seq >= seq reads 0 (or newer progress), never ours. */
-    atomic_store_explicit(&me->cons_bytes, 0, memory_order_relaxed);
-    atomic_store_explicit(&me->done_seq, op->seq, memory_order_release);
-}
-
 int tc_bcast_work(tc_bcast_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
@@ -269,7 +246,7 @@ int tc_bcast_work(tc_bcast_t *op)
         if (op->am_producer && s) {
             /* Our ready words and CICO slots may still be read by a process
              * that has not finished the previous collective. */
-            if (!all_done(s, op->seq - 1)) return TC_OP_PENDING;
+            if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
             tc_ctl_t *me = &s->ctl[s->me];
             if (op->sc) {
                 struct iovec iov = { op->buf, op->bytes };
@@ -304,12 +281,12 @@ int tc_bcast_work(tc_bcast_t *op)
             if (op->share && atomic_load_explicit(&s->inbox[s->me].share_seq, memory_order_acquire) != op->seq)
                 return TC_OP_PENDING;
         }
-        if (s) finish(op);
+        if (s) tc_shm_finish(s, op->seq);
         op->state = ST_ACK;
         /* fall through */
     case ST_ACK:
         /* A single-copy producer's buffer is read by the others until they ack. */
-        if (op->am_producer && op->sc && !all_done(s, op->seq)) return TC_OP_PENDING;
+        if (op->am_producer && op->sc && !tc_shm_all_done(s, op->seq)) return TC_OP_PENDING;
         op->state = ST_DONE;
         /* fall through */
     default:

@@ -24,6 +24,7 @@ static void ctx_destroy(tc_ctx_t *c)
     pthread_mutex_unlock(&g_lock);
     tc_shm_destroy(c->shm);
     tc_nodemap_free(&c->map);
+    if (c->llcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->llcomm);
     if (c->pcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->pcomm);
     free(c);
 }
@@ -94,7 +95,7 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm)
     c = calloc(1, sizeof(*c));
     if (!c) return NULL;   /* no memory: PMPI (a later call retries, collectively the same) */
     c->comm = comm;
-    c->pcomm = MPI_COMM_NULL;
+    c->pcomm = c->llcomm = MPI_COMM_NULL;
     c->map.lcomm = MPI_COMM_NULL;
     c->cfg = tc_config_get();
     if (!c->cfg->disable) {
@@ -107,6 +108,7 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm)
             if (c->map.lsize > 1 && tc_shm_create(c->map.lcomm, c->cfg, &c->shm) != 0) ok = 0;
             PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->pcomm);
             c->enabled = all_ok;
+            PMPI_Comm_split(c->pcomm, c->map.lrank == 0 ? 0 : MPI_UNDEFINED, c->map.rank, &c->llcomm);
             /* Spinning pays only if the process waited for is running: with
              * more ranks than cores on the host (measured: 4 ranks on 2
              * cores, small Bcasts 2x slower with 200 polls), yield at once. */

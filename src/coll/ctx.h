@@ -21,6 +21,7 @@
 typedef struct tc_ctx {
     MPI_Comm comm;          /* the user's communicator (not owned) */
     MPI_Comm pcomm;         /* private copy of comm's group for our messages */
+    MPI_Comm llcomm;        /* node leaders (MPI_COMM_NULL elsewhere) */
     int enabled;            /* 0: everything goes to PMPI on this comm */
     tc_nodemap_t map;
     tc_shm_t *shm;          /* NULL when alone on the node */
@@ -28,6 +29,7 @@ typedef struct tc_ctx {
     uint64_t seq;           /* collectives started on this comm (same on all ranks) */
     int spin;               /* polls before a waiter yields its core */
     uint64_t bcast_calls, bcast_fallbacks;
+    uint64_t barrier_calls;
     struct tc_ctx *prev, *next; /* live contexts, for MPI_Finalize */
 } tc_ctx_t;
 

@@ -10,3 +10,8 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 {
     return topocoll_bcast(buffer, count, datatype, root, comm);
 }
+
+int MPI_Barrier(MPI_Comm comm)
+{
+    return topocoll_barrier(comm);
+}

@@ -38,6 +38,8 @@ typedef struct tc_ctl {
     _Atomic uint64_t cons_bytes;  /* consumer: bytes consumed in the current one */
     _Atomic uint64_t recv_seq;    /* consumer: collective whose buffer it exposes */
     _Atomic uint64_t recv_cookie; /* consumer: writable region of that buffer */
+    _Atomic uint64_t arrive_seq;  /* barrier: collective this process reached */
+    _Atomic uint64_t release_seq; /* barrier (leader): collective released */
     int32_t pid;                  /* setup: the owner's pid (for CMA) */
     uint64_t probe_addr;          /* setup: address of the owner's probe word */
 } __attribute__((aligned(TC_CTL_ALIGN))) tc_ctl_t;
@@ -88,6 +90,27 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out);
 
 /** Unmap and free (local; the name is already unlinked). */
 void tc_shm_destroy(tc_shm_t *s);
+
+/** This process has finished collective @seq (every collective ends with
+ *  it, so a producer of the next one can tell its readers are done).
+ *  cons_bytes is reset before done_seq is published, so a producer that
+ *  acquires done_seq >= seq reads 0 (or newer progress), never stale. */
+static inline void tc_shm_finish(tc_shm_t *s, uint64_t seq)
+{
+    tc_ctl_t *me = &s->ctl[s->me];
+    atomic_store_explicit(&me->cons_bytes, 0, memory_order_relaxed);
+    atomic_store_explicit(&me->done_seq, seq, memory_order_release);
+}
+
+/** 1 when every other local process has finished collective @seq.  The
+ *  acquire pairs with the release in tc_shm_finish: after it, those
+ *  processes no longer read our buffers, slots or flags of @seq. */
+static inline int tc_shm_all_done(const tc_shm_t *s, uint64_t seq)
+{
+    for (int i = 0; i < s->nlocal; i++)
+        if (i != s->me && atomic_load_explicit(&s->ctl[i].done_seq, memory_order_acquire) < seq) return 0;
+    return 1;
+}
 
 /** The @slot-th CICO slot of local process @owner. */
 static inline char *tc_shm_cico(const tc_shm_t *s, int owner, int slot)

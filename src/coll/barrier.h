@@ -1,0 +1,38 @@
+/*
+ * coll/barrier -- hierarchical barrier (HierKNEM paper, section 4.4's
+ * two-level composition; issue 3 item 4): inside a node, single-writer
+ * shared-memory flags and no system call on the fast path; between nodes,
+ * the leaders' barrier of the underlying MPI (PMPI_Ibarrier on the
+ * leaders' communicator, tested, never waited on).  A resumable state
+ * machine like Bcast:
+ *   arrive  - every process publishes arrive_seq = seq;
+ *   gather  - the leader waits for every local arrival;
+ *   network - the leader runs the leaders' barrier (several nodes):
+ *             PMPI_Ibarrier, tested, when driven by a nonblocking request or
+ *             a progress thread; PMPI_Barrier when the caller may block
+ *             (measured: Open MPI's Ibarrier + test loop is 3x slower);
+ *   release - the leader publishes release_seq = seq, the others wait for it;
+ *   finish  - done_seq = seq (the sequence protocol every collective shares).
+ *
+ * Owns: tc_barrier_t.  May call: coll/ctx, xfer/shmseg, PMPI.
+ */
+#ifndef TC_COLL_BARRIER_H
+#define TC_COLL_BARRIER_H
+
+#include "ctx.h"
+
+typedef struct tc_barrier {
+    tc_ctx_t *ctx;
+    uint64_t seq;
+    int state;
+    MPI_Request req;       /* leaders' PMPI_Ibarrier */
+    int may_block;         /* the caller is a blocking MPI_Barrier */
+} tc_barrier_t;
+
+/** Prepare a barrier on an enabled context; @may_block: the leaders' step
+ *  may call the blocking PMPI_Barrier (only from a blocking call). */
+void tc_barrier_init(tc_barrier_t *op, tc_ctx_t *ctx, int may_block);
+/** Advance; TC_OP_DONE (MPI_SUCCESS), TC_OP_PENDING (-1) or an MPI error. */
+int tc_barrier_work(tc_barrier_t *op);
+
+#endif
