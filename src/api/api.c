@@ -209,5 +209,8 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
     return rc;
 
 native:
+    tc_debug(tc_config_get(), 2, "MPI_Bcast passed to the native MPI (%s)",
+             comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : inter ? "intercommunicator"
+             : tc_config_get()->disable ? "TOPOCOLL_DISABLE=1" : "argument the native MPI will check");
     return PMPI_Bcast(buffer, count, datatype, root, comm);
 }

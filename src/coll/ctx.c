@@ -118,6 +118,11 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm)
         }
         if (!c->enabled && c->map.rank == 0)
             tc_warn("set-up failed on a communicator of %d processes; using the native MPI collectives", c->map.size);
+        if (c->enabled && c->map.rank == 0)
+            tc_debug(c->cfg, 1, "communicator of %d processes: %d node(s), %d on rank 0's node, intra-node %s (%s)%s",
+                     c->map.size, c->map.nnodes, c->map.lsize,
+                     c->shm && c->shm->single_copy ? "single copy" : "copy-in/copy-out",
+                     c->shm ? c->shm->why : "alone on the node", c->spin == 0 ? ", oversubscribed: no spinning" : "");
     }
     pthread_mutex_lock(&g_lock);
     c->next = g_live;
