@@ -4,15 +4,17 @@
 #include "../base/log.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 /* Process-wide: the keyval and the list of live contexts (for finalize).
- * Both are touched only when a context is created or destroyed, under
- * g_lock; the collectives' paths never take it. */
+ * Both change only when a context is created or destroyed, under g_lock.
+ * The collectives' path reads the keyval without the lock: it is written
+ * (under the lock) with a release store, read with an acquire load. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static int g_keyval = MPI_KEYVAL_INVALID;
+static _Atomic int g_keyval = MPI_KEYVAL_INVALID;
 static int g_self_keyval = MPI_KEYVAL_INVALID;
 static tc_ctx_t *g_live;
 
@@ -47,11 +49,13 @@ static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
         pthread_mutex_unlock(&g_lock);
         if (!c) break;
         /* runs ctx_delete_fn, which unlinks c */
-        if (PMPI_Comm_delete_attr(c->comm, g_keyval) != MPI_SUCCESS) ctx_destroy(c);
+        if (PMPI_Comm_delete_attr(c->comm, atomic_load_explicit(&g_keyval, memory_order_relaxed)) != MPI_SUCCESS)
+            ctx_destroy(c);
     }
     pthread_mutex_lock(&g_lock);
-    PMPI_Comm_free_keyval(&g_keyval);
-    g_keyval = MPI_KEYVAL_INVALID;
+    int k = atomic_load_explicit(&g_keyval, memory_order_relaxed);
+    atomic_store_explicit(&g_keyval, MPI_KEYVAL_INVALID, memory_order_release);
+    PMPI_Comm_free_keyval(&k);
     pthread_mutex_unlock(&g_lock);
     return MPI_SUCCESS;
 }
@@ -59,14 +63,15 @@ static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 static int keyval_get(void)
 {
     pthread_mutex_lock(&g_lock);
-    if (g_keyval == MPI_KEYVAL_INVALID) {
-        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_fn, &g_keyval, NULL);
+    int k = atomic_load_explicit(&g_keyval, memory_order_relaxed);
+    if (k == MPI_KEYVAL_INVALID) {
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_fn, &k, NULL);
+        atomic_store_explicit(&g_keyval, k, memory_order_release);
         if (g_self_keyval == MPI_KEYVAL_INVALID) {
             PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &g_self_keyval, NULL);
             PMPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, NULL);
         }
     }
-    int k = g_keyval;
     pthread_mutex_unlock(&g_lock);
     return k;
 }
@@ -76,9 +81,7 @@ tc_ctx_t *tc_ctx_lookup(MPI_Comm comm)
     void *attr = NULL;
     int flag = 0;
     if (comm == MPI_COMM_NULL) return NULL;
-    pthread_mutex_lock(&g_lock);
-    int k = g_keyval;
-    pthread_mutex_unlock(&g_lock);
+    int k = atomic_load_explicit(&g_keyval, memory_order_acquire);   /* no lock: hot path */
     if (k == MPI_KEYVAL_INVALID) return NULL;
     PMPI_Comm_get_attr(comm, k, &attr, &flag);
     return flag ? attr : NULL;
