@@ -85,8 +85,7 @@ typedef struct topocoll_comm_info {
     /* Counters since attach (this process only). */
     uint64_t bcast_calls;       /* topocoll_bcast calls handled by topocoll */
     uint64_t bcast_fallbacks;   /* calls passed to PMPI_Bcast */
-    uint64_t barrier_calls;     /* topocoll_barrier calls handled by topocoll (with one
-                                   process per node: the native barrier, by design) */
+    uint64_t barrier_calls;     /* topocoll_barrier calls handled by topocoll */
     uint64_t bytes_single_copy; /* bytes this process copied by CMA */
     uint64_t bytes_cico;        /* bytes this process copied through the segment */
 } topocoll_comm_info_t;

@@ -145,12 +145,8 @@ int topocoll_barrier(MPI_Comm comm)
     if (size == 1) return MPI_SUCCESS;
     tc_ctx_t *c = tc_ctx_get(comm);
     if (!c || !c->enabled) return PMPI_Barrier(comm);
-    if (c->map.nnodes == c->map.size) {
-        /* One process on every node: the hierarchy degenerates to the
-         * inter-node barrier, which is the native one. */
-        c->barrier_calls++;
-        return PMPI_Barrier(comm);
-    }
+    /* With one process on every node the machine below degenerates by
+     * itself to the leaders' (native) barrier over the whole group. */
     tc_barrier_t op;
     tc_backoff_t b;
     int rc;
