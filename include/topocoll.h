@@ -88,6 +88,9 @@ typedef struct topocoll_comm_info {
     uint64_t barrier_calls;     /* topocoll_barrier calls handled by topocoll */
     uint64_t bytes_single_copy; /* bytes this process copied by CMA */
     uint64_t bytes_cico;        /* bytes this process copied through the segment */
+    uint64_t reduce_calls, reduce_fallbacks;       /* topocoll_reduce */
+    uint64_t allreduce_calls, allreduce_fallbacks; /* topocoll_allreduce */
+    uint64_t allgather_calls, allgather_fallbacks; /* topocoll_allgather */
 } topocoll_comm_info_t;
 
 /**
@@ -171,6 +174,61 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root,
  * poll the MPI progress engine.
  */
 int topocoll_barrier(MPI_Comm comm);
+
+/**
+ * MPI_Reduce semantics (HierKNEM paper, section 3.3, Algorithm 2).
+ * @count elements of @datatype from every rank's @sendbuf (MPI_IN_PLACE at
+ * @root: the root's input is in @recvbuf) combined with @op into @root's
+ * @recvbuf (ignored elsewhere).  Several nodes: the node leaders reduce
+ * over the underlying MPI, one pipeline segment at a time
+ * (TOPOCOLL_REDUCE_SEGSIZE bytes, default HierKNEM Table 1), while the
+ * node's other processes fold the next segment by single-copy reads of
+ * every local input and push it into the leader's buffer by single-copy
+ * write.  One node: every process folds a slice and writes it into the
+ * root's buffer.  At or below TOPOCOLL_REDUCE_CICO_MAX bytes: through the
+ * shared segment.
+ * Ops: every predefined op on the predefined C datatypes MPI defines it
+ * for (MINLOC/MAXLOC on the pair types), user ops through
+ * MPI_Reduce_local; a non-commutative op is combined in rank order on one
+ * node and passed to PMPI_Reduce across nodes.  Passed to PMPI_Reduce as
+ * well: intercommunicators, erroneous arguments (native error class
+ * through @comm's error handler), datatypes whose elements are not one
+ * contiguous run, predefined ops on derived datatypes, and messages above
+ * the CICO size where single copy is unavailable.
+ * Collective; returns an MPI error code.
+ */
+int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, int root, MPI_Comm comm);
+
+/**
+ * MPI_Allreduce semantics (MPI_IN_PLACE: input in @recvbuf).  Inside each
+ * node a reduce-scatter by single-copy reads (every local process folds
+ * one slice of each pipeline segment), between nodes each slice reduced
+ * and broadcast over the underlying MPI by the processes owning it (every
+ * core drives the network), then an allgather by single-copy reads.
+ * Every rank receives bit-identical results, reproducible run to run for
+ * a given communicator layout (fixed combination order), floating point
+ * included.  Ops, datatypes and fallbacks as topocoll_reduce.
+ * Collective; returns an MPI error code.
+ */
+int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm);
+
+/**
+ * MPI_Allgather semantics (HierKNEM paper, section 3.4): block r of
+ * @recvbuf (@recvcount elements of @recvtype, at r * recvcount * extent)
+ * receives rank r's @sendbuf (MPI_IN_PLACE: block r of @recvbuf already
+ * holds it).  Leader-based (non-leaders write their block into the
+ * leader's buffer and fetch each node's blocks as the leaders' ring
+ * delivers them) or a ring in physical order (node, package, NUMA node,
+ * core); TOPOCOLL_ALLGATHER_ALG=auto|leader|ring.  Non-contiguous
+ * datatypes are packed.  Passed to PMPI_Allgather: intercommunicators,
+ * erroneous arguments, blocks of 2 GiB or more, and messages above the
+ * CICO size where single copy is unavailable.
+ * Collective; returns an MPI error code.
+ */
+int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
 #ifdef __cplusplus
 }

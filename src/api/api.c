@@ -9,11 +9,15 @@
 
 #include "../base/log.h"
 #include "../base/sync.h"
+#include "../coll/allgather.h"
+#include "../coll/allreduce.h"
 #include "../coll/barrier.h"
 #include "../coll/bcast.h"
 #include "../coll/ctx.h"
+#include "../coll/reduce.h"
 #include "../xfer/region.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +56,12 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
     info->bcast_calls = c->bcast_calls;
     info->bcast_fallbacks = c->bcast_fallbacks;
     info->barrier_calls = c->barrier_calls;
+    info->reduce_calls = c->reduce_calls;
+    info->reduce_fallbacks = c->reduce_fallbacks;
+    info->allreduce_calls = c->allreduce_calls;
+    info->allreduce_fallbacks = c->allreduce_fallbacks;
+    info->allgather_calls = c->allgather_calls;
+    info->allgather_fallbacks = c->allgather_fallbacks;
     if (!c->enabled) {
         snprintf(info->mechanism_why, sizeof(info->mechanism_why), "%s",
                  c->cfg->disable ? "TOPOCOLL_DISABLE=1" : "set-up failed: native MPI collectives");
@@ -209,4 +219,204 @@ native:
              comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : inter ? "intercommunicator"
              : tc_config_get()->disable ? "TOPOCOLL_DISABLE=1" : "argument the native MPI will check");
     return PMPI_Bcast(buffer, count, datatype, root, comm);
+}
+
+/* ---- Reduce, Allreduce, Allgather ------------------------------------------- */
+
+/* Drive a state machine to completion (blocking call). */
+static int drive(const tc_ctx_t *c, void *op, int (*work)(void *))
+{
+    tc_backoff_t b;
+    int rc;
+    tc_backoff_init(&b, c->spin);
+    while ((rc = work(op)) == TC_OP_PENDING) wait_step(c, &b);
+    return rc;
+}
+static int reduce_work(void *op) { return tc_reduce_work(op); }
+static int allreduce_work(void *op) { return tc_allreduce_work(op); }
+static int allgather_work(void *op) { return tc_allgather_work(op); }
+
+static void why_native(const char *call, const char *why)
+{
+    tc_debug(tc_config_get(), 2, "%s passed to the native MPI (%s)", call, why);
+}
+
+/* Screening shared by Reduce and Allreduce: the context and the reduction
+ * type when topocoll handles the call, NULL (and @why) otherwise.  Every
+ * test gives the same answer on every rank of a correct program. */
+static tc_ctx_t *reduction_ctx(int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_rtype_t *t,
+                               int *is_fallback, const char **why)
+{
+    int inter = 0, size;
+    *is_fallback = 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
+        *why = comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "intercommunicator";
+        return NULL;
+    }
+    if (count <= 0 || PMPI_Comm_size(comm, &size) != MPI_SUCCESS || size == 1) {
+        *why = count < 0 ? "negative count" : "nothing to combine";
+        return NULL;
+    }
+    if (!tc_op_classify(dt, op, t)) {
+        *why = "datatype/op pair not accelerated or erroneous";
+        tc_ctx_t *c = tc_ctx_lookup(comm);
+        *is_fallback = c != NULL;
+        return c;   /* counted, then passed on */
+    }
+    tc_ctx_t *c = tc_ctx_get(comm);
+    if (!c || !c->enabled) { *why = c ? "topocoll disabled on this communicator" : "no context"; *is_fallback = c != NULL; return c; }
+    if (!t->commutative && c->map.nnodes > 1) { *why = "non-commutative op across nodes"; *is_fallback = 1; return c; }
+    return c;
+}
+
+int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm)
+{
+    tc_rtype_t t;
+    int fb;
+    const char *why = "";
+    tc_ctx_t *c = reduction_ctx(count, datatype, op, comm, &t, &fb, &why);
+    if (!c || fb) goto native;
+    const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (in == recvbuf && sendbuf != MPI_IN_PLACE) { why = "aliased buffers"; fb = 1; goto native; }
+    if (!tc_allreduce_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
+        why = "single copy unavailable"; fb = 1; goto native;
+    }
+    tc_allreduce_t a;
+    int rc = tc_allreduce_init(&a, c, in, recvbuf, (size_t)count, &t);
+    if (rc == MPI_SUCCESS) rc = drive(c, &a, allreduce_work);
+    tc_allreduce_fini(&a);
+    c->allreduce_calls++;
+    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+    return rc;
+native:
+    if (c && fb) c->allreduce_fallbacks++;
+    why_native("MPI_Allreduce", why);
+    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                    MPI_Comm comm)
+{
+    tc_rtype_t t;
+    int fb, size = 0, rank = 0;
+    const char *why = "";
+    tc_ctx_t *c = reduction_ctx(count, datatype, op, comm, &t, &fb, &why);
+    if (!c || fb) goto native;
+    PMPI_Comm_size(comm, &size);
+    PMPI_Comm_rank(comm, &rank);
+    if (root < 0 || root >= size) { why = "invalid root"; goto native; }
+    if (sendbuf == MPI_IN_PLACE && rank != root) { why = "MPI_IN_PLACE at a non-root"; goto native; }
+    const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (rank == root && in == recvbuf && sendbuf != MPI_IN_PLACE) { why = "aliased buffers"; goto native; }
+    if (!tc_reduce_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
+        why = "single copy unavailable"; fb = 1; goto native;
+    }
+    tc_reduce_t r;
+    int rc = tc_reduce_init(&r, c, in, recvbuf, (size_t)count, &t, root);
+    if (rc == MPI_SUCCESS) rc = drive(c, &r, reduce_work);
+    tc_reduce_fini(&r);
+    c->reduce_calls++;
+    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+    return rc;
+native:
+    if (c && fb) c->reduce_fallbacks++;
+    why_native("MPI_Reduce", why);
+    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+/* 1 if @count elements of @dt are one contiguous run of @bytes bytes
+ * starting at buf + *lb_out. */
+static int contiguous(int count, MPI_Datatype dt, size_t bytes, MPI_Aint *lb_out)
+{
+    MPI_Aint lb, extent, tlb, textent;
+    PMPI_Type_get_extent(dt, &lb, &extent);
+    PMPI_Type_get_true_extent(dt, &tlb, &textent);
+    *lb_out = tlb;
+    int tsize;
+    PMPI_Type_size(dt, &tsize);
+    return (size_t)textent == (size_t)tsize && (count == 1 || extent == (MPI_Aint)tsize) &&
+           (size_t)tsize * (size_t)count == bytes;
+}
+
+int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int inter = 0, size, rank, rsize, ssize = 0, fb = 0, rc;
+    const char *why = "argument the native MPI will check";
+    tc_ctx_t *c = NULL;
+    int in_place = sendbuf == MPI_IN_PLACE;
+    if (comm == MPI_COMM_NULL) {
+        /* Open MPI 4.1.4's PMPI_Allgather dereferences MPI_COMM_NULL
+         * (segfault, seen here): raise the error ourselves, where the MPI
+         * standard puts errors without a communicator. */
+        tc_warn("MPI_Allgather: invalid communicator (MPI_COMM_NULL)");
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_COMM);
+        return MPI_ERR_COMM;
+    }
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
+        why = "intercommunicator";
+        goto native;
+    }
+    if (recvcount < 0 || recvtype == MPI_DATATYPE_NULL || PMPI_Type_size(recvtype, &rsize) != MPI_SUCCESS)
+        goto native;
+    if (!in_place && (sendcount < 0 || sendtype == MPI_DATATYPE_NULL || PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS))
+        goto native;
+    size_t block = (size_t)rsize * (size_t)recvcount;
+    if (!in_place && (size_t)ssize * (size_t)sendcount != block) goto native;   /* signature mismatch */
+    PMPI_Comm_size(comm, &size);
+    PMPI_Comm_rank(comm, &rank);
+    if (block == 0 || size == 1 || block > (size_t)INT_MAX) { why = "nothing to exchange or block too large"; goto native; }
+    c = tc_ctx_get(comm);
+    if (!c) goto native;
+    if (!c->enabled) { fb = 1; why = "topocoll disabled on this communicator"; goto native; }
+    if (tc_allgather_alg(c, block) != TC_AG_USE_CICO && !c->all_sc) {
+        fb = 1; why = "single copy unavailable"; goto native;
+    }
+
+    /* Contiguous buffers are used in place; others are packed (every rank
+     * takes this same path whatever its own datatypes). */
+    MPI_Aint rlb, slb, rext, rlb2;
+    PMPI_Type_get_extent(recvtype, &rlb2, &rext);
+    int rcontig = contiguous(recvcount, recvtype, block, &rlb) && (size_t)rext * (size_t)recvcount == block;
+    int scontig = in_place || contiguous(sendcount, sendtype, block, &slb);
+    char *rtmp = NULL, *stmp = NULL;
+    char *out = rcontig ? (char *)recvbuf + rlb : NULL;
+    if (!rcontig && !(rtmp = malloc(block * (size_t)size))) { fb = 1; goto native; }
+    if (!rcontig) out = rtmp;
+    const char *in;
+    if (in_place) {
+        if (rcontig) {
+            in = out + (size_t)rank * block;
+        } else {   /* our block, out of recvbuf's layout, into the packed buffer */
+            int pos = 0;
+            PMPI_Pack((char *)recvbuf + (MPI_Aint)rank * recvcount * rext, recvcount, recvtype,
+                      out + (size_t)rank * block, (int)block, &pos, comm);
+            in = out + (size_t)rank * block;
+        }
+    } else if (scontig) {
+        in = (const char *)sendbuf + slb;
+    } else {
+        int pos = 0;
+        if (!(stmp = malloc(block))) { free(rtmp); fb = 1; goto native; }
+        PMPI_Pack(sendbuf, sendcount, sendtype, stmp, (int)block, &pos, comm);
+        in = stmp;
+    }
+    tc_allgather_t g;
+    rc = tc_allgather_init(&g, c, in, out, block);
+    if (rc == MPI_SUCCESS) rc = drive(c, &g, allgather_work);
+    tc_allgather_fini(&g);
+    if (rc == MPI_SUCCESS && !rcontig) {
+        int pos = 0;
+        PMPI_Unpack(rtmp, (int)(block * (size_t)size), &pos, recvbuf, recvcount * size, recvtype, comm);
+    }
+    free(rtmp);
+    free(stmp);
+    c->allgather_calls++;
+    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+    return rc;
+native:
+    if (c && fb) c->allgather_fallbacks++;
+    why_native("MPI_Allgather", why);
+    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }

@@ -69,6 +69,15 @@ static void config_parse(void)
     c->cico_slot &= ~(size_t)63;
     c->cico_slots = (int)env_size("TOPOCOLL_CICO_SLOTS", 4, 2, 64);
     c->spin_count = (int)env_size("TOPOCOLL_SPIN", -1, -1, 1 << 30);
+    c->red_segsize = (size_t)env_size("TOPOCOLL_REDUCE_SEGSIZE", 0, 0, 1LL << 30);
+    c->red_cico_max = (size_t)env_size("TOPOCOLL_REDUCE_CICO_MAX", 16 << 10, 0, 1LL << 40);
+    c->allgather_cico_max = (size_t)env_size("TOPOCOLL_ALLGATHER_CICO_MAX", 16 << 10, 0, 1LL << 40);
+    s = getenv("TOPOCOLL_ALLGATHER_ALG");
+    c->allgather_alg = TC_AG_AUTO;
+    if (s && strcmp(s, "leader") == 0) c->allgather_alg = TC_AG_LEADER;
+    else if (s && strcmp(s, "ring") == 0) c->allgather_alg = TC_AG_RING;
+    else if (s && *s && strcmp(s, "auto") != 0)
+        tc_warn("TOPOCOLL_ALLGATHER_ALG=%s unknown (auto|leader|ring); using auto", s);
 }
 
 const tc_config_t *tc_config_get(void)

@@ -12,6 +12,7 @@
 
 typedef enum { TC_SC_AUTO = 0, TC_SC_CMA, TC_SC_NONE } tc_sc_mode_t;
 typedef enum { TC_VN_BLOCK = 0, TC_VN_CYCLIC } tc_vn_order_t;
+typedef enum { TC_AG_AUTO = 0, TC_AG_LEADER, TC_AG_RING } tc_ag_alg_t;
 
 typedef struct tc_config {
     int disable;               /* TOPOCOLL_DISABLE=1: every call goes to PMPI */
@@ -27,6 +28,12 @@ typedef struct tc_config {
                                   root writes a share of each receiver's buffer */
     size_t cico_slot;          /* TOPOCOLL_CICO_SLOT: bytes per CICO slot */
     int cico_slots;            /* TOPOCOLL_CICO_SLOTS: slots per process */
+    size_t red_segsize;        /* TOPOCOLL_REDUCE_SEGSIZE: pipeline segment of Reduce
+                                  and Allreduce (bytes), 0 = automatic */
+    size_t red_cico_max;       /* TOPOCOLL_REDUCE_CICO_MAX: Reduce/Allreduce through
+                                  the CICO slots at or below (bytes per process) */
+    size_t allgather_cico_max; /* TOPOCOLL_ALLGATHER_CICO_MAX: same, per block */
+    int allgather_alg;         /* TOPOCOLL_ALLGATHER_ALG: TC_AG_AUTO|LEADER|RING */
     int spin_count;            /* TOPOCOLL_SPIN: polls before yielding; -1 = auto
                                   (200, or 0 when the host is oversubscribed) */
 } tc_config_t;

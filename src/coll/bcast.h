@@ -36,8 +36,6 @@
 #define TC_BCAST_WINDOW 4     /* inter-node segments in flight per producer */
 #define TC_BCAST_MAXCHILD 32  /* binomial tree children (log2 of nodes) */
 
-enum { TC_OP_DONE = 0, TC_OP_PENDING = -1 };
-
 typedef struct tc_bcast {
     tc_ctx_t *ctx;
     char *buf;

@@ -27,6 +27,8 @@ static void ctx_destroy(tc_ctx_t *c)
     tc_shm_destroy(c->shm);
     tc_nodemap_free(&c->map);
     if (c->llcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->llcomm);
+    if (c->slice_red != MPI_COMM_NULL) PMPI_Comm_free(&c->slice_red);
+    if (c->slice_bc != MPI_COMM_NULL) PMPI_Comm_free(&c->slice_bc);
     if (c->pcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->pcomm);
     free(c);
 }
@@ -76,6 +78,16 @@ static int keyval_get(void)
     return k;
 }
 
+int tc_ctx_slices(tc_ctx_t *c)
+{
+    if (c->slice_ready) return MPI_SUCCESS;
+    int color = c->map.lrank < c->minlocal ? c->map.lrank : MPI_UNDEFINED, rc;
+    if ((rc = PMPI_Comm_split(c->pcomm, color, c->map.rank, &c->slice_red)) != MPI_SUCCESS) return rc;
+    if ((rc = PMPI_Comm_split(c->pcomm, color, c->map.rank, &c->slice_bc)) != MPI_SUCCESS) return rc;
+    c->slice_ready = 1;
+    return MPI_SUCCESS;
+}
+
 tc_ctx_t *tc_ctx_lookup(MPI_Comm comm)
 {
     void *attr = NULL;
@@ -98,7 +110,7 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm)
     c = calloc(1, sizeof(*c));
     if (!c) return NULL;   /* no memory: PMPI (a later call retries, collectively the same) */
     c->comm = comm;
-    c->pcomm = c->llcomm = MPI_COMM_NULL;
+    c->pcomm = c->llcomm = c->slice_red = c->slice_bc = MPI_COMM_NULL;
     c->map.lcomm = MPI_COMM_NULL;
     c->cfg = tc_config_get();
     if (!c->cfg->disable) {
@@ -107,10 +119,16 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm)
         PMPI_Comm_split(comm, 0, rank, &c->pcomm);
         PMPI_Comm_set_errhandler(c->pcomm, MPI_ERRORS_RETURN);
         if (tc_nodemap_build(c->pcomm, c->cfg, &c->map) == 0) {
-            int ok = 1, all_ok = 0;
-            if (c->map.lsize > 1 && tc_shm_create(c->map.lcomm, c->cfg, &c->shm) != 0) ok = 0;
-            PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->pcomm);
+            int ok[2] = { 1, 1 }, all[2] = { 0, 0 };
+            if (c->map.lsize > 1 && tc_shm_create(c->map.lcomm, c->cfg, &c->shm) != 0) ok[0] = 0;
+            ok[1] = c->shm ? c->shm->single_copy : 1;
+            PMPI_Allreduce(ok, all, 2, MPI_INT, MPI_MIN, c->pcomm);
+            int all_ok = all[0];
             c->enabled = all_ok;
+            c->all_sc = all[1];
+            c->minlocal = c->map.lsize;
+            for (int n = 0; n < c->map.nnodes; n++)
+                if (c->map.size_of[n] < c->minlocal) c->minlocal = c->map.size_of[n];
             PMPI_Comm_split(c->pcomm, c->map.lrank == 0 ? 0 : MPI_UNDEFINED, c->map.rank, &c->llcomm);
             /* Spinning pays only if the process waited for is running: with
              * more ranks than cores on the host (measured: 4 ranks on 2

@@ -18,6 +18,9 @@
 #include <mpi.h>
 #include <stdint.h>
 
+/* Return values of the collectives' work steps (or an MPI error code). */
+enum { TC_OP_DONE = 0, TC_OP_PENDING = -1 };
+
 typedef struct tc_ctx {
     MPI_Comm comm;          /* the user's communicator (not owned) */
     MPI_Comm pcomm;         /* private copy of comm's group for our messages */
@@ -28,8 +31,18 @@ typedef struct tc_ctx {
     const tc_config_t *cfg;
     uint64_t seq;           /* collectives started on this comm (same on all ranks) */
     int spin;               /* polls before a waiter yields its core */
+    int all_sc;             /* 1: single copy works on every node of comm */
+    int minlocal;           /* fewest processes on any node */
+    /* Allreduce's slice communicators: the processes with this local rank
+     * on every node (local ranks < minlocal), one for the reductions and
+     * one for the broadcasts of the slices; created on first use. */
+    MPI_Comm slice_red, slice_bc;
+    int slice_ready;
     uint64_t bcast_calls, bcast_fallbacks;
     uint64_t barrier_calls;
+    uint64_t reduce_calls, reduce_fallbacks;
+    uint64_t allreduce_calls, allreduce_fallbacks;
+    uint64_t allgather_calls, allgather_fallbacks;
     struct tc_ctx *prev, *next; /* live contexts, for MPI_Finalize */
 } tc_ctx_t;
 
@@ -40,6 +53,10 @@ typedef struct tc_ctx {
  * topocoll is disabled or set-up failed on some rank.
  */
 tc_ctx_t *tc_ctx_get(MPI_Comm comm);
+
+/** Create the slice communicators (collective over comm: every rank must
+ *  call it in the same collective).  0 or an MPI error code. */
+int tc_ctx_slices(tc_ctx_t *c);
 
 /** The context of @comm if one exists (local, never creates). */
 tc_ctx_t *tc_ctx_lookup(MPI_Comm comm);

@@ -26,6 +26,9 @@ typedef struct tc_nodemap {
     int *leader_of;        /* [nnodes] communicator rank of each node's leader
                               (the node's lowest rank) */
     int *size_of;          /* [nnodes] processes on each node */
+    int *ring;             /* [size] ranks in physical order: by node, then
+                              package, NUMA node, cache, core (HierKNEM 3.4) */
+    int ring_pos;          /* this rank's position in ring */
     MPI_Comm lcomm;        /* the node's processes, ordered by rank */
     hwloc_bitmap_t cpuset; /* binding (real or emulated) */
     int bound;             /* 0: unbound, cpuset is the whole machine */

@@ -40,6 +40,13 @@ typedef struct tc_ctl {
     _Atomic uint64_t recv_cookie; /* consumer: writable region of that buffer */
     _Atomic uint64_t arrive_seq;  /* barrier: collective this process reached */
     _Atomic uint64_t release_seq; /* barrier (leader): collective released */
+    /* all-participant collectives (Reduce, Allreduce, Allgather): every
+     * process exposes its buffers and reports progress on its own part */
+    _Atomic uint64_t post_seq;    /* collective whose cookies/prog are below */
+    _Atomic uint64_t in_cookie;   /* its input (send buffer), readable */
+    _Atomic uint64_t out_cookie;  /* its output (receive buffer) */
+    _Atomic uint64_t prog;        /* units of its own part finished (reset to
+                                     0 before post_seq is published) */
     int32_t pid;                  /* setup: the owner's pid (for CMA) */
     uint64_t probe_addr;          /* setup: address of the owner's probe word */
 } __attribute__((aligned(TC_CTL_ALIGN))) tc_ctl_t;

@@ -1,0 +1,304 @@
+/* coll/allgather -- see allgather.h. */
+#include "allgather.h"
+
+#include "fold.h"   /* tc_fold_post / tc_fold_all_posted: the cookie exchange */
+#include "../xfer/region.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TC_TAG_ALLGATHER 0x7c03
+
+enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
+
+int tc_allgather_alg(const tc_ctx_t *ctx, size_t block)
+{
+    const tc_nodemap_t *m = &ctx->map;
+    int maxlocal = 0;
+    for (int n = 0; n < m->nnodes; n++) if (m->size_of[n] > maxlocal) maxlocal = m->size_of[n];
+    if (m->nnodes == 1 && block <= ctx->cfg->allgather_cico_max &&
+        block <= (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot)
+        return TC_AG_USE_CICO;
+    if (ctx->cfg->allgather_alg == TC_AG_LEADER) return TC_AG_USE_LEADER;
+    if (ctx->cfg->allgather_alg == TC_AG_RING) return TC_AG_USE_RING;
+    /* one node: the ring is direct reads between neighbours, every process
+     * copying in parallel; leader-based would serialise on the leader */
+    if (m->nnodes == 1) return TC_AG_USE_RING;
+    return maxlocal > 6 && block >= (8u << 10) ? TC_AG_USE_RING : TC_AG_USE_LEADER;
+}
+
+const char *tc_allgather_alg_name(int alg)
+{
+    return alg == TC_AG_USE_CICO ? "copy-in/copy-out" : alg == TC_AG_USE_RING ? "ring (physical order)"
+                                                                              : "leader-based";
+}
+
+int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t block)
+{
+    const tc_nodemap_t *m = &ctx->map;
+    memset(op, 0, sizeof(*op));
+    op->ctx = ctx;
+    op->in = in;
+    op->out = out;
+    op->block = block;
+    op->seq = ++ctx->seq;
+    op->alg = tc_allgather_alg(ctx, block);
+    if (ctx->shm && !(op->cookies = calloc((size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
+    if (op->alg == TC_AG_USE_LEADER && m->lrank == 0 && m->nnodes > 1) {
+        if (!(op->ntype = calloc((size_t)m->nnodes, sizeof(MPI_Datatype)))) return MPI_ERR_NO_MEM;
+        MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)m->size);
+        if (!disp) return MPI_ERR_NO_MEM;
+        for (int n = 0; n < m->nnodes; n++) {
+            int k = 0;
+            for (int r = 0; r < m->size; r++) if (m->node_of[r] == n) disp[k++] = (MPI_Aint)((size_t)r * block);
+            int rc = PMPI_Type_create_hindexed_block(k, (int)block, disp, MPI_BYTE, &op->ntype[n]);
+            if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(&op->ntype[n]);
+            if (rc != MPI_SUCCESS) { free(disp); return rc; }
+        }
+        free(disp);
+        op->rreq = malloc(sizeof(MPI_Request) * 2 * (size_t)m->nnodes);
+        if (!op->rreq) return MPI_ERR_NO_MEM;
+        op->sreq = op->rreq + m->nnodes;
+        for (int i = 0; i < 2 * m->nnodes; i++) op->rreq[i] = MPI_REQUEST_NULL;
+    }
+    if (op->alg == TC_AG_USE_RING) {
+        int n = m->size, p = m->ring_pos;
+        op->left = m->ring[(p - 1 + n) % n];
+        op->right = m->ring[(p + 1) % n];
+        op->lsame = m->node_of[op->left] == m->node;
+        op->rsame = m->node_of[op->right] == m->node;
+        op->rreq = malloc(sizeof(MPI_Request) * 2 * (size_t)n);
+        if (!op->rreq) return MPI_ERR_NO_MEM;
+        op->sreq = op->rreq + n;
+        for (int i = 0; i < 2 * n; i++) op->rreq[i] = MPI_REQUEST_NULL;
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- one node, small blocks ------------------------------------------------- */
+
+static int cico_work(tc_allgather_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const tc_nodemap_t *m = &op->ctx->map;
+    if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
+    for (int i = 0; i < m->lsize; i++) {   /* one node: local rank == rank */
+        if (i == s->me) continue;
+        memcpy(op->out + (size_t)i * op->block, tc_shm_cico(s, i, 0), op->block);
+        s->bytes_cico += op->block;
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- leader-based ------------------------------------------------------------ */
+
+/* Leaders: the ring between leaders, one node's blocks per message.  At
+ * step k a leader sends node (node-k)'s blocks right and receives node
+ * (node-k-1)'s from the left; every receive is posted up front (distinct
+ * destinations), a send goes out as soon as its node's blocks are here. */
+static int leaders_ring(tc_allgather_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    const tc_nodemap_t *m = &c->map;
+    int nn = m->nnodes, me = m->node, flag, rc;
+    int left = m->leader_of[(me - 1 + nn) % nn], right = m->leader_of[(me + 1) % nn];
+    if (op->rposted == 0) {
+        for (int k = 0; k < nn - 1; k++) {
+            rc = PMPI_Irecv(op->out, 1, op->ntype[(me - k - 1 + nn) % nn], left, TC_TAG_ALLGATHER, c->pcomm,
+                            &op->rreq[k]);
+            if (rc != MPI_SUCCESS) return rc;
+        }
+        op->rposted = 1;
+    }
+    for (;;) {
+        /* steps = nodes whose blocks we hold, minus ours */
+        while (op->nsent < nn - 1 && (size_t)op->nsent <= op->steps) {
+            int k = op->nsent;
+            rc = PMPI_Isend(op->out, 1, op->ntype[(me - k + nn) % nn], right, TC_TAG_ALLGATHER, c->pcomm,
+                            &op->sreq[k]);
+            if (rc != MPI_SUCCESS) return rc;
+            op->nsent++;
+        }
+        if (op->steps >= (size_t)nn - 1) break;
+        if ((rc = PMPI_Test(&op->rreq[op->steps], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+        if (!flag) break;
+        op->steps++;
+        /* Release: the node's blocks (landed by MPI) before the report. */
+        if (c->shm) atomic_store_explicit(&c->shm->ctl[0].prog, op->steps + 1, memory_order_release);
+    }
+    return MPI_SUCCESS;
+}
+
+static int leader_work(tc_allgather_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    tc_shm_t *s = c->shm;
+    const tc_nodemap_t *m = &c->map;
+    int rc, flag;
+    if (s && !op->posted) {
+        if (!tc_fold_all_posted(s, op->seq, NULL, op->cookies)) return TC_OP_PENDING;
+        op->posted = 1;
+    }
+    if (m->lrank == 0) {
+        if (s && !op->wrote) {   /* every local block written into our buffer? */
+            for (int i = 1; i < s->nlocal; i++)
+                if (atomic_load_explicit(&s->ctl[i].prog, memory_order_acquire) < 1) return TC_OP_PENDING;
+            op->wrote = 1;
+            atomic_store_explicit(&s->ctl[0].prog, 1, memory_order_release);
+        }
+        if (m->nnodes > 1) {
+            if ((rc = leaders_ring(op)) != MPI_SUCCESS) return rc;
+            if (op->steps < (size_t)m->nnodes - 1) return TC_OP_PENDING;
+            for (int k = 0; k < m->nnodes - 1; k++) {
+                if ((rc = PMPI_Test(&op->sreq[k], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+                if (!flag) return TC_OP_PENDING;
+            }
+        }
+        return MPI_SUCCESS;
+    }
+    if (!op->wrote) {   /* our block into the leader's buffer */
+        struct iovec l = { (void *)op->in, op->block };
+        if (tc_region_copy(s, op->cookies[0], (size_t)m->rank * op->block, &l, 1, TC_DIR_TO_REGION) !=
+            (long long)op->block)
+            return MPI_ERR_INTERN;
+        op->wrote = 1;
+        atomic_store_explicit(&s->ctl[s->me].prog, 1, memory_order_release);
+    }
+    /* fetch each node's blocks as the leader reports them */
+    size_t ready = (size_t)atomic_load_explicit(&s->ctl[0].prog, memory_order_acquire);
+    while (op->got < ready) {
+        int n = (m->node - (int)op->got + m->nnodes) % m->nnodes;
+        for (int r = 0; r < m->size; r++) {
+            if (m->node_of[r] != n || r == m->rank) continue;
+            size_t off = (size_t)r * op->block;
+            if (tc_region_read(s, op->cookies[0], off, op->out + off, op->block) != (long long)op->block)
+                return MPI_ERR_INTERN;
+        }
+        op->got++;
+    }
+    return op->got < (size_t)m->nnodes ? TC_OP_PENDING : MPI_SUCCESS;
+}
+
+/* ---- ring in physical order ----------------------------------------------------- */
+
+static int ring_work(tc_allgather_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    tc_shm_t *s = c->shm;
+    const tc_nodemap_t *m = &c->map;
+    const int n = m->size, p = m->ring_pos;
+    int flag, rc;
+    /* held block j (0 = ours) belongs to rank ring[p - j] */
+#define RING_RANK(j) (m->ring[(p - (int)(j) % n + n) % n])
+    if (s && !op->posted) {
+        if (!tc_fold_all_posted(s, op->seq, NULL, op->cookies)) return TC_OP_PENDING;
+        op->posted = 1;
+    }
+    if (op->have == 0) op->have = 1;
+    if (!op->lsame && op->rposted == 0) {
+        for (int j = 1; j < n; j++) {
+            size_t off = (size_t)RING_RANK(j) * op->block;
+            rc = PMPI_Irecv(op->out + off, (int)op->block, MPI_BYTE, op->left, TC_TAG_ALLGATHER, c->pcomm,
+                            &op->rreq[j]);
+            if (rc != MPI_SUCCESS) return rc;
+        }
+        op->rposted = 1;
+    }
+    for (;;) {
+        size_t before = op->have + op->sent;
+        if (op->lsame) {
+            int li = m->lrank_of[op->left];
+            size_t lp = (size_t)atomic_load_explicit(&s->ctl[li].prog, memory_order_acquire);
+            while (op->have < (size_t)n && lp >= op->have) {   /* left holds our next block */
+                size_t off = (size_t)RING_RANK(op->have) * op->block;
+                if (tc_region_read(s, op->cookies[li], off, op->out + off, op->block) != (long long)op->block)
+                    return MPI_ERR_INTERN;
+                op->have++;
+            }
+        } else {
+            while (op->have < (size_t)n) {
+                if ((rc = PMPI_Test(&op->rreq[op->have], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+                if (!flag) break;
+                op->have++;
+            }
+        }
+        /* Release: blocks in our buffer before the right neighbour reads them. */
+        if (s) atomic_store_explicit(&s->ctl[s->me].prog, op->have, memory_order_release);
+        if (!op->rsame) {
+            while (op->sent < (size_t)n - 1 && op->sent < op->have) {
+                size_t off = (size_t)RING_RANK(op->sent) * op->block;
+                rc = PMPI_Isend(op->out + off, (int)op->block, MPI_BYTE, op->right, TC_TAG_ALLGATHER, c->pcomm,
+                                &op->sreq[op->sent]);
+                if (rc != MPI_SUCCESS) return rc;
+                op->sent++;
+            }
+        }
+        if (op->have + op->sent == before) break;
+    }
+#undef RING_RANK
+    if (op->have < (size_t)n) return TC_OP_PENDING;
+    if (!op->rsame) {
+        while (op->sdone < (size_t)n - 1) {
+            if ((rc = PMPI_Test(&op->sreq[op->sdone], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+            if (!flag) return TC_OP_PENDING;
+            op->sdone++;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int tc_allgather_work(tc_allgather_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const tc_nodemap_t *m = &op->ctx->map;
+    int rc;
+    switch (op->state) {
+    case ST_START:
+        if (s && !tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
+        {
+            char *mine = op->out + (size_t)m->rank * op->block;
+            if (op->in != mine) memcpy(mine, op->in, op->block);
+            op->in = mine;
+        }
+        if (s) {
+            if (op->alg == TC_AG_USE_CICO) {
+                memcpy(tc_shm_cico(s, s->me, 0), op->in, op->block);
+                tc_fold_post(s, op->seq, 0, 0);
+            } else {
+                struct iovec iov = { op->out, (size_t)m->size * op->block };
+                unsigned rights = TC_RIGHT_READ | (op->alg == TC_AG_USE_LEADER && m->lrank == 0 ? TC_RIGHT_WRITE : 0);
+                if (tc_region_create(s, &iov, 1, rights, &op->out_cookie) != 0) return MPI_ERR_INTERN;
+                tc_fold_post(s, op->seq, 0, op->out_cookie);
+            }
+        }
+        op->state = ST_WORK;
+        /* fall through */
+    case ST_WORK:
+        rc = op->alg == TC_AG_USE_CICO ? cico_work(op) : op->alg == TC_AG_USE_RING ? ring_work(op) : leader_work(op);
+        if (rc != MPI_SUCCESS) return rc;
+        if (s) tc_shm_finish(s, op->seq);
+        op->state = ST_ACK;
+        /* fall through */
+    case ST_ACK:
+        if (s && op->alg != TC_AG_USE_CICO && !tc_shm_all_done(s, op->seq)) return TC_OP_PENDING;
+        op->state = ST_DONE;
+        /* fall through */
+    default:
+        return TC_OP_DONE;
+    }
+}
+
+void tc_allgather_fini(tc_allgather_t *op)
+{
+    if (op->out_cookie) tc_region_destroy(op->ctx->shm, op->out_cookie);
+    op->out_cookie = 0;
+    if (op->ntype)
+        for (int n = 0; n < op->ctx->map.nnodes; n++)
+            if (op->ntype[n] != MPI_DATATYPE_NULL && op->ntype[n] != 0) PMPI_Type_free(&op->ntype[n]);
+    free(op->ntype);
+    free(op->rreq);
+    free(op->cookies);
+    op->ntype = NULL;
+    op->rreq = op->sreq = NULL;
+    op->cookies = NULL;
+}

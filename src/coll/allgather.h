@@ -1,0 +1,66 @@
+/*
+ * coll/allgather -- the two HierKNEM Allgather algorithms (section 3.4),
+ * as resumable state machines (start/work/ack/fini; work never blocks).
+ *
+ * Leader-based (small nodes): every non-leader writes its block into the
+ * leader's receive buffer by single copy; the leaders run a ring over
+ * the underlying MPI, one message per step carrying a whole node's blocks
+ * (an hindexed datatype: a node's ranks need not be contiguous); as each
+ * node's blocks land in the leader's buffer the non-leaders fetch them by
+ * single copy, so gathering, exchanging and fetching overlap.
+ * Ring (large nodes): all processes form one ring ordered by physical
+ * distance (node, package, NUMA node, cache, core: topo/node's ring), not
+ * by rank; each process takes block after block from its left neighbour,
+ * by single-copy read out of the neighbour's receive buffer when the two
+ * share a node, by MPI otherwise.  Only the ring's edges between groups
+ * cross a slow link.
+ * Small blocks on one node go through the CICO slots.
+ * Choice: TOPOCOLL_ALLGATHER_ALG, else ring when a node holds more than 6
+ * processes and blocks are 8 KiB or more (the paper's 2-6 cores per node
+ * for the leader-based one, Fig. 4), else leader-based.
+ *
+ * Owns: tc_allgather_t.  May call: coll/ctx, xfer/, PMPI.
+ */
+#ifndef TC_COLL_ALLGATHER_H
+#define TC_COLL_ALLGATHER_H
+
+#include "ctx.h"
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { TC_AG_USE_CICO = 0, TC_AG_USE_LEADER, TC_AG_USE_RING };
+
+typedef struct tc_allgather {
+    tc_ctx_t *ctx;
+    const char *in;         /* this rank's block (inside out when MPI_IN_PLACE) */
+    char *out;              /* size blocks of @block bytes, rank order */
+    size_t block;
+    uint64_t seq;
+    int state, alg;
+    uint64_t out_cookie;
+    uint64_t *cookies;      /* [nlocal] receive buffers of the local processes */
+    int posted, wrote;
+    /* leader-based */
+    MPI_Datatype *ntype;    /* leaders: [nnodes] the blocks of each node */
+    size_t steps;           /* leaders: ring steps completed */
+    size_t got;             /* non-leaders: nodes copied */
+    int nsent;
+    /* ring */
+    int left, right, lsame, rsame;
+    size_t have, sent, sdone, rposted;
+    MPI_Request *rreq, *sreq;
+} tc_allgather_t;
+
+/** Algorithm an Allgather of @block bytes per rank uses on ctx. */
+int tc_allgather_alg(const tc_ctx_t *ctx, size_t block);
+const char *tc_allgather_alg_name(int alg);
+
+/** Prepare (ctx enabled, block > 0, size > 1).  @in == out + rank*block
+ *  means MPI_IN_PLACE.  MPI_SUCCESS or an error code (then call fini). */
+int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t block);
+int tc_allgather_work(tc_allgather_t *op);
+void tc_allgather_fini(tc_allgather_t *op);
+
+#endif

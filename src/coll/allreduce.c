@@ -1,0 +1,268 @@
+/* coll/allreduce -- see allreduce.h. */
+#include "allreduce.h"
+
+#include "../xfer/region.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
+enum { NET_IDLE = 0, NET_REDUCE, NET_BCAST, NET_DONE };
+
+static size_t cico_capacity(const tc_shm_t *s) { return (size_t)s->cico_slots * s->cico_slot; }
+
+int tc_allreduce_uses_cico(const tc_ctx_t *ctx, size_t bytes)
+{
+    if (bytes <= ctx->cfg->red_cico_max && (!ctx->shm || bytes <= cico_capacity(ctx->shm))) return 1;
+    return 0;
+}
+
+int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
+                      const tc_rtype_t *t)
+{
+    const tc_nodemap_t *m = &ctx->map;
+    memset(op, 0, sizeof(*op));
+    op->ctx = ctx;
+    op->t = *t;
+    op->in = in;
+    op->out = out;
+    op->count = count;
+    op->seq = ++ctx->seq;
+    op->multi = m->nnodes > 1;
+    op->cico = tc_allreduce_uses_cico(ctx, tc_span(t, count));
+    op->req = MPI_REQUEST_NULL;
+    for (int w = 0; w < TC_ALLREDUCE_WINDOW; w++) op->rreq[w] = op->breq[w] = MPI_REQUEST_NULL;
+    op->wid = -1;
+    if (op->cico) return MPI_SUCCESS;
+
+    int nw = op->multi ? ctx->minlocal : m->lsize;
+    if (m->lrank < nw) op->wid = m->lrank;
+    tc_part_init(&op->part, count, tc_fold_segsize(ctx, t, count, nw), nw);
+    if (op->multi) {
+        int rc = tc_ctx_slices(ctx);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    int nl = m->lsize;
+    op->cookies = calloc(2 * (size_t)nl, sizeof(uint64_t));
+    op->got = calloc((size_t)nw, sizeof(size_t));
+    if (!op->cookies || !op->got || (op->wid >= 0 && tc_fold_scratch_get(&op->f) != 0)) return MPI_ERR_NO_MEM;
+    return MPI_SUCCESS;
+}
+
+/* ---- small vectors: through the CICO slots -------------------------------- */
+
+static int fold_slots(tc_allreduce_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    size_t span = tc_span(&op->t, op->count);
+    memcpy(op->out, tc_shm_cico(s, s->nlocal - 1, 0), span);
+    for (int r = s->nlocal - 2; r >= 0; r--) {
+        int rc = tc_op_apply(&op->t, tc_shm_cico(s, r, 0), op->out, op->count);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    s->bytes_cico += span * (size_t)s->nlocal;
+    return MPI_SUCCESS;
+}
+
+/* Leaders: reduce to node 0's leader, then broadcast (two steps instead of
+ * the native allreduce: the result is then bit-identical everywhere). */
+static int cico_network(tc_allreduce_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    int flag, rc, lr;
+    PMPI_Comm_rank(c->llcomm, &lr);
+    int n = (int)op->count;
+    for (;;) {
+        switch (op->net_state) {
+        case NET_IDLE:
+            rc = PMPI_Ireduce(lr == 0 ? MPI_IN_PLACE : op->out, lr == 0 ? op->out : NULL, n, op->t.dt,
+                              op->t.op, 0, c->llcomm, &op->req);
+            if (rc != MPI_SUCCESS) return rc;
+            op->net_state = NET_REDUCE;
+            break;
+        case NET_REDUCE:
+        case NET_BCAST:
+            if ((rc = PMPI_Test(&op->req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+            if (!flag) return TC_OP_PENDING;
+            if (op->net_state == NET_BCAST) { op->net_state = NET_DONE; return MPI_SUCCESS; }
+            if ((rc = PMPI_Ibcast(op->out, n, op->t.dt, 0, c->llcomm, &op->req)) != MPI_SUCCESS) return rc;
+            op->net_state = NET_BCAST;
+            break;
+        default:
+            return MPI_SUCCESS;
+        }
+    }
+}
+
+static int cico_work(tc_allreduce_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    tc_shm_t *s = c->shm;
+    size_t span = tc_span(&op->t, op->count);
+    int rc;
+    if (!s) {   /* alone on the node */
+        if (op->net_state == NET_IDLE && op->in != op->out) memcpy(op->out, op->in, span);
+        return cico_network(op);
+    }
+    if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
+    if (!op->multi) return fold_slots(op);
+    if (c->map.lrank == 0) {
+        if (op->net_state == NET_IDLE && (rc = fold_slots(op)) != MPI_SUCCESS) return rc;
+        if ((rc = cico_network(op)) != MPI_SUCCESS) return rc;
+        /* Nobody reads our slots any more (only the leader folds here). */
+        memcpy(tc_shm_cico(s, 0, 0), op->out, span);
+        /* Release: the result in the slots before prog. */
+        atomic_store_explicit(&s->ctl[0].prog, 1, memory_order_release);
+        return MPI_SUCCESS;
+    }
+    if (atomic_load_explicit(&s->ctl[0].prog, memory_order_acquire) < 1) return TC_OP_PENDING;
+    memcpy(op->out, tc_shm_cico(s, 0, 0), span);
+    s->bytes_cico += span;
+    return MPI_SUCCESS;
+}
+
+/* ---- single copy ---------------------------------------------------------- */
+
+/* Worker: the inter-node steps of its piece of each folded segment. */
+static int slice_network(tc_allreduce_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    const int W = TC_ALLREDUCE_WINDOW;
+    int flag, rc, sr;
+    PMPI_Comm_rank(c->slice_red, &sr);
+    size_t first, n;
+    while (op->red_posted < op->folded && op->red_posted - op->bc_done < (size_t)W) {
+        tc_part_piece(&op->part, op->red_posted, op->wid, &first, &n);
+        char *p = op->out + first * op->t.extent;
+        rc = PMPI_Ireduce(sr == 0 ? MPI_IN_PLACE : p, sr == 0 ? p : NULL, (int)n, op->t.dt, op->t.op, 0,
+                          c->slice_red, &op->rreq[op->red_posted % W]);
+        if (rc != MPI_SUCCESS) return rc;
+        op->red_posted++;
+    }
+    while (op->red_done < op->red_posted) {
+        if ((rc = PMPI_Test(&op->rreq[op->red_done % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+        if (!flag) break;
+        tc_part_piece(&op->part, op->red_done, op->wid, &first, &n);
+        rc = PMPI_Ibcast(op->out + first * op->t.extent, (int)n, op->t.dt, 0, c->slice_bc,
+                         &op->breq[op->red_done % W]);
+        if (rc != MPI_SUCCESS) return rc;
+        op->red_done++;
+    }
+    while (op->bc_done < op->red_done) {
+        if ((rc = PMPI_Test(&op->breq[op->bc_done % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+        if (!flag) break;
+        op->bc_done++;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Copy every finished piece of the other workers into our output. */
+static int gather_pieces(tc_allreduce_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const uint64_t *outc = op->cookies + s->nlocal;
+    for (int j = 0; j < op->part.nw; j++) {
+        if (j == op->wid) continue;
+        /* Acquire: pairs with the owner's release of prog after its piece
+         * landed in its output buffer. */
+        size_t ready = (size_t)atomic_load_explicit(&s->ctl[j].prog, memory_order_acquire);
+        while (op->got[j] < ready) {
+            size_t first, n;
+            tc_part_piece(&op->part, op->got[j], j, &first, &n);
+            size_t off = first * op->t.extent, span = tc_span(&op->t, n);
+            if (span && tc_region_read(s, outc[j], off, op->out + off, span) != (long long)span)
+                return MPI_ERR_INTERN;
+            op->got[j]++;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+static int sc_work(tc_allreduce_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    tc_shm_t *s = c->shm;
+    int rc;
+    if (s && !tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal)) return TC_OP_PENDING;
+    if (op->wid >= 0) {
+        if (op->folded < op->part.nseg) {   /* one segment per step: the network overlaps */
+            size_t first, n;
+            tc_part_piece(&op->part, op->folded, op->wid, &first, &n);
+            if (s) {
+                rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, op->out, 0, &op->f);
+                if (rc != MPI_SUCCESS) return rc;
+            } else if (op->in != op->out) {
+                memcpy(op->out + first * op->t.extent, op->in + first * op->t.extent, tc_span(&op->t, n));
+            }
+            op->folded++;
+        }
+        size_t final = op->folded;
+        if (op->multi) {
+            if ((rc = slice_network(op)) != MPI_SUCCESS) return rc;
+            final = op->bc_done;
+        }
+        /* Release: the finished pieces in our output before prog. */
+        if (s && final > atomic_load_explicit(&s->ctl[s->me].prog, memory_order_relaxed))
+            atomic_store_explicit(&s->ctl[s->me].prog, final, memory_order_release);
+    }
+    if (s && (rc = gather_pieces(op)) != MPI_SUCCESS) return rc;
+    if (op->wid >= 0 && (op->folded < op->part.nseg || (op->multi && op->bc_done < op->part.nseg)))
+        return TC_OP_PENDING;
+    for (int j = 0; s && j < op->part.nw; j++)
+        if (j != op->wid && op->got[j] < op->part.nseg) return TC_OP_PENDING;
+    return MPI_SUCCESS;
+}
+
+int tc_allreduce_work(tc_allreduce_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    int rc;
+    switch (op->state) {
+    case ST_START:
+        if (s) {
+            /* Our flags, slots and cookies may still be read for the
+             * previous collective. */
+            if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
+            if (op->cico) {
+                memcpy(tc_shm_cico(s, s->me, 0), op->in, tc_span(&op->t, op->count));
+                tc_fold_post(s, op->seq, 0, 0);
+            } else {
+                struct iovec iov = { op->out, tc_span(&op->t, op->count) };
+                if (tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->out_cookie) != 0) return MPI_ERR_INTERN;
+                if (op->in != op->out) {
+                    iov.iov_base = (void *)op->in;
+                    if (tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->in_cookie) != 0) return MPI_ERR_INTERN;
+                }
+                tc_fold_post(s, op->seq, op->in != op->out ? op->in_cookie : op->out_cookie, op->out_cookie);
+            }
+        }
+        op->state = ST_WORK;
+        /* fall through */
+    case ST_WORK:
+        rc = op->cico ? cico_work(op) : sc_work(op);
+        if (rc != MPI_SUCCESS) return rc;
+        if (s) tc_shm_finish(s, op->seq);
+        op->state = ST_ACK;
+        /* fall through */
+    case ST_ACK:
+        /* Peers read our input, output or slots until they finish. */
+        if (s && !tc_shm_all_done(s, op->seq)) return TC_OP_PENDING;
+        op->state = ST_DONE;
+        /* fall through */
+    default:
+        return TC_OP_DONE;
+    }
+}
+
+void tc_allreduce_fini(tc_allreduce_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    if (op->in_cookie) tc_region_destroy(s, op->in_cookie);
+    if (op->out_cookie) tc_region_destroy(s, op->out_cookie);
+    op->in_cookie = op->out_cookie = 0;
+    tc_fold_scratch_put(&op->f);
+    free(op->cookies);
+    free(op->got);
+    op->cookies = NULL;
+    op->got = NULL;
+}

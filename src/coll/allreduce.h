@@ -1,0 +1,66 @@
+/*
+ * coll/allreduce -- hierarchical Allreduce (not in the HierKNEM paper; its
+ * building blocks), as a resumable state machine:
+ *   start - every local process exposes its input and its output buffer
+ *           as read-only regions and posts the cookies;
+ *   work  - never blocks.  Reduce-scatter inside the node: worker j folds
+ *           piece j of every pipeline segment, reading its peers' inputs
+ *           by single copy (coll/fold).  Between nodes: the workers with
+ *           the same local rank reduce their piece (PMPI_Ireduce to node
+ *           0's worker) and broadcast the result back (PMPI_Ibcast), a
+ *           window of TC_ALLREDUCE_WINDOW segments in flight, so every
+ *           core drives the network.  Allgather inside the node: each
+ *           process copies every finished piece out of its owner's output
+ *           buffer as soon as the owner reports it;
+ *   ack   - every process waits until its peers finished reading it;
+ *   fini  - regions and scratch are released.
+ * Small vectors (TOPOCOLL_REDUCE_CICO_MAX) go through the CICO slots:
+ * every process folds all inputs itself (one node), or the leader folds
+ * and the leaders reduce and broadcast over MPI.
+ * Results are bit-identical on every rank: each element is computed once,
+ * in a fixed order (fold order of coll/fold; the underlying MPI's reduce
+ * over nodes), then copied.
+ *
+ * Owns: tc_allreduce_t.  May call: coll/ctx, coll/fold, coll/op, xfer/, PMPI.
+ */
+#ifndef TC_COLL_ALLREDUCE_H
+#define TC_COLL_ALLREDUCE_H
+
+#include "fold.h"
+
+#define TC_ALLREDUCE_WINDOW 4
+
+typedef struct tc_allreduce {
+    tc_ctx_t *ctx;
+    tc_rtype_t t;
+    const char *in;        /* this process's input (rbuf when MPI_IN_PLACE) */
+    char *out;
+    size_t count;
+    uint64_t seq;
+    int state;
+    int cico;              /* small path */
+    int multi;             /* more than one node */
+    tc_part_t part;
+    int wid;               /* this process's worker index, -1 if none */
+    uint64_t in_cookie, out_cookie;
+    uint64_t *cookies;     /* [nlocal] inputs, then [nlocal] outputs */
+    size_t *got;           /* [nw] segments of each piece copied here */
+    size_t folded, red_posted, red_done, bc_done;
+    MPI_Request rreq[TC_ALLREDUCE_WINDOW], breq[TC_ALLREDUCE_WINDOW];
+    MPI_Request req;       /* CICO path, leaders */
+    int net_state;
+    tc_fold_scratch_t f;
+} tc_allreduce_t;
+
+/** 1 if an Allreduce of @bytes (span) per process takes the CICO path. */
+int tc_allreduce_uses_cico(const tc_ctx_t *ctx, size_t bytes);
+
+/** Prepare.  @in may equal @out (MPI_IN_PLACE).  ctx enabled, count > 0,
+ *  size > 1.  Returns MPI_SUCCESS or an error (then call fini). */
+int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
+                      const tc_rtype_t *t);
+/** Advance: TC_OP_DONE, TC_OP_PENDING or an MPI error code. */
+int tc_allreduce_work(tc_allreduce_t *op);
+void tc_allreduce_fini(tc_allreduce_t *op);
+
+#endif

@@ -1,0 +1,128 @@
+/* coll/fold -- see fold.h. */
+#include "fold.h"
+
+#include "../xfer/region.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tc_part_init(tc_part_t *p, size_t count, size_t seg_elems, int nw)
+{
+    p->count = count;
+    p->seg = seg_elems ? seg_elems : 1;
+    p->nseg = (count + p->seg - 1) / p->seg;
+    p->nw = nw;
+}
+
+void tc_part_piece(const tc_part_t *p, size_t i, int j, size_t *first, size_t *n)
+{
+    size_t lo = i * p->seg;
+    size_t len = p->count - lo < p->seg ? p->count - lo : p->seg;
+    size_t a = len * (size_t)j / (size_t)p->nw, b = len * (size_t)(j + 1) / (size_t)p->nw;
+    *first = lo + a;
+    *n = b - a;
+}
+
+size_t tc_fold_segsize(const tc_ctx_t *ctx, const tc_rtype_t *t, size_t count, int nw)
+{
+    size_t bytes = count * t->extent, seg;
+    if (ctx->cfg->red_segsize) {
+        seg = ctx->cfg->red_segsize;
+    } else {
+        size_t table1 = bytes <= (16u << 20) ? (64u << 10) : (1u << 20);
+        seg = table1 * (size_t)nw;
+        size_t eighth = bytes / 8;
+        if (eighth > seg) seg = eighth;
+    }
+    size_t e = seg / t->extent;
+    return e ? e : 1;
+}
+
+int tc_fold_scratch_get(tc_fold_scratch_t *f)
+{
+    f->acc = f->in = NULL;
+    if (posix_memalign((void **)&f->acc, 64, 2 * (size_t)TC_FOLD_CHUNK) != 0) { f->acc = NULL; return -1; }
+    f->in = f->acc + TC_FOLD_CHUNK;
+    return 0;
+}
+
+void tc_fold_scratch_put(tc_fold_scratch_t *f)
+{
+    free(f->acc);
+    f->acc = f->in = NULL;
+}
+
+int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, const char *own,
+                  size_t first, size_t n, char *dst, uint64_t dst_cookie, tc_fold_scratch_t *f)
+{
+    const int nl = s->nlocal;
+    size_t per = TC_FOLD_CHUNK / t->extent;   /* elements per accumulator */
+    if (per == 0) per = 1;                     /* huge element: one at a time, below */
+    while (n > 0) {
+        size_t k = n < per ? n : per;
+        size_t off = first * t->extent, span = tc_span(t, k);
+        char *acc = f->acc, *in = f->in;
+        char *big = NULL;
+        if (span > TC_FOLD_CHUNK) {            /* element larger than the chunk */
+            big = malloc(2 * span);
+            if (!big) return MPI_ERR_NO_MEM;
+            acc = big;
+            in = big + span;
+        }
+        int rc = MPI_SUCCESS;
+        for (int r = nl - 1; r >= 0 && rc == MPI_SUCCESS; r--) {
+            const char *src;
+            if (r == s->me) {
+                src = own + off;
+            } else {
+                char *into = r == nl - 1 ? acc : in;
+                if (tc_region_read(s, cookies[r], off, into, span) != (long long)span) rc = MPI_ERR_INTERN;
+                src = into;
+            }
+            if (rc != MPI_SUCCESS) break;
+            if (r == nl - 1) {
+                if (src != acc) memcpy(acc, src, span);
+            } else {
+                rc = tc_op_apply(t, src, acc, k);
+            }
+        }
+        if (rc == MPI_SUCCESS) {
+            if (dst_cookie) {
+                struct iovec l = { acc, span };
+                if (tc_region_copy(s, dst_cookie, off, &l, 1, TC_DIR_TO_REGION) != (long long)span)
+                    rc = MPI_ERR_INTERN;
+            } else {
+                memcpy(dst + off, acc, span);
+            }
+        }
+        free(big);
+        if (rc != MPI_SUCCESS) return rc;
+        first += k;
+        n -= k;
+    }
+    return MPI_SUCCESS;
+}
+
+int tc_fold_all_posted(const tc_shm_t *s, uint64_t seq, uint64_t *in, uint64_t *out)
+{
+    for (int i = 0; i < s->nlocal; i++) {
+        if (i == s->me) continue;
+        /* Acquire: pairs with the release in tc_fold_post. */
+        if (atomic_load_explicit(&s->ctl[i].post_seq, memory_order_acquire) != seq) return 0;
+    }
+    for (int i = 0; i < s->nlocal; i++) {
+        if (in) in[i] = atomic_load_explicit(&s->ctl[i].in_cookie, memory_order_relaxed);
+        if (out) out[i] = atomic_load_explicit(&s->ctl[i].out_cookie, memory_order_relaxed);
+    }
+    return 1;
+}
+
+void tc_fold_post(tc_shm_t *s, uint64_t seq, uint64_t in_cookie, uint64_t out_cookie)
+{
+    tc_ctl_t *me = &s->ctl[s->me];
+    atomic_store_explicit(&me->in_cookie, in_cookie, memory_order_relaxed);
+    atomic_store_explicit(&me->out_cookie, out_cookie, memory_order_relaxed);
+    atomic_store_explicit(&me->prog, 0, memory_order_relaxed);
+    /* Release: cookies and the reset progress before post_seq. */
+    atomic_store_explicit(&me->post_seq, seq, memory_order_release);
+}

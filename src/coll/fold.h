@@ -1,0 +1,69 @@
+/*
+ * coll/fold -- the intra-node reduction engine shared by Reduce and
+ * Allreduce: the vector is cut into pipeline segments, each segment into
+ * one piece per worker; a worker folds its piece of every local process's
+ * input, reading the peers' buffers directly by single copy (HierKNEM
+ * section 3.3: the node's reduction spread over its cores, no
+ * intermediate copy through shared memory).
+ *
+ * Fold order is canonical: s_0 op (s_1 op (... op s_{n-1})) over local
+ * ranks, so a result does not depend on which worker computed it.  Work
+ * goes through a cache-sized accumulator (TC_FOLD_CHUNK bytes) so each
+ * input is read from memory once.
+ *
+ * Owns: tc_part_t and the fold scratch.  May call: coll/op, xfer/.
+ */
+#ifndef TC_COLL_FOLD_H
+#define TC_COLL_FOLD_H
+
+#include "ctx.h"
+#include "op.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TC_FOLD_CHUNK (32u << 10)   /* accumulator bytes (fits L1/L2) */
+
+/* Segment-major partition of @count elements: segment i holds elements
+ * [i*seg, min((i+1)*seg, count)); its piece j (of nw) the elements
+ * [lo + len*j/nw, lo + len*(j+1)/nw). */
+typedef struct tc_part {
+    size_t count, seg, nseg;
+    int nw;
+} tc_part_t;
+
+void tc_part_init(tc_part_t *p, size_t count, size_t seg_elems, int nw);
+/** Piece (@i, @j): first element and element count. */
+void tc_part_piece(const tc_part_t *p, size_t i, int j, size_t *first, size_t *n);
+
+/** Default segment (elements) for a reduction of @count elements of @t
+ *  over @nw workers: TOPOCOLL_REDUCE_SEGSIZE, else HierKNEM Table 1 for
+ *  Reduce (64 KiB up to 16 MiB, 1 MiB above) per worker, raised so that
+ *  there are at most ~8 segments. */
+size_t tc_fold_segsize(const tc_ctx_t *ctx, const tc_rtype_t *t, size_t count, int nw);
+
+/** Scratch for folds (two accumulators of TC_FOLD_CHUNK, aligned). */
+typedef struct tc_fold_scratch { char *acc, *in; } tc_fold_scratch_t;
+int tc_fold_scratch_get(tc_fold_scratch_t *f);
+void tc_fold_scratch_put(tc_fold_scratch_t *f);
+
+/**
+ * Fold elements [@first, @first+@n) of every local process's input into
+ * @dst (local memory, n elements).  Process k's input is region
+ * @cookie_of(k) (element 0 at region offset 0), except this process's,
+ * read at @own (own input; may alias @dst when the caller reduces in
+ * place).  When @dst_cookie is non-zero the result goes instead to that
+ * region at byte offset first*extent (single-copy write; @dst unused).
+ * Returns MPI_SUCCESS or an MPI error code.
+ */
+int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, const char *own,
+                  size_t first, size_t n, char *dst, uint64_t dst_cookie, tc_fold_scratch_t *f);
+
+/** Wait-free check: have all local processes posted their cookies for
+ *  collective @seq?  Fills @in / @out (may be NULL) on success. */
+int tc_fold_all_posted(const tc_shm_t *s, uint64_t seq, uint64_t *in, uint64_t *out);
+
+/** Publish this process's cookies for @seq (prog reset to 0). */
+void tc_fold_post(tc_shm_t *s, uint64_t seq, uint64_t in_cookie, uint64_t out_cookie);
+
+#endif

@@ -1,0 +1,287 @@
+/* coll/reduce -- see reduce.h. */
+#include "reduce.h"
+
+#include "../xfer/region.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
+
+int tc_reduce_uses_cico(const tc_ctx_t *ctx, size_t bytes)
+{
+    /* config-derived only: every rank must decide alike */
+    return bytes <= ctx->cfg->red_cico_max && bytes <= (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot;
+}
+
+int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
+                   const tc_rtype_t *t, int root)
+{
+    const tc_nodemap_t *m = &ctx->map;
+    memset(op, 0, sizeof(*op));
+    op->ctx = ctx;
+    op->t = *t;
+    op->in = in;
+    op->count = count;
+    op->root = root;
+    op->am_root = m->rank == root;
+    op->out = op->am_root ? out : NULL;
+    op->root_local = m->node_of[root] == m->node ? m->lrank_of[root] : -1;
+    op->seq = ++ctx->seq;
+    op->multi = m->nnodes > 1;
+    op->first = op->multi ? 0 : op->root_local;
+    op->llroot = m->node_of[root];
+    op->cico = tc_reduce_uses_cico(ctx, tc_span(t, count));
+    op->wid = -1;
+    for (int w = 0; w < TC_REDUCE_WINDOW; w++) op->rreq[w] = MPI_REQUEST_NULL;
+    size_t span = tc_span(t, count);
+    int lead = m->lrank == op->first;
+
+    if (op->cico) {
+        /* the folding process needs a node buffer when it is not the root */
+        if (op->multi && lead && !op->am_root && !(op->nb = malloc(2 * span))) return MPI_ERR_NO_MEM;
+        return MPI_SUCCESS;
+    }
+    int nw = !op->multi ? m->lsize : m->lsize > 1 ? m->lsize - 1 : 1;
+    int wid = !op->multi ? m->lrank : m->lsize > 1 ? m->lrank - 1 : 0;
+    if (wid >= 0) op->wid = wid;
+    /* Several nodes: the segment is the leaders' pipeline unit and must be
+     * the same on every node, whatever its number of workers. */
+    tc_part_init(&op->part, count, tc_fold_segsize(ctx, t, count, op->multi ? 1 : nw), nw);
+    if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
+    if (op->wid >= 0 && ctx->shm && tc_fold_scratch_get(&op->f) != 0) return MPI_ERR_NO_MEM;
+    if (op->multi && lead) {
+        if (m->lsize > 1) {
+            if (!(op->nb = malloc(2 * span))) return MPI_ERR_NO_MEM;
+            op->src = op->nb;
+        } else if (op->am_root && in == out) {
+            /* no MPI_IN_PLACE at a non-zero root of the leaders' comm
+             * (MPICH 4.0.2 crashes there): reduce from a copy */
+            if (!(op->nb = malloc(span))) return MPI_ERR_NO_MEM;
+            memcpy(op->nb, in, span);
+            op->src = op->nb;
+        } else {
+            op->src = in;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- leaders' network part (first leader, several nodes) ------------------ */
+
+/* The leader's result buffer for segment data at byte offset @off. */
+static char *final_at(tc_reduce_t *op, size_t off)
+{
+    if (op->am_root) return op->out + off;
+    if (op->root_local >= 0) return op->nb + tc_span(&op->t, op->count) + off;
+    return NULL;
+}
+
+static int leaders_network(tc_reduce_t *op, size_t avail)
+{
+    tc_ctx_t *c = op->ctx;
+    const int W = TC_REDUCE_WINDOW;
+    int flag, rc;
+    while (op->red_posted < avail && op->red_posted - op->red_done < (size_t)W) {
+        size_t i = op->red_posted, first = i * op->part.seg;
+        size_t n = op->count - first < op->part.seg ? op->count - first : op->part.seg;
+        size_t off = first * op->t.extent;
+        rc = PMPI_Ireduce(op->src + off, final_at(op, off), (int)n, op->t.dt, op->t.op, op->llroot, c->llcomm,
+                          &op->rreq[i % W]);
+        if (rc != MPI_SUCCESS) return rc;
+        op->red_posted++;
+    }
+    while (op->red_done < op->red_posted) {
+        if ((rc = PMPI_Test(&op->rreq[op->red_done % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+        if (!flag) break;
+        op->red_done++;
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- small vectors --------------------------------------------------------- */
+
+/* Fold every local process's slots into @dst (n elements). */
+static int fold_slots(tc_reduce_t *op, char *dst)
+{
+    tc_shm_t *s = op->ctx->shm;
+    size_t span = tc_span(&op->t, op->count);
+    memcpy(dst, tc_shm_cico(s, s->nlocal - 1, 0), span);
+    for (int r = s->nlocal - 2; r >= 0; r--) {
+        int rc = tc_op_apply(&op->t, tc_shm_cico(s, r, 0), dst, op->count);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    s->bytes_cico += span * (size_t)s->nlocal;
+    return MPI_SUCCESS;
+}
+
+static int cico_work(tc_reduce_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    tc_shm_t *s = c->shm;
+    size_t span = tc_span(&op->t, op->count);
+    int lead = c->map.lrank == op->first, rc;
+    if (!op->multi) {
+        if (!op->am_root) return MPI_SUCCESS;
+        if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
+        return fold_slots(op, op->out);
+    }
+    if (lead) {
+        if (op->red_posted == 0) {
+            char *nb = op->am_root ? op->out : op->nb;
+            if (s) {
+                if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
+                if ((rc = fold_slots(op, nb)) != MPI_SUCCESS) return rc;
+            } else if (nb != op->in) {
+                memcpy(nb, op->in, span);
+            }
+            /* the root reduces into its own buffer from a copy (no IN_PLACE) */
+            if (op->am_root) {
+                if (!op->nb && !(op->nb = malloc(span))) return MPI_ERR_NO_MEM;
+                memcpy(op->nb, nb, span);
+            }
+            op->src = op->nb;
+            op->part.seg = op->count;   /* one segment */
+        }
+        if ((rc = leaders_network(op, 1)) != MPI_SUCCESS) return rc;
+        if (op->red_done < 1) return TC_OP_PENDING;
+        if (s && op->root_local >= 0 && !op->am_root) {
+            /* the root reads the result from our slots (nobody else does) */
+            memcpy(tc_shm_cico(s, s->me, 0), final_at(op, 0), span);
+            atomic_store_explicit(&s->ctl[s->me].prog, 1, memory_order_release);
+        }
+        return MPI_SUCCESS;
+    }
+    if (!op->am_root) return MPI_SUCCESS;
+    /* Acquire: pairs with the leader's release of prog. */
+    if (atomic_load_explicit(&s->ctl[op->first].post_seq, memory_order_acquire) != op->seq ||
+        atomic_load_explicit(&s->ctl[op->first].prog, memory_order_acquire) < 1)
+        return TC_OP_PENDING;
+    memcpy(op->out, tc_shm_cico(s, op->first, 0), span);
+    s->bytes_cico += span;
+    return MPI_SUCCESS;
+}
+
+/* ---- single copy ------------------------------------------------------------ */
+
+static int sc_work(tc_reduce_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    tc_shm_t *s = c->shm;
+    int lead = c->map.lrank == op->first, rc;
+    const size_t nseg = op->part.nseg;
+    if (s && !tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal)) return TC_OP_PENDING;
+
+    if (!op->multi) {   /* one node: every process writes its pieces into the root's buffer */
+        if (op->folded < nseg) {
+            size_t first, n;
+            tc_part_piece(&op->part, op->folded, op->wid, &first, &n);
+            rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, op->out,
+                               op->am_root ? 0 : op->cookies[s->nlocal + op->first], &op->f);
+            if (rc != MPI_SUCCESS) return rc;
+            op->folded++;
+        }
+        return op->folded < nseg ? TC_OP_PENDING : MPI_SUCCESS;
+    }
+
+    if (lead) {
+        size_t avail = nseg;
+        if (s) {   /* segments every worker has pushed into our node buffer */
+            for (int w = 1; w < s->nlocal; w++) {
+                /* Acquire: pairs with the worker's release after its write. */
+                size_t p = (size_t)atomic_load_explicit(&s->ctl[w].prog, memory_order_acquire);
+                if (p < avail) avail = p;
+            }
+        }
+        if ((rc = leaders_network(op, avail)) != MPI_SUCCESS) return rc;
+        if (s && op->root_local >= 0 && !op->am_root)   /* Release: final segments for the root */
+            atomic_store_explicit(&s->ctl[s->me].prog, op->red_done, memory_order_release);
+        return op->red_done < nseg ? TC_OP_PENDING : MPI_SUCCESS;
+    }
+
+    /* a worker (the paper's second leader) */
+    if (op->folded < nseg) {
+        size_t first, n;
+        tc_part_piece(&op->part, op->folded, op->wid, &first, &n);
+        rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, NULL, op->cookies[s->nlocal + op->first], &op->f);
+        if (rc != MPI_SUCCESS) return rc;
+        op->folded++;
+        /* Release: our write into the leader's buffer before the report. */
+        atomic_store_explicit(&s->ctl[s->me].prog, op->folded, memory_order_release);
+    }
+    if (op->am_root) {   /* copy the final segments out of the leader's buffer */
+        size_t fin = (size_t)atomic_load_explicit(&s->ctl[op->first].prog, memory_order_acquire);
+        if (fin > op->got) {
+            size_t a = op->got * op->part.seg, b = fin * op->part.seg < op->count ? fin * op->part.seg : op->count;
+            size_t off = a * op->t.extent, span = tc_span(&op->t, b - a);
+            if (tc_region_read(s, op->cookies[s->nlocal + op->first], tc_span(&op->t, op->count) + off,
+                               op->out + off, span) != (long long)span)
+                return MPI_ERR_INTERN;
+            op->got = fin;
+        }
+        if (op->got < nseg) return TC_OP_PENDING;
+    }
+    return op->folded < nseg ? TC_OP_PENDING : MPI_SUCCESS;
+}
+
+int tc_reduce_work(tc_reduce_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    int rc;
+    switch (op->state) {
+    case ST_START:
+        if (s) {
+            if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
+            size_t span = tc_span(&op->t, op->count);
+            if (op->cico) {
+                memcpy(tc_shm_cico(s, s->me, 0), op->in, span);
+                tc_fold_post(s, op->seq, 0, 0);
+            } else {
+                int lead = op->ctx->map.lrank == op->first;
+                struct iovec iov = { (void *)op->in, span };
+                unsigned in_rights = TC_RIGHT_READ;
+                if (op->am_root && op->in == op->out && !op->multi) in_rights |= TC_RIGHT_WRITE;
+                if (tc_region_create(s, &iov, 1, in_rights, &op->in_cookie) != 0) return MPI_ERR_INTERN;
+                if (lead && op->multi) {          /* the node buffer (and final result) */
+                    iov.iov_base = op->nb;
+                    iov.iov_len = 2 * span;
+                    if (tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie) != 0)
+                        return MPI_ERR_INTERN;
+                } else if (lead && op->in != op->out) {   /* one node: the root's buffer */
+                    iov.iov_base = op->out;
+                    if (tc_region_create(s, &iov, 1, TC_RIGHT_WRITE, &op->out_cookie) != 0) return MPI_ERR_INTERN;
+                }
+                tc_fold_post(s, op->seq, op->in_cookie, op->out_cookie ? op->out_cookie : op->in_cookie);
+            }
+        }
+        op->state = ST_WORK;
+        /* fall through */
+    case ST_WORK:
+        rc = op->cico ? cico_work(op) : sc_work(op);
+        if (rc != MPI_SUCCESS) return rc;
+        if (s) tc_shm_finish(s, op->seq);
+        op->state = ST_ACK;
+        /* fall through */
+    case ST_ACK:
+        /* Single copy: peers read our input (and write the root's buffer)
+         * until they finish.  CICO: the next collective's start waits. */
+        if (s && !op->cico && !tc_shm_all_done(s, op->seq)) return TC_OP_PENDING;
+        op->state = ST_DONE;
+        /* fall through */
+    default:
+        return TC_OP_DONE;
+    }
+}
+
+void tc_reduce_fini(tc_reduce_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    if (op->in_cookie) tc_region_destroy(s, op->in_cookie);
+    if (op->out_cookie) tc_region_destroy(s, op->out_cookie);
+    op->in_cookie = op->out_cookie = 0;
+    tc_fold_scratch_put(&op->f);
+    free(op->cookies);
+    free(op->nb);
+    op->cookies = NULL;
+    op->nb = NULL;
+}

@@ -1,0 +1,68 @@
+/*
+ * coll/reduce -- hierarchical Reduce, HierKNEM Algorithm 2 (section 3.3),
+ * as a resumable state machine (start/work/ack/fini; work never blocks).
+ *
+ * Several nodes: the first leader (local rank 0) runs the inter-node
+ * reduction over the underlying MPI, one PMPI_Ireduce per pipeline
+ * segment on the leaders' communicator (a window of TC_REDUCE_WINDOW).
+ * The node's other processes are the "second leaders" of the paper, the
+ * intra-node work spread over all of them: worker j reads piece j of each
+ * segment from every local process's input by single copy (including the
+ * first leader's), folds it (coll/fold) and pushes the node result into
+ * the first leader's node buffer by single-copy write, then reports the
+ * segment; the first leader starts the inter-node reduction of segment i
+ * as soon as every worker reported it, so the intra-node reduction of
+ * segment i+1 overlaps the inter-node reduction of segment i.  On the
+ * root's node, when the root is not the first leader, it copies each
+ * final segment out of the leader's buffer as it completes.
+ * One node: every process, the root included, is a worker and writes its
+ * pieces straight into the root's receive buffer.  One process per node:
+ * the leaders' reduction alone (the paper's degenerate case).
+ * Small vectors go through the CICO slots (the root, or the leader, folds).
+ * Non-commutative operations are reduced here only on one node (canonical
+ * rank order); across nodes the caller passes them to the native MPI.
+ *
+ * Owns: tc_reduce_t.  May call: coll/ctx, coll/fold, coll/op, xfer/, PMPI.
+ */
+#ifndef TC_COLL_REDUCE_H
+#define TC_COLL_REDUCE_H
+
+#include "fold.h"
+
+#define TC_REDUCE_WINDOW 4
+
+typedef struct tc_reduce {
+    tc_ctx_t *ctx;
+    tc_rtype_t t;
+    const char *in;        /* input (the root's rbuf when MPI_IN_PLACE) */
+    char *out;             /* the root's receive buffer (NULL elsewhere) */
+    size_t count;
+    int root, am_root, root_local; /* root_local: root's local rank, -1 if off-node */
+    int first;             /* local rank of the first leader */
+    uint64_t seq;
+    int state;
+    int cico, multi;
+    tc_part_t part;
+    int wid;               /* worker index, -1 if not a worker */
+    uint64_t in_cookie, out_cookie;
+    uint64_t *cookies;     /* [nlocal] inputs, then [nlocal] outputs */
+    char *nb;              /* first leader: node result, then (root's node,
+                              root elsewhere) the final result: 2 spans */
+    const char *src;       /* first leader: what it sends to the network */
+    size_t folded, ready, red_posted, red_done, got;
+    MPI_Request rreq[TC_REDUCE_WINDOW];
+    int llroot;            /* root's node = its rank in the leaders' comm */
+    tc_fold_scratch_t f;
+} tc_reduce_t;
+
+int tc_reduce_uses_cico(const tc_ctx_t *ctx, size_t bytes);
+
+/** Prepare.  @out is the root's buffer (ignored elsewhere); @in == @out
+ *  at the root means MPI_IN_PLACE.  ctx enabled, count > 0, size > 1.
+ *  MPI_SUCCESS or an error code (then call fini). */
+int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
+                   const tc_rtype_t *t, int root);
+int tc_reduce_work(tc_reduce_t *op);
+void tc_reduce_fini(tc_reduce_t *op);
+
+#endif
