@@ -1,8 +1,9 @@
 /*
  * test_preload -- an ordinary MPI program (it does not include topocoll.h
  * nor link topocoll) run with LD_PRELOAD=libtopocoll_pmpi.so:
- *  - MPI_Bcast gives the right data and really went through topocoll
- *    (topocoll_comm_query, looked up with dlsym, counts the calls);
+ *  - MPI_Bcast, MPI_Reduce, MPI_Allreduce and MPI_Allgather give the
+ *    right data and really went through topocoll (topocoll_comm_query,
+ *    looked up with dlsym, counts the calls);
  *  - 40 communicators created, used and freed leave nothing behind: no
  *    name in /dev/shm at any time (the segment is unlinked once mapped),
  *    no mapping of ours after MPI_Comm_free, none after MPI_Finalize.
@@ -21,13 +22,15 @@ static int checks, failures, rank;
 #define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; fprintf(stderr, "[rank %d] FAIL %s:%d: ", rank, __FILE__, __LINE__); \
     fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
-/* Mirrors topocoll_comm_info_t's leading fields up to bcast_calls (this
- * program does not include topocoll.h).  The library fills the whole
- * struct, which grows with new counters: the padding leaves it room. */
+/* Mirrors topocoll_comm_info_t (this program does not include
+ * topocoll.h).  The library fills the whole struct, which grows with new
+ * counters: the padding leaves it room. */
 typedef struct {
     int enabled, rank, size, node, nnodes, local_rank, local_size, leader, single_copy;
     char why[128];
-    uint64_t bcast_calls;
+    uint64_t bcast_calls, bcast_fallbacks, barrier_calls, bytes_sc, bytes_cico;
+    uint64_t reduce_calls, reduce_fallbacks, allreduce_calls, allreduce_fallbacks;
+    uint64_t allgather_calls, allgather_fallbacks;
     char room[1024];
 } info_t;
 
@@ -75,9 +78,33 @@ int main(int argc, char **argv)
         int ok = 1;
         for (int i = 0; i < n; i++) if (buf[i] != i * it) ok = 0;
         CHECK(ok, "iteration %d: wrong data", it);
+        /* Reduce and Allreduce of doubles (exact sums), Allgather of ints */
+        double *x = malloc((size_t)n * sizeof(double)), *y = malloc((size_t)n * sizeof(double));
+        for (int i = 0; i < n; i++) x[i] = (double)(i % 97 + crank);
+        CHECK(MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, c) == MPI_SUCCESS, "allreduce rc");
+        ok = 1;
+        for (int i = 0; i < n; i++) if (y[i] != (double)(i % 97) * csize + csize * (csize - 1) / 2.0) ok = 0;
+        CHECK(ok, "iteration %d: wrong Allreduce result", it);
+        memset(y, 0, (size_t)n * sizeof(double));
+        CHECK(MPI_Reduce(x, y, n, MPI_DOUBLE, MPI_MAX, root, c) == MPI_SUCCESS, "reduce rc");
+        ok = 1;
+        for (int i = 0; crank == root && i < n; i++) if (y[i] != (double)(i % 97 + csize - 1)) ok = 0;
+        CHECK(ok, "iteration %d: wrong Reduce result", it);
+        int per = n / csize, *all = malloc((size_t)per * (size_t)csize * sizeof(int));
+        for (int i = 0; i < per; i++) buf[i] = crank * 1000003 + i;
+        CHECK(MPI_Allgather(buf, per, MPI_INT, all, per, MPI_INT, c) == MPI_SUCCESS, "allgather rc");
+        ok = 1;
+        for (int r = 0; r < csize; r++)
+            for (int i = 0; i < per; i++) if (all[(size_t)r * per + i] != r * 1000003 + i) ok = 0;
+        CHECK(ok, "iteration %d: wrong Allgather result", it);
+        free(x); free(y); free(all);
         info_t info;
         if (query && csize > 1) {
             CHECK(query(c, &info) == MPI_SUCCESS && info.bcast_calls == 1, "MPI_Bcast did not go through topocoll");
+            CHECK(info.reduce_calls == 1 && info.allreduce_calls == 1 && info.allgather_calls == 1,
+                  "MPI_Reduce/Allreduce/Allgather did not go through topocoll (%llu %llu %llu)",
+                  (unsigned long long)info.reduce_calls, (unsigned long long)info.allreduce_calls,
+                  (unsigned long long)info.allgather_calls);
             CHECK(our_mappings() == base_maps + (info.local_size > 1), "live communicator: %d mappings", our_mappings());
         }
         CHECK(shm_names() == 0, "a name is left in /dev/shm while the communicator lives");

@@ -2,19 +2,24 @@
  * tools/topocoll_bench -- OSU-style latency benchmark of topocoll's
  * collectives against the native MPI in the same run.
  *
- * For each message size: R repetitions; in each, the native collective
- * (PMPI_*) and topocoll's run back to back (their order alternates between
- * repetitions), each for I iterations over a pool of rotating buffers whose
- * total exceeds the last-level cache, so neither side gets cache-hot data.
- * A repetition's figure is the slowest rank's mean latency; the table
- * reports the median over repetitions, the ratio native/topocoll (> 1: we
- * are faster), and the physical reference: the median time of one memcpy
- * of the same bytes between rotating buffers on one process (a single-copy
- * transfer cannot beat it).  Every result is validated against the root's
- * data before timing.
+ * Collectives: bcast, reduce, allreduce, allgather (message size = the
+ * vector for bcast/reduce/allreduce, doubles summed for the reductions;
+ * the per-rank block for allgather, as OSU does), and barrier.
+ * For each size: R repetitions; in each, the native collective (PMPI_*)
+ * and topocoll's run back to back (their order alternates between
+ * repetitions), each for I iterations over a pool of rotating buffers
+ * whose total exceeds the last-level cache, so neither side gets
+ * cache-hot data.  A repetition's figure is the slowest rank's mean
+ * latency; the table reports the median over repetitions, the ratio
+ * native/topocoll (> 1: we are faster), and the memory-traffic reference:
+ * the bytes each process must at least move (bcast: n; reduce: n(p-1)/p;
+ * allreduce: 2n(p-1)/p; allgather: (p-1)n) divided by the memcpy
+ * bandwidth measured in the same run between cold buffers on one core.
+ * Every result is validated against the native one before timing.
  *
- *   mpirun -np 2 topocoll_bench [--coll bcast] [--min 4K] [--max 16M]
- *          [--reps 11] [--iters N] [--root R] [--pool 64M] [--csv FILE]
+ *   mpirun -np 2 topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier]
+ *          [--min 4K] [--max 16M] [--reps 11] [--iters N] [--root R] [--pool 64M]
+ *          [--csv FILE]
  *
  * May call: the native API, PMPI.
  */
@@ -23,13 +28,12 @@
 #include "base/config.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-typedef int (*bcast_fn)(void *, int, MPI_Datatype, int, MPI_Comm);
 
 typedef struct opts {
     const char *coll;
@@ -37,6 +41,9 @@ typedef struct opts {
     int reps, iters, root;
     const char *csv;
 } opts_t;
+
+enum { C_BCAST, C_REDUCE, C_ALLREDUCE, C_ALLGATHER };
+static const char *coll_names[] = { "bcast", "reduce", "allreduce", "allgather" };
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -52,8 +59,9 @@ static double median(double *v, int n)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: topocoll_bench [--coll bcast] [--min SIZE] [--max SIZE] [--reps R]\n"
-                    "                      [--iters N] [--root R] [--pool SIZE] [--csv FILE]\n");
+    fprintf(stderr, "usage: topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier] [--min SIZE]\n"
+                    "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
+                    "                      [--csv FILE]\n");
 }
 
 static int parse(int argc, char **argv, opts_t *o)
@@ -81,32 +89,70 @@ static int parse(int argc, char **argv, opts_t *o)
         default: return -1;
         }
     }
-    if (strcmp(o->coll, "bcast") != 0 && strcmp(o->coll, "barrier") != 0) {
-        fprintf(stderr, "topocoll_bench: --coll %s: bcast or barrier in this version\n", o->coll);
+    int known = strcmp(o->coll, "barrier") == 0;
+    for (int c = 0; c < 4; c++) known |= strcmp(o->coll, coll_names[c]) == 0;
+    if (!known) {
+        fprintf(stderr, "topocoll_bench: --coll %s: bcast, reduce, allreduce, allgather or barrier\n", o->coll);
         return -1;
     }
     return (o->reps < 1 || o->min > o->max) ? -1 : 0;
 }
 
-/* Mean latency (s) of @iters calls of @fn, slowest rank. */
-static double time_bcast(bcast_fn fn, char **pool, int npool, size_t bytes, int iters, int root)
+/* One call of collective @coll, native (PMPI) or topocoll.  @bytes is the
+ * message size (doubles for the reductions, bytes otherwise). */
+static int run(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
+{
+    MPI_Comm w = MPI_COMM_WORLD;
+    int n = (int)(bytes / sizeof(double));
+    switch (coll) {
+    case C_BCAST: return native ? PMPI_Bcast(sbuf, (int)bytes, MPI_BYTE, root, w)
+                                : topocoll_bcast(sbuf, (int)bytes, MPI_BYTE, root, w);
+    case C_REDUCE: return native ? PMPI_Reduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w)
+                                 : topocoll_reduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w);
+    case C_ALLREDUCE: return native ? PMPI_Allreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w)
+                                    : topocoll_allreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w);
+    default: return native ? PMPI_Allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w)
+                           : topocoll_allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w);
+    }
+}
+
+/* Mean latency (s) of @iters calls, slowest rank, over rotating buffers. */
+static double time_coll(int coll, int native, char **spool, char **rpool, int npool, size_t bytes, int iters,
+                        int root)
 {
     double t0, t, tmax;
     PMPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    for (int i = 0; i < iters; i++) fn(pool[i % npool], (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD);
+    for (int i = 0; i < iters; i++) run(coll, native, spool[i % npool], rpool[i % npool], bytes, root);
     t = (MPI_Wtime() - t0) / iters;
     PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return tmax;
 }
 
-static int validate(bcast_fn fn, char *buf, size_t bytes, int root, int rank)
+/* topocoll's result equals the native one (reductions of small integers
+ * are exact in any order).  Returns nonzero on any rank's mismatch. */
+static int validate(int coll, char *sbuf, char *rbuf, size_t sbytes, size_t rbytes, int root, int rank)
 {
-    for (size_t i = 0; i < bytes; i++) buf[i] = (char)(rank == root ? (i * 131 + bytes) : 0);
-    fn(buf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD);
+    char *ref = malloc(rbytes > sbytes ? rbytes : sbytes);
     int bad = 0, anybad;
-    for (size_t i = 0; i < bytes; i++)
-        if (buf[i] != (char)(i * 131 + bytes)) { bad = 1; break; }
+    size_t cmp = coll == C_BCAST ? sbytes : coll == C_REDUCE && rank != root ? 0 : rbytes;
+    if (coll == C_REDUCE || coll == C_ALLREDUCE)
+        for (size_t i = 0; i < sbytes / sizeof(double); i++) ((double *)sbuf)[i] = (double)((i * 7 + (size_t)rank) % 13);
+    else
+        for (size_t i = 0; i < sbytes; i++) sbuf[i] = (char)(i * 131 + (size_t)rank * 17 + sbytes);
+    if (coll == C_BCAST) {
+        if (rank != root) memset(sbuf, 0, sbytes);
+        memcpy(ref, sbuf, sbytes);
+        run(coll, 1, ref, NULL, sbytes, root);
+        run(coll, 0, sbuf, NULL, sbytes, root);
+        bad = memcmp(ref, sbuf, cmp) != 0;
+    } else {
+        memset(rbuf, 0, rbytes);
+        run(coll, 1, sbuf, ref, sbytes, root);
+        run(coll, 0, sbuf, rbuf, sbytes, root);
+        bad = memcmp(ref, rbuf, cmp) != 0;
+    }
+    free(ref);
     PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     return anybad;
 }
@@ -125,7 +171,16 @@ static double memcpy_ref(char **pool, int npool, size_t bytes, int reps)
     return median(v, n);
 }
 
-static int bcast_native(void *b, int c, MPI_Datatype d, int r, MPI_Comm m) { return PMPI_Bcast(b, c, d, r, m); }
+/* Bytes each process must at least move (see the header). */
+static double must_move(int coll, size_t n, int p)
+{
+    switch (coll) {
+    case C_BCAST: return (double)n;
+    case C_REDUCE: return (double)n * (p - 1) / p;
+    case C_ALLREDUCE: return 2.0 * (double)n * (p - 1) / p;
+    default: return (double)n * (p - 1);
+    }
+}
 
 /* Barrier: mean latency (s) of @iters calls, slowest rank. */
 static double time_barrier(int (*fn)(MPI_Comm), int iters)
@@ -173,7 +228,7 @@ int main(int argc, char **argv)
     }
     FILE *csv = NULL;
     if (rank == 0 && o.csv && !(csv = fopen(o.csv, "w"))) perror(o.csv);
-    if (csv) fprintf(csv, "coll,np,nodes,bytes,native_us,topocoll_us,ratio,memcpy_us,memcpy_GBps\n");
+    if (csv) fprintf(csv, "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps\n");
 
     topocoll_comm_attach(MPI_COMM_WORLD);
     topocoll_comm_info_t info;
@@ -188,60 +243,69 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 0;
     }
+    int coll = 0;
+    while (strcmp(o.coll, coll_names[coll]) != 0) coll++;
     if (rank == 0) {
-        printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host\n",
-               o.coll, size, info.nnodes, info.local_size, sysconf(_SC_NPROCESSORS_ONLN));
-        printf("# intra-node: %s; rotating pool %zu MiB per process; median of %d reps; root %d\n",
-               info.single_copy ? "single copy (CMA)" : "copy-in/copy-out", o.pool >> 20, o.reps, o.root);
-        printf("# latency = slowest rank's mean per call; ratio = native/topocoll (>1: topocoll faster)\n");
-        printf("# memcpy = one copy of the same bytes between cold buffers on one core (the floor for a\n"
-               "#          single-copy transfer); GB/s is that copy's bandwidth\n");
-        printf("%10s %12s %12s %7s %11s %8s\n", "bytes", "native_us", "topocoll_us", "ratio", "memcpy_us", "GB/s");
+        printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host%s\n", o.coll, size,
+               info.nnodes, info.local_size, sysconf(_SC_NPROCESSORS_ONLN),
+               coll == C_REDUCE || coll == C_ALLREDUCE ? "; MPI_DOUBLE, MPI_SUM" : "");
+        printf("# intra-node: %s; rotating pool %zu MiB per process; median of %d reps%s\n",
+               info.single_copy ? "single copy (CMA)" : "copy-in/copy-out", o.pool >> 20, o.reps,
+               coll == C_BCAST || coll == C_REDUCE ? (o.root ? "; root != 0" : "; root 0") : "");
+        printf("# bytes = %s; latency = slowest rank's mean per call; ratio = native/topocoll (>1: faster)\n",
+               coll == C_ALLGATHER ? "block per rank" : "vector");
+        printf("# ref = bytes each process must move / memcpy bandwidth (GB/s, one core, cold buffers)\n");
+        printf("%10s %12s %12s %7s %10s %8s\n", "bytes", "native_us", "topocoll_us", "ratio", "ref_us", "GB/s");
     }
     int invalid = 0;
     for (size_t bytes = o.min; bytes <= o.max; bytes *= 2) {
-        int npool = (int)(o.pool / bytes);
+        size_t sbytes = bytes, rbytes = coll == C_ALLGATHER ? bytes * (size_t)size : bytes;
+        if (coll == C_REDUCE || coll == C_ALLREDUCE) sbytes = rbytes = bytes / sizeof(double) * sizeof(double);
+        if (sbytes == 0) continue;
+        int npool = (int)(o.pool / (sbytes + rbytes));
         if (npool < 2) npool = 2;
         if (npool > 256) npool = 256;
-        char **pool = malloc((size_t)npool * sizeof(char *));
+        char **spool = malloc((size_t)npool * sizeof(char *)), **rpool = malloc((size_t)npool * sizeof(char *));
         for (int i = 0; i < npool; i++) {
-            pool[i] = malloc(bytes);
-            memset(pool[i], rank, bytes);     /* fault the pages in */
+            spool[i] = malloc(sbytes);
+            rpool[i] = malloc(rbytes);
+            memset(spool[i], rank, sbytes);     /* fault the pages in */
+            memset(rpool[i], rank, rbytes);
         }
-        int iters = o.iters ? o.iters : (int)((256u << 20) / (bytes * (size_t)(size > 1 ? size : 2)));
+        int iters = o.iters ? o.iters : (int)((256u << 20) / ((sbytes + rbytes) * (size_t)(size > 1 ? size : 2)));
         if (iters < 5) iters = 5;
         if (iters > 2000) iters = 2000;
-        int bad = validate(bcast_native, pool[0], bytes, o.root, rank) |
-                  (validate(topocoll_bcast, pool[0], bytes, o.root, rank) << 1);
+        int bad = validate(coll, spool[0], rpool[0], sbytes, rbytes, o.root, rank);
         invalid |= bad;
-        if (bad && rank == 0) fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes (%s)\n",
-                                      bytes, bad & 2 ? "topocoll" : "native");
-        time_bcast(bcast_native, pool, npool, bytes, 2, o.root);       /* warm-up */
-        time_bcast(topocoll_bcast, pool, npool, bytes, 2, o.root);
+        if (bad && rank == 0) fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes\n", bytes);
+        time_coll(coll, 1, spool, rpool, npool, sbytes, 2, o.root);   /* warm-up */
+        time_coll(coll, 0, spool, rpool, npool, sbytes, 2, o.root);
         double *tn = malloc((size_t)o.reps * sizeof(double)), *tt = malloc((size_t)o.reps * sizeof(double));
         for (int r = 0; r < o.reps; r++) {
             if (r % 2 == 0) {
-                tn[r] = time_bcast(bcast_native, pool, npool, bytes, iters, o.root);
-                tt[r] = time_bcast(topocoll_bcast, pool, npool, bytes, iters, o.root);
+                tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o.root);
+                tt[r] = time_coll(coll, 0, spool, rpool, npool, sbytes, iters, o.root);
             } else {
-                tt[r] = time_bcast(topocoll_bcast, pool, npool, bytes, iters, o.root);
-                tn[r] = time_bcast(bcast_native, pool, npool, bytes, iters, o.root);
+                tt[r] = time_coll(coll, 0, spool, rpool, npool, sbytes, iters, o.root);
+                tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o.root);
             }
         }
         double mn = median(tn, o.reps) * 1e6, mt = median(tt, o.reps) * 1e6;
-        double mc = 0;
-        if (rank == 0) mc = memcpy_ref(pool, npool, bytes, o.reps) * 1e6;
         if (rank == 0) {
-            printf("%10zu %12.2f %12.2f %7.2f %11.2f %8.2f%s\n", bytes, mn, mt, mn / mt, mc,
-                   (double)bytes / mc / 1e3, bad ? "  INVALID" : "");
+            double mc = memcpy_ref(rpool, npool, sbytes, o.reps) * 1e6;   /* one copy of sbytes */
+            double bw = (double)sbytes / mc / 1e3;                          /* GB/s */
+            double ref = must_move(coll, sbytes, size) / (bw * 1e3);
+            printf("%10zu %12.2f %12.2f %7.2f %10.2f %8.2f%s\n", sbytes, mn, mt, mn / mt, ref, bw,
+                   bad ? "  INVALID" : "");
             if (csv) fprintf(csv, "%s,%d,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f\n", o.coll, size, info.nnodes,
-                             bytes, mn, mt, mn / mt, mc, (double)bytes / mc / 1e3);
+                             sbytes, mn, mt, mn / mt, ref, bw);
             fflush(stdout);
         }
         free(tn);
         free(tt);
-        for (int i = 0; i < npool; i++) free(pool[i]);
-        free(pool);
+        for (int i = 0; i < npool; i++) { free(spool[i]); free(rpool[i]); }
+        free(spool);
+        free(rpool);
         PMPI_Barrier(MPI_COMM_WORLD);
     }
     if (csv) fclose(csv);

@@ -236,6 +236,29 @@ static int reduce_work(void *op) { return tc_reduce_work(op); }
 static int allreduce_work(void *op) { return tc_allreduce_work(op); }
 static int allgather_work(void *op) { return tc_allgather_work(op); }
 
+/* An erroneous argument: one line on stderr, the error class through the
+ * communicator's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL, as
+ * the standard puts errors without a communicator), returned.  Checked
+ * here rather than left to the native MPI: Debian's MPICH 4.0.2 does not
+ * check counts in MPI_Allreduce (it aborts in a memcpy of -4 bytes). */
+static int arg_error(MPI_Comm comm, int cls, const char *call, const char *what, long long v)
+{
+    if (cls == MPI_ERR_COUNT || cls == MPI_ERR_ROOT) fprintf(stderr, "topocoll: %s: %s %lld\n", call, what, v);
+    else fprintf(stderr, "topocoll: %s: %s\n", call, what);
+    PMPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, cls);
+    return cls;
+}
+
+/* The arguments every reduction checks; MPI_SUCCESS or the error raised. */
+static int check_reduction(const char *call, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    if (comm == MPI_COMM_NULL) return arg_error(comm, MPI_ERR_COMM, call, "invalid communicator MPI_COMM_NULL", 0);
+    if (count < 0) return arg_error(comm, MPI_ERR_COUNT, call, "negative count", count);
+    if (dt == MPI_DATATYPE_NULL) return arg_error(comm, MPI_ERR_TYPE, call, "datatype is MPI_DATATYPE_NULL", 0);
+    if (op == MPI_OP_NULL) return arg_error(comm, MPI_ERR_OP, call, "op is MPI_OP_NULL", 0);
+    return MPI_SUCCESS;
+}
+
 static void why_native(const char *call, const char *why)
 {
     tc_debug(tc_config_get(), 2, "%s passed to the native MPI (%s)", call, why);
@@ -273,8 +296,9 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
                        MPI_Comm comm)
 {
     tc_rtype_t t;
-    int fb;
+    int fb, err;
     const char *why = "";
+    if ((err = check_reduction("MPI_Allreduce", count, datatype, op, comm)) != MPI_SUCCESS) return err;
     tc_ctx_t *c = reduction_ctx(count, datatype, op, comm, &t, &fb, &why);
     if (!c || fb) goto native;
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -283,7 +307,7 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
         why = "single copy unavailable"; fb = 1; goto native;
     }
     tc_allreduce_t a;
-    int rc = tc_allreduce_init(&a, c, in, recvbuf, (size_t)count, &t);
+    int rc = tc_allreduce_init(&a, c, in, recvbuf, (size_t)count, &t, 1);
     if (rc == MPI_SUCCESS) rc = drive(c, &a, allreduce_work);
     tc_allreduce_fini(&a);
     c->allreduce_calls++;
@@ -295,12 +319,39 @@ native:
     return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
+/* PMPI_Reduce, except that MPI_IN_PLACE at a non-zero root reduces from a
+ * copy of the root's buffer: MPICH 4.0.2 crashes on it (seen here with
+ * np=2, MPI_SHORT_INT/MPI_MINLOC at root 1).  Erroneous arguments go to
+ * PMPI_Reduce unchanged. */
+static int native_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                         MPI_Comm comm)
+{
+    int rank, size, inter = 0;
+    MPI_Aint lb, ext, tlb, text;
+    if (sendbuf != MPI_IN_PLACE || root == 0 || count <= 0 || dt == MPI_DATATYPE_NULL || comm == MPI_COMM_NULL ||
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
+        PMPI_Comm_size(comm, &size) != MPI_SUCCESS || root >= size || rank != root ||
+        PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS || PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS)
+        return PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
+    size_t span = (size_t)(count - 1) * (size_t)ext + (size_t)text;
+    char *tmp = malloc(span ? span : 1);
+    if (!tmp) return PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
+    memcpy(tmp, (char *)recvbuf + tlb, span);
+    int rc = PMPI_Reduce(tmp - tlb, recvbuf, count, dt, op, root, comm);
+    free(tmp);
+    return rc;
+}
+
 int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                     MPI_Comm comm)
 {
     tc_rtype_t t;
-    int fb, size = 0, rank = 0;
+    int fb, size = 0, rank = 0, err, inter = 0;
     const char *why = "";
+    if ((err = check_reduction("MPI_Reduce", count, datatype, op, comm)) != MPI_SUCCESS) return err;
+    if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter && PMPI_Comm_size(comm, &size) == MPI_SUCCESS &&
+        (root < 0 || root >= size))
+        return arg_error(comm, MPI_ERR_ROOT, "MPI_Reduce", "invalid root", root);
     tc_ctx_t *c = reduction_ctx(count, datatype, op, comm, &t, &fb, &why);
     if (!c || fb) goto native;
     PMPI_Comm_size(comm, &size);
@@ -313,7 +364,7 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
         why = "single copy unavailable"; fb = 1; goto native;
     }
     tc_reduce_t r;
-    int rc = tc_reduce_init(&r, c, in, recvbuf, (size_t)count, &t, root);
+    int rc = tc_reduce_init(&r, c, in, recvbuf, (size_t)count, &t, root, 1);
     if (rc == MPI_SUCCESS) rc = drive(c, &r, reduce_work);
     tc_reduce_fini(&r);
     c->reduce_calls++;
@@ -322,7 +373,7 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 native:
     if (c && fb) c->reduce_fallbacks++;
     why_native("MPI_Reduce", why);
-    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    return native_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
 /* 1 if @count elements of @dt are one contiguous run of @bytes bytes
@@ -346,14 +397,12 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     const char *why = "argument the native MPI will check";
     tc_ctx_t *c = NULL;
     int in_place = sendbuf == MPI_IN_PLACE;
-    if (comm == MPI_COMM_NULL) {
-        /* Open MPI 4.1.4's PMPI_Allgather dereferences MPI_COMM_NULL
-         * (segfault, seen here): raise the error ourselves, where the MPI
-         * standard puts errors without a communicator. */
-        tc_warn("MPI_Allgather: invalid communicator (MPI_COMM_NULL)");
-        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_COMM);
-        return MPI_ERR_COMM;
-    }
+    /* (Open MPI 4.1.4's PMPI_Allgather dereferences MPI_COMM_NULL: seen) */
+    if (comm == MPI_COMM_NULL) return arg_error(comm, MPI_ERR_COMM, "MPI_Allgather", "invalid communicator MPI_COMM_NULL", 0);
+    if (recvcount < 0 || (!in_place && sendcount < 0))
+        return arg_error(comm, MPI_ERR_COUNT, "MPI_Allgather", "negative count", recvcount < 0 ? recvcount : sendcount);
+    if (recvtype == MPI_DATATYPE_NULL || (!in_place && sendtype == MPI_DATATYPE_NULL))
+        return arg_error(comm, MPI_ERR_TYPE, "MPI_Allgather", "datatype is MPI_DATATYPE_NULL", 0);
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
         why = "intercommunicator";
         goto native;

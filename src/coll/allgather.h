@@ -3,7 +3,8 @@
  * as resumable state machines (start/work/ack/fini; work never blocks).
  *
  * Leader-based (small nodes): every non-leader writes its block into the
- * leader's receive buffer by single copy; the leaders run a ring over
+ * leader's receive buffer by single copy (and, while that block is in its
+ * cache, into its other local peers' buffers); the leaders run a ring over
  * the underlying MPI, one message per step carrying a whole node's blocks
  * (an hindexed datatype: a node's ranks need not be contiguous); as each
  * node's blocks land in the leader's buffer the non-leaders fetch them by
@@ -13,7 +14,11 @@
  * by rank; each process takes block after block from its left neighbour,
  * by single-copy read out of the neighbour's receive buffer when the two
  * share a node, by MPI otherwise.  Only the ring's edges between groups
- * cross a slow link.
+ * cross a slow link, and they carry only the blocks the receiving node
+ * lacks.  A block whose owner shares our node does not travel the ring:
+ * its owner writes it into every local peer's buffer from its cache (on
+ * one node the ring is then all direct writes, every process copying in
+ * parallel, and the input is read from memory once).
  * Small blocks on one node go through the CICO slots.
  * Choice: TOPOCOLL_ALLGATHER_ALG, else ring when a node holds more than 6
  * processes and blocks are 8 KiB or more (the paper's 2-6 cores per node
@@ -40,7 +45,8 @@ typedef struct tc_allgather {
     uint64_t seq;
     int state, alg;
     uint64_t out_cookie;
-    uint64_t *cookies;      /* [nlocal] receive buffers of the local processes */
+    uint64_t *cookies;      /* [nlocal] inputs, then [nlocal] receive buffers
+                               of the local processes */
     int posted, wrote;
     /* leader-based */
     MPI_Datatype *ntype;    /* leaders: [nnodes] the blocks of each node */

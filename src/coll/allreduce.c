@@ -9,16 +9,14 @@
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 enum { NET_IDLE = 0, NET_REDUCE, NET_BCAST, NET_DONE };
 
-static size_t cico_capacity(const tc_shm_t *s) { return (size_t)s->cico_slots * s->cico_slot; }
-
 int tc_allreduce_uses_cico(const tc_ctx_t *ctx, size_t bytes)
 {
-    if (bytes <= ctx->cfg->red_cico_max && (!ctx->shm || bytes <= cico_capacity(ctx->shm))) return 1;
-    return 0;
+    /* config-derived only: every rank must decide alike */
+    return bytes <= ctx->cfg->red_cico_max && bytes <= (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot;
 }
 
 int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                      const tc_rtype_t *t)
+                      const tc_rtype_t *t, int may_block)
 {
     const tc_nodemap_t *m = &ctx->map;
     memset(op, 0, sizeof(*op));
@@ -27,6 +25,7 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->in = in;
     op->out = out;
     op->count = count;
+    op->may_block = may_block;
     op->seq = ++ctx->seq;
     op->multi = m->nnodes > 1;
     op->cico = tc_allreduce_uses_cico(ctx, tc_span(t, count));
@@ -43,9 +42,9 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
         if (rc != MPI_SUCCESS) return rc;
     }
     int nl = m->lsize;
-    op->cookies = calloc(2 * (size_t)nl, sizeof(uint64_t));
-    op->got = calloc((size_t)nw, sizeof(size_t));
-    if (!op->cookies || !op->got || (op->wid >= 0 && tc_fold_scratch_get(&op->f) != 0)) return MPI_ERR_NO_MEM;
+    op->cookies = calloc(3 * (size_t)nl, sizeof(uint64_t));
+    if (!op->cookies || (op->wid >= 0 && tc_fold_scratch_get(ctx, &op->f) != 0)) return MPI_ERR_NO_MEM;
+    op->push = op->cookies + 2 * nl;
     return MPI_SUCCESS;
 }
 
@@ -53,15 +52,7 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
 
 static int fold_slots(tc_allreduce_t *op)
 {
-    tc_shm_t *s = op->ctx->shm;
-    size_t span = tc_span(&op->t, op->count);
-    memcpy(op->out, tc_shm_cico(s, s->nlocal - 1, 0), span);
-    for (int r = s->nlocal - 2; r >= 0; r--) {
-        int rc = tc_op_apply(&op->t, tc_shm_cico(s, r, 0), op->out, op->count);
-        if (rc != MPI_SUCCESS) return rc;
-    }
-    s->bytes_cico += span * (size_t)s->nlocal;
-    return MPI_SUCCESS;
+    return tc_fold_slots(op->ctx->shm, &op->t, 0, op->count, op->out);
 }
 
 /* Leaders: reduce to node 0's leader, then broadcast (two steps instead of
@@ -105,7 +96,35 @@ static int cico_work(tc_allreduce_t *op)
         return cico_network(op);
     }
     if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
-    if (!op->multi) return fold_slots(op);
+    if (!op->multi) {
+        /* One node: a reduce-scatter and an allgather through the slots.
+         * Process j folds piece j of every slot into its output, then puts
+         * the result over its own input's piece j (only it reads piece j);
+         * the others copy it from there. */
+        const int nl = s->nlocal;
+        tc_part_t p;
+        size_t first, n;
+        tc_part_init(&p, op->count, op->count, nl);
+        if (!op->folded) {
+            tc_part_piece(&p, 0, s->me, &first, &n);
+            size_t off = first * op->t.extent;
+            if ((rc = tc_fold_slots(s, &op->t, first, n, op->out + off)) != MPI_SUCCESS) return rc;
+            memcpy(tc_shm_cico(s, s->me, 0) + off, op->out + off, tc_span(&op->t, n));
+            /* Release: the result piece in our slot before prog. */
+            atomic_store_explicit(&s->ctl[s->me].prog, 1, memory_order_release);
+            op->folded = 1;
+        }
+        for (; op->pushed < (size_t)nl; op->pushed++) {
+            int j = (int)op->pushed;
+            if (j == s->me) continue;
+            if (atomic_load_explicit(&s->ctl[j].prog, memory_order_acquire) < 1) return TC_OP_PENDING;
+            tc_part_piece(&p, 0, j, &first, &n);
+            size_t off = first * op->t.extent, sp = tc_span(&op->t, n);
+            memcpy(op->out + off, tc_shm_cico(s, j, 0) + off, sp);
+            s->bytes_cico += sp;
+        }
+        return MPI_SUCCESS;
+    }
     if (c->map.lrank == 0) {
         if (op->net_state == NET_IDLE && (rc = fold_slots(op)) != MPI_SUCCESS) return rc;
         if ((rc = cico_network(op)) != MPI_SUCCESS) return rc;
@@ -131,6 +150,21 @@ static int slice_network(tc_allreduce_t *op)
     int flag, rc, sr;
     PMPI_Comm_rank(c->slice_red, &sr);
     size_t first, n;
+    if (op->may_block) {
+        /* A blocking call: each folded piece is reduced and broadcast at
+         * once (Open MPI's nonblocking collectives, progressed only by our
+         * tests, were 1.5-2x slower); the other workers fold meanwhile. */
+        while (op->bc_done < op->folded) {
+            tc_part_piece(&op->part, op->bc_done, op->wid, &first, &n);
+            char *p = op->out + first * op->t.extent;
+            rc = PMPI_Reduce(sr == 0 ? MPI_IN_PLACE : p, sr == 0 ? p : NULL, (int)n, op->t.dt, op->t.op, 0,
+                             c->slice_red);
+            if (rc == MPI_SUCCESS) rc = PMPI_Bcast(p, (int)n, op->t.dt, 0, c->slice_bc);
+            if (rc != MPI_SUCCESS) return rc;
+            op->bc_done++;
+        }
+        return MPI_SUCCESS;
+    }
     while (op->red_posted < op->folded && op->red_posted - op->bc_done < (size_t)W) {
         tc_part_piece(&op->part, op->red_posted, op->wid, &first, &n);
         char *p = op->out + first * op->t.extent;
@@ -156,40 +190,31 @@ static int slice_network(tc_allreduce_t *op)
     return MPI_SUCCESS;
 }
 
-/* Copy every finished piece of the other workers into our output. */
-static int gather_pieces(tc_allreduce_t *op)
-{
-    tc_shm_t *s = op->ctx->shm;
-    const uint64_t *outc = op->cookies + s->nlocal;
-    for (int j = 0; j < op->part.nw; j++) {
-        if (j == op->wid) continue;
-        /* Acquire: pairs with the owner's release of prog after its piece
-         * landed in its output buffer. */
-        size_t ready = (size_t)atomic_load_explicit(&s->ctl[j].prog, memory_order_acquire);
-        while (op->got[j] < ready) {
-            size_t first, n;
-            tc_part_piece(&op->part, op->got[j], j, &first, &n);
-            size_t off = first * op->t.extent, span = tc_span(&op->t, n);
-            if (span && tc_region_read(s, outc[j], off, op->out + off, span) != (long long)span)
-                return MPI_ERR_INTERN;
-            op->got[j]++;
-        }
-    }
-    return MPI_SUCCESS;
-}
-
+/* Worker: write its finished pieces into every other local process's
+ * output (one node: from cache, during the fold; several nodes: after the
+ * slice's inter-node step), then report them.  (Handing them over through
+ * the CICO slots instead was measured: as fast at best, 2x slower in half
+ * the runs, likely when the two vCPUs do not share a last-level cache.) */
 static int sc_work(tc_allreduce_t *op)
 {
     tc_ctx_t *c = op->ctx;
     tc_shm_t *s = c->shm;
     int rc;
-    if (s && !tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal)) return TC_OP_PENDING;
+    if (s && !op->posted) {
+        if (!tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal)) return TC_OP_PENDING;
+        /* the other local processes' outputs, where our pieces go */
+        for (int i = 0, k = 0; i < s->nlocal; i++)
+            if (i != s->me) op->push[k++] = op->cookies[s->nlocal + i];
+        op->posted = 1;
+    }
+    int npush = s ? s->nlocal - 1 : 0;
     if (op->wid >= 0) {
         if (op->folded < op->part.nseg) {   /* one segment per step: the network overlaps */
             size_t first, n;
             tc_part_piece(&op->part, op->folded, op->wid, &first, &n);
             if (s) {
-                rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, op->out, 0, &op->f);
+                rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, op->out, op->push,
+                                   op->multi ? 0 : npush, &op->f);
                 if (rc != MPI_SUCCESS) return rc;
             } else if (op->in != op->out) {
                 memcpy(op->out + first * op->t.extent, op->in + first * op->t.extent, tc_span(&op->t, n));
@@ -199,17 +224,23 @@ static int sc_work(tc_allreduce_t *op)
         size_t final = op->folded;
         if (op->multi) {
             if ((rc = slice_network(op)) != MPI_SUCCESS) return rc;
-            final = op->bc_done;
+            for (; op->pushed < op->bc_done; op->pushed++) {   /* final pieces to the node */
+                size_t first, n;
+                tc_part_piece(&op->part, op->pushed, op->wid, &first, &n);
+                if (s && (rc = tc_fold_push(s, &op->t, op->out, first, n, op->push, npush)) != MPI_SUCCESS)
+                    return rc;
+            }
+            final = op->pushed;
         }
-        /* Release: the finished pieces in our output before prog. */
+        /* Release: our pieces, written into the peers' outputs, before prog. */
         if (s && final > atomic_load_explicit(&s->ctl[s->me].prog, memory_order_relaxed))
             atomic_store_explicit(&s->ctl[s->me].prog, final, memory_order_release);
+        if (final < op->part.nseg) return TC_OP_PENDING;
     }
-    if (s && (rc = gather_pieces(op)) != MPI_SUCCESS) return rc;
-    if (op->wid >= 0 && (op->folded < op->part.nseg || (op->multi && op->bc_done < op->part.nseg)))
-        return TC_OP_PENDING;
+    /* Acquire: pairs with each worker's release; its pieces are in our output. */
     for (int j = 0; s && j < op->part.nw; j++)
-        if (j != op->wid && op->got[j] < op->part.nseg) return TC_OP_PENDING;
+        if (j != op->wid && atomic_load_explicit(&s->ctl[j].prog, memory_order_acquire) < op->part.nseg)
+            return TC_OP_PENDING;
     return MPI_SUCCESS;
 }
 
@@ -227,8 +258,10 @@ int tc_allreduce_work(tc_allreduce_t *op)
                 memcpy(tc_shm_cico(s, s->me, 0), op->in, tc_span(&op->t, op->count));
                 tc_fold_post(s, op->seq, 0, 0);
             } else {
+                /* the workers write their results into our output */
                 struct iovec iov = { op->out, tc_span(&op->t, op->count) };
-                if (tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->out_cookie) != 0) return MPI_ERR_INTERN;
+                if (tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie) != 0)
+                    return MPI_ERR_INTERN;
                 if (op->in != op->out) {
                     iov.iov_base = (void *)op->in;
                     if (tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->in_cookie) != 0) return MPI_ERR_INTERN;
@@ -262,7 +295,5 @@ void tc_allreduce_fini(tc_allreduce_t *op)
     op->in_cookie = op->out_cookie = 0;
     tc_fold_scratch_put(&op->f);
     free(op->cookies);
-    free(op->got);
-    op->cookies = NULL;
-    op->got = NULL;
+    op->cookies = op->push = NULL;
 }

@@ -10,8 +10,9 @@
  *           0's worker) and broadcast the result back (PMPI_Ibcast), a
  *           window of TC_ALLREDUCE_WINDOW segments in flight, so every
  *           core drives the network.  Allgather inside the node: each
- *           process copies every finished piece out of its owner's output
- *           buffer as soon as the owner reports it;
+ *           worker writes its finished pieces into every other local
+ *           process's output by single copy (on one node straight from
+ *           the cache-resident accumulator), then reports them;
  *   ack   - every process waits until its peers finished reading it;
  *   fini  - regions and scratch are released.
  * Small vectors (TOPOCOLL_REDUCE_CICO_MAX) go through the CICO slots:
@@ -39,13 +40,15 @@ typedef struct tc_allreduce {
     uint64_t seq;
     int state;
     int cico;              /* small path */
+    int may_block;
     int multi;             /* more than one node */
     tc_part_t part;
     int wid;               /* this process's worker index, -1 if none */
     uint64_t in_cookie, out_cookie;
-    uint64_t *cookies;     /* [nlocal] inputs, then [nlocal] outputs */
-    size_t *got;           /* [nw] segments of each piece copied here */
-    size_t folded, red_posted, red_done, bc_done;
+    uint64_t *cookies;     /* [nlocal] inputs, [nlocal] outputs, then */
+    uint64_t *push;        /* [nlocal-1] the other processes' outputs */
+    int posted;
+    size_t folded, red_posted, red_done, bc_done, pushed;
     MPI_Request rreq[TC_ALLREDUCE_WINDOW], breq[TC_ALLREDUCE_WINDOW];
     MPI_Request req;       /* CICO path, leaders */
     int net_state;
@@ -55,10 +58,11 @@ typedef struct tc_allreduce {
 /** 1 if an Allreduce of @bytes (span) per process takes the CICO path. */
 int tc_allreduce_uses_cico(const tc_ctx_t *ctx, size_t bytes);
 
-/** Prepare.  @in may equal @out (MPI_IN_PLACE).  ctx enabled, count > 0,
+/** Prepare.  @in may equal @out (MPI_IN_PLACE).  @may_block: called from
+ *  a blocking collective, the inter-node steps may be blocking MPI calls.  ctx enabled, count > 0,
  *  size > 1.  Returns MPI_SUCCESS or an error (then call fini). */
 int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                      const tc_rtype_t *t);
+                      const tc_rtype_t *t, int may_block);
 /** Advance: TC_OP_DONE, TC_OP_PENDING or an MPI error code. */
 int tc_allreduce_work(tc_allreduce_t *op);
 void tc_allreduce_fini(tc_allreduce_t *op);

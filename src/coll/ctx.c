@@ -25,6 +25,7 @@ static void ctx_destroy(tc_ctx_t *c)
     if (c->next) c->next->prev = c->prev;
     pthread_mutex_unlock(&g_lock);
     tc_shm_destroy(c->shm);
+    free(c->scratch);
     tc_nodemap_free(&c->map);
     if (c->llcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->llcomm);
     if (c->slice_red != MPI_COMM_NULL) PMPI_Comm_free(&c->slice_red);

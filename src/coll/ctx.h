@@ -38,6 +38,8 @@ typedef struct tc_ctx {
      * one for the broadcasts of the slices; created on first use. */
     MPI_Comm slice_red, slice_bc;
     int slice_ready;
+    char *scratch;          /* fold accumulators (coll/fold), allocated once:
+                               one blocking collective runs at a time */
     uint64_t bcast_calls, bcast_fallbacks;
     uint64_t barrier_calls;
     uint64_t reduce_calls, reduce_fallbacks;

@@ -5,20 +5,35 @@
 
 #include <stdlib.h>
 #include <string.h>
-
 void tc_part_init(tc_part_t *p, size_t count, size_t seg_elems, int nw)
 {
     p->count = count;
     p->seg = seg_elems ? seg_elems : 1;
     p->nseg = (count + p->seg - 1) / p->seg;
     p->nw = nw;
+    p->heavy = -1;
+    p->wh = p->wo = 1;
+}
+
+void tc_part_weigh(tc_part_t *p, int w, int wh, int wo)
+{
+    p->heavy = w;
+    p->wh = wh;
+    p->wo = wo;
+}
+
+/* Cumulative weight of workers [0, j). */
+static size_t cum(const tc_part_t *p, int j)
+{
+    return (size_t)j * (size_t)p->wo + (p->heavy >= 0 && p->heavy < j ? (size_t)(p->wh - p->wo) : 0);
 }
 
 void tc_part_piece(const tc_part_t *p, size_t i, int j, size_t *first, size_t *n)
 {
     size_t lo = i * p->seg;
     size_t len = p->count - lo < p->seg ? p->count - lo : p->seg;
-    size_t a = len * (size_t)j / (size_t)p->nw, b = len * (size_t)(j + 1) / (size_t)p->nw;
+    size_t tot = cum(p, p->nw);
+    size_t a = len * cum(p, j) / tot, b = len * cum(p, j + 1) / tot;
     *first = lo + a;
     *n = b - a;
 }
@@ -38,22 +53,49 @@ size_t tc_fold_segsize(const tc_ctx_t *ctx, const tc_rtype_t *t, size_t count, i
     return e ? e : 1;
 }
 
-int tc_fold_scratch_get(tc_fold_scratch_t *f)
+int tc_fold_scratch_get(tc_ctx_t *ctx, tc_fold_scratch_t *f)
 {
     f->acc = f->in = NULL;
-    if (posix_memalign((void **)&f->acc, 64, 2 * (size_t)TC_FOLD_CHUNK) != 0) { f->acc = NULL; return -1; }
-    f->in = f->acc + TC_FOLD_CHUNK;
+    if (!ctx->scratch && posix_memalign((void **)&ctx->scratch, 4096, 2 * (size_t)TC_FOLD_CHUNK) != 0) {
+        ctx->scratch = NULL;
+        return -1;
+    }
+    f->acc = ctx->scratch;
+    f->in = ctx->scratch + TC_FOLD_CHUNK;
     return 0;
 }
 
 void tc_fold_scratch_put(tc_fold_scratch_t *f)
 {
-    free(f->acc);
     f->acc = f->in = NULL;
 }
 
+int tc_fold_slots(tc_shm_t *s, const tc_rtype_t *t, size_t first, size_t n, char *dst)
+{
+    size_t off = first * t->extent, span = tc_span(t, n);
+    if (!span) return MPI_SUCCESS;
+    memcpy(dst, tc_shm_cico(s, s->nlocal - 1, 0) + off, span);
+    for (int r = s->nlocal - 2; r >= 0; r--) {
+        int rc = tc_op_apply(t, tc_shm_cico(s, r, 0) + off, dst, n);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    s->bytes_cico += span * (size_t)s->nlocal;
+    return MPI_SUCCESS;
+}
+
+int tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size_t first, size_t n, const uint64_t *push,
+                 int npush)
+{
+    size_t off = first * t->extent, span = tc_span(t, n);
+    for (int i = 0; i < npush && span; i++) {
+        struct iovec l = { (void *)(src + off), span };
+        if (tc_region_copy(s, push[i], off, &l, 1, TC_DIR_TO_REGION) != (long long)span) return MPI_ERR_INTERN;
+    }
+    return MPI_SUCCESS;
+}
+
 int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, const char *own,
-                  size_t first, size_t n, char *dst, uint64_t dst_cookie, tc_fold_scratch_t *f)
+                  size_t first, size_t n, char *dst, const uint64_t *push, int npush, tc_fold_scratch_t *f)
 {
     const int nl = s->nlocal;
     size_t per = TC_FOLD_CHUNK / t->extent;   /* elements per accumulator */
@@ -69,32 +111,34 @@ int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, con
             acc = big;
             in = big + span;
         }
+        /* Accumulate straight into a local destination unless it aliases
+         * our own input (MPI_IN_PLACE), which is still an operand: saves a
+         * pass over the chunk. */
+        if (dst && !big && dst != own) acc = dst + off;
         int rc = MPI_SUCCESS;
+        /* Operand order: canonical (right to left) for non-commutative
+         * ops.  For commutative ones the accumulator starts with a peer's
+         * operand read straight into it, saving the copy of our own input
+         * (the order stays fixed for a given layout: reproducible). */
+        int firstop = nl - 1;
+        if (t->commutative && firstop == s->me && nl > 1) firstop = nl - 2;
+        if (firstop == s->me) memcpy(acc, own + off, span);
+        else if (tc_region_read(s, cookies[firstop], off, acc, span) != (long long)span) rc = MPI_ERR_INTERN;
         for (int r = nl - 1; r >= 0 && rc == MPI_SUCCESS; r--) {
-            const char *src;
+            if (r == firstop) continue;
             if (r == s->me) {
-                src = own + off;
+                rc = tc_op_apply(t, own + off, acc, k);
+            } else if (tc_region_read(s, cookies[r], off, in, span) != (long long)span) {
+                rc = MPI_ERR_INTERN;
             } else {
-                char *into = r == nl - 1 ? acc : in;
-                if (tc_region_read(s, cookies[r], off, into, span) != (long long)span) rc = MPI_ERR_INTERN;
-                src = into;
-            }
-            if (rc != MPI_SUCCESS) break;
-            if (r == nl - 1) {
-                if (src != acc) memcpy(acc, src, span);
-            } else {
-                rc = tc_op_apply(t, src, acc, k);
+                rc = tc_op_apply(t, in, acc, k);
             }
         }
-        if (rc == MPI_SUCCESS) {
-            if (dst_cookie) {
-                struct iovec l = { acc, span };
-                if (tc_region_copy(s, dst_cookie, off, &l, 1, TC_DIR_TO_REGION) != (long long)span)
-                    rc = MPI_ERR_INTERN;
-            } else {
-                memcpy(dst + off, acc, span);
-            }
+        for (int i = 0; i < npush && rc == MPI_SUCCESS; i++) {
+            struct iovec l = { acc, span };
+            if (tc_region_copy(s, push[i], off, &l, 1, TC_DIR_TO_REGION) != (long long)span) rc = MPI_ERR_INTERN;
         }
+        if (rc == MPI_SUCCESS && dst && acc != dst + off) memcpy(dst + off, acc, span);
         free(big);
         if (rc != MPI_SUCCESS) return rc;
         first += k;

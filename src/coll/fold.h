@@ -6,8 +6,10 @@
  * section 3.3: the node's reduction spread over its cores, no
  * intermediate copy through shared memory).
  *
- * Fold order is canonical: s_0 op (s_1 op (... op s_{n-1})) over local
- * ranks, so a result does not depend on which worker computed it.  Work
+ * Fold order: canonical, s_0 op (s_1 op (... op s_{n-1})) over local
+ * ranks, for non-commutative ops; commutative ones may start from a
+ * peer's operand (see tc_fold_piece).  Either way the order is fixed for
+ * a given layout, and each element is computed by one worker only.  Work
  * goes through a cache-sized accumulator (TC_FOLD_CHUNK bytes) so each
  * input is read from memory once.
  *
@@ -22,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TC_FOLD_CHUNK (32u << 10)   /* accumulator bytes (fits L1/L2) */
+#define TC_FOLD_CHUNK (256u << 10)   /* accumulator bytes (fits L1/L2) */
 
 /* Segment-major partition of @count elements: segment i holds elements
  * [i*seg, min((i+1)*seg, count)); its piece j (of nw) the elements
@@ -30,9 +32,14 @@
 typedef struct tc_part {
     size_t count, seg, nseg;
     int nw;
+    int heavy;             /* worker with a larger piece, -1: none */
+    int wh, wo;            /* weights of the heavy worker and of the others */
 } tc_part_t;
 
 void tc_part_init(tc_part_t *p, size_t count, size_t seg_elems, int nw);
+/** Give worker @w a piece @wh/@wo times the others' (Reduce: the root
+ *  writes its pieces locally, the others by an extra single copy). */
+void tc_part_weigh(tc_part_t *p, int w, int wh, int wo);
 /** Piece (@i, @j): first element and element count. */
 void tc_part_piece(const tc_part_t *p, size_t i, int j, size_t *first, size_t *n);
 
@@ -42,22 +49,38 @@ void tc_part_piece(const tc_part_t *p, size_t i, int j, size_t *first, size_t *n
  *  there are at most ~8 segments. */
 size_t tc_fold_segsize(const tc_ctx_t *ctx, const tc_rtype_t *t, size_t count, int nw);
 
-/** Scratch for folds (two accumulators of TC_FOLD_CHUNK, aligned). */
+/** Scratch for folds: two accumulators of TC_FOLD_CHUNK, the context's
+ *  (allocated on first use and kept: a fresh 256 KiB allocation per call
+ *  was an mmap and 64 page faults).  0 or -1 (no memory). */
 typedef struct tc_fold_scratch { char *acc, *in; } tc_fold_scratch_t;
-int tc_fold_scratch_get(tc_fold_scratch_t *f);
+int tc_fold_scratch_get(tc_ctx_t *ctx, tc_fold_scratch_t *f);
 void tc_fold_scratch_put(tc_fold_scratch_t *f);
 
+/** Fold elements [@first, @first+@n) of every local process's CICO slots
+ *  (each holding its input from offset 0) into @dst (n elements: the
+ *  piece itself, not a buffer base), local memory that is not a slot.
+ *  MPI_SUCCESS or an error. */
+int tc_fold_slots(tc_shm_t *s, const tc_rtype_t *t, size_t first, size_t n, char *dst);
+
 /**
- * Fold elements [@first, @first+@n) of every local process's input into
- * @dst (local memory, n elements).  Process k's input is region
- * @cookie_of(k) (element 0 at region offset 0), except this process's,
- * read at @own (own input; may alias @dst when the caller reduces in
- * place).  When @dst_cookie is non-zero the result goes instead to that
- * region at byte offset first*extent (single-copy write; @dst unused).
+ * Fold elements [@first, @first+@n) of every local process's input.
+ * Process k's input is region @cookies[k] (element 0 at region offset 0),
+ * except this process's, read at @own.  The result goes to @dst (local
+ * memory laid out like the inputs; NULL: none; may alias @own, MPI_IN_PLACE)
+ * and, while each chunk is still in cache, is written by single copy into
+ * each of the @npush regions @push (at byte offset first*extent): writing
+ * from cache costs less than letting the peers read it back from memory.
+ * With @dst NULL and @npush 0 the result stays in the scratch accumulator
+ * f->acc (then @n must fit TC_FOLD_CHUNK bytes).
  * Returns MPI_SUCCESS or an MPI error code.
  */
 int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, const char *own,
-                  size_t first, size_t n, char *dst, uint64_t dst_cookie, tc_fold_scratch_t *f);
+                  size_t first, size_t n, char *dst, const uint64_t *push, int npush, tc_fold_scratch_t *f);
+
+/** Write elements [@first, @first+@n) of @src (laid out like the inputs)
+ *  into each of the @npush regions @push.  MPI_SUCCESS or an error. */
+int tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size_t first, size_t n, const uint64_t *push,
+                 int npush);
 
 /** Wait-free check: have all local processes posted their cookies for
  *  collective @seq?  Fills @in / @out (may be NULL) on success. */

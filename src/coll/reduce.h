@@ -41,7 +41,7 @@ typedef struct tc_reduce {
     int first;             /* local rank of the first leader */
     uint64_t seq;
     int state;
-    int cico, multi;
+    int cico, multi, may_block;
     tc_part_t part;
     int wid;               /* worker index, -1 if not a worker */
     uint64_t in_cookie, out_cookie;
@@ -58,10 +58,11 @@ typedef struct tc_reduce {
 int tc_reduce_uses_cico(const tc_ctx_t *ctx, size_t bytes);
 
 /** Prepare.  @out is the root's buffer (ignored elsewhere); @in == @out
- *  at the root means MPI_IN_PLACE.  ctx enabled, count > 0, size > 1.
+ *  at the root means MPI_IN_PLACE.  @may_block: called from a blocking
+ *  collective, the leaders' steps may be blocking MPI calls.  ctx enabled, count > 0, size > 1.
  *  MPI_SUCCESS or an error code (then call fini). */
 int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                   const tc_rtype_t *t, int root);
+                   const tc_rtype_t *t, int root, int may_block);
 int tc_reduce_work(tc_reduce_t *op);
 void tc_reduce_fini(tc_reduce_t *op);
 

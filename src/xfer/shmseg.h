@@ -47,6 +47,8 @@ typedef struct tc_ctl {
     _Atomic uint64_t out_cookie;  /* its output (receive buffer) */
     _Atomic uint64_t prog;        /* units of its own part finished (reset to
                                      0 before post_seq is published) */
+    _Atomic uint64_t push_seq;    /* Allgather: collective whose block it has
+                                     written into every local peer's buffer */
     int32_t pid;                  /* setup: the owner's pid (for CMA) */
     uint64_t probe_addr;          /* setup: address of the owner's probe word */
 } __attribute__((aligned(TC_CTL_ALIGN))) tc_ctl_t;
