@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: build with Open MPI, show what topocoll sees on this host,
 # run ASP (all-pairs shortest paths) on the Rome road network with the
-# native MPI_Bcast and with topocoll, then the Bcast benchmark.
+# native MPI_Bcast and with topocoll, then the benchmark of the five
+# collectives (native vs topocoll in the same run; CSV files in build/).
 #   scripts/main.sh [NP]        (NP defaults to 2: this host has 2 cores)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,5 +16,8 @@ echo
 echo "== ASP on rome99 (np=$np)"
 run "$np" "$root/build/asp" --graph "$root/../shared/data/rome99.gr"
 echo
-echo "== Bcast benchmark (np=$np, one node)"
-run "$np" "$root/build/topocoll_bench" --min 4K --max 16M --csv "$root/build/bench_bcast_np$np.csv"
+for coll in bcast reduce allreduce allgather barrier; do
+  echo "== $coll benchmark (np=$np, one node)"
+  run "$np" "$root/build/topocoll_bench" --coll "$coll" --min 4K --max 16M --csv "$root/build/bench_${coll}_np$np.csv"
+  echo
+done
