@@ -5,16 +5,19 @@
  *  - a KNEM-style single-copy engine (declared regions, cookies, rights,
  *    vectorial buffers) over Linux Cross-Memory Attach
  *    (KNEM paper, sections 3.1-3.2 and 4.2);
- *  - hierarchical collectives (HierKNEM paper, section 3.2, Algorithm 1).
+ *  - hierarchical collectives (HierKNEM paper, sections 3.2-3.4: Bcast,
+ *    Algorithm 1; Reduce, Algorithm 2; Allgather, leader-based and
+ *    physical ring), Allreduce and Barrier built from the same pieces.
  *
  * Most users never include this header: they run an unmodified MPI program
- * with libtopocoll_pmpi.so preloaded or linked, which routes MPI_Bcast to
- * topocoll_bcast().  This header is for programs that call topocoll
+ * with libtopocoll_pmpi.so preloaded or linked, which routes MPI_Bcast,
+ * MPI_Reduce, MPI_Allreduce, MPI_Allgather and MPI_Barrier to the
+ * topocoll_* functions below.  This header is for programs that call topocoll
  * directly and for tools.
  *
  * Conventions
- *  - Every function returns an int.  MPI entry points (topocoll_bcast)
- *    return MPI error codes; the engine functions return TOPOCOLL_SUCCESS
+ *  - Every function returns an int.  MPI entry points (topocoll_bcast,
+ *    topocoll_reduce, ...) return MPI error codes; the engine functions return TOPOCOLL_SUCCESS
  *    (0) or a negative TOPOCOLL_ERR_* code.
  *  - Sizes named *_bytes or "len" are in bytes; "count" is in elements of
  *    the given MPI datatype.
@@ -38,7 +41,7 @@ extern "C" {
 #endif
 
 #define TOPOCOLL_VERSION_MAJOR 0
-#define TOPOCOLL_VERSION_MINOR 1
+#define TOPOCOLL_VERSION_MINOR 2
 
 /* ---- Error codes of the engine functions --------------------------------- */
 #define TOPOCOLL_SUCCESS         0
@@ -147,7 +150,7 @@ int topocoll_region_destroy(MPI_Comm comm, topocoll_cookie_t cookie);
 long long topocoll_copy(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
                         const struct iovec *local, int nlocal, int direction);
 
-/* ---- Collectives (HierKNEM paper, section 3.2) ---------------------------- */
+/* ---- Collectives (HierKNEM paper, sections 3.2-3.4) ----------------------- */
 
 /**
  * MPI_Bcast semantics.  @count elements of @datatype from @root's @buffer

@@ -91,7 +91,7 @@ static int val(int rank, size_t i, unsigned seed)
 static void fill(void *buf, const tdesc_t *t, size_t ext, size_t n, int rank, unsigned seed, int for_prod)
 {
     for (size_t i = 0; i < n; i++) {
-        char *e = (char *)buf + i * ext;
+        void *e = (char *)buf + i * ext;
         int v = val(rank, i, seed);
         if (for_prod && v == 0) v = 1;   /* keep products away from all-zero */
         switch (t->kind) {
@@ -125,7 +125,7 @@ static void fill(void *buf, const tdesc_t *t, size_t ext, size_t n, int rank, un
 static size_t first_diff(const void *a, const void *b, const tdesc_t *t, size_t ext, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        const char *x = (const char *)a + i * ext, *y = (const char *)b + i * ext;
+        const void *x = (const char *)a + i * ext, *y = (const char *)b + i * ext;
         int same;
         switch (t->kind) {
         /* floating: by value (the sign of a zero product depends on the

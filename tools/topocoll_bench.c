@@ -136,9 +136,10 @@ static int validate(int coll, char *sbuf, char *rbuf, size_t sbytes, size_t rbyt
     char *ref = malloc(rbytes > sbytes ? rbytes : sbytes);
     int bad = 0, anybad;
     size_t cmp = coll == C_BCAST ? sbytes : coll == C_REDUCE && rank != root ? 0 : rbytes;
-    if (coll == C_REDUCE || coll == C_ALLREDUCE)
-        for (size_t i = 0; i < sbytes / sizeof(double); i++) ((double *)sbuf)[i] = (double)((i * 7 + (size_t)rank) % 13);
-    else
+    if (coll == C_REDUCE || coll == C_ALLREDUCE) {
+        double *dv = (void *)sbuf;   /* malloc'd: suitably aligned */
+        for (size_t i = 0; i < sbytes / sizeof(double); i++) dv[i] = (double)((i * 7 + (size_t)rank) % 13);
+    } else
         for (size_t i = 0; i < sbytes; i++) sbuf[i] = (char)(i * 131 + (size_t)rank * 17 + sbytes);
     if (coll == C_BCAST) {
         if (rank != root) memset(sbuf, 0, sbytes);
