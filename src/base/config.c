@@ -70,8 +70,8 @@ static void config_parse(void)
     c->cico_slots = (int)env_size("TOPOCOLL_CICO_SLOTS", 4, 2, 64);
     c->spin_count = (int)env_size("TOPOCOLL_SPIN", -1, -1, 1 << 30);
     c->red_segsize = (size_t)env_size("TOPOCOLL_REDUCE_SEGSIZE", 0, 0, 1LL << 30);
-    c->red_cico_max = (size_t)env_size("TOPOCOLL_REDUCE_CICO_MAX", 64 << 10, 0, 1LL << 40);
-    c->allgather_cico_max = (size_t)env_size("TOPOCOLL_ALLGATHER_CICO_MAX", 16 << 10, 0, 1LL << 40);
+    c->red_cico_max = (size_t)env_size("TOPOCOLL_REDUCE_CICO_MAX", 8 << 10, 0, 1LL << 40);
+    c->allgather_cico_max = (size_t)env_size("TOPOCOLL_ALLGATHER_CICO_MAX", 8 << 10, 0, 1LL << 40);
     s = getenv("TOPOCOLL_ALLGATHER_ALG");
     c->allgather_alg = TC_AG_AUTO;
     if (s && strcmp(s, "leader") == 0) c->allgather_alg = TC_AG_LEADER;
