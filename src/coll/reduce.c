@@ -44,9 +44,8 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
         if (!op->multi && ctx->shm && tc_fold_scratch_get(ctx, &op->f) != 0) return MPI_ERR_NO_MEM;
         return MPI_SUCCESS;
     }
-    int nw = !op->multi ? m->lsize : m->lsize > 1 ? m->lsize - 1 : 1;
-    int wid = !op->multi ? m->lrank : m->lsize > 1 ? m->lrank - 1 : 0;
-    if (wid >= 0) op->wid = wid;
+    int nw = m->lsize;   /* every local process folds (see reduce.h) */
+    op->wid = m->lrank;
     /* Several nodes: the segment is the leaders' pipeline unit and must be
      * the same on every node, whatever its number of workers. */
     tc_part_init(&op->part, count, tc_fold_segsize(ctx, t, count, op->multi ? 1 : nw), nw);
@@ -55,6 +54,7 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
      * (measured at np=2, 128 KiB-16 MiB: 1:1 gave 0.85-1.00x native,
      * 3:2 1.05-1.47x, 2:1 1.19-1.38x, 3:1 1.11-1.27x). */
     if (!op->multi) tc_part_weigh(&op->part, op->root_local, 2, 1);
+    else tc_part_weigh(&op->part, 0, 2, 1);   /* the leader writes its pieces locally too */
     if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
     if (op->wid >= 0 && ctx->shm && tc_fold_scratch_get(ctx, &op->f) != 0) return MPI_ERR_NO_MEM;
     if (op->multi && lead) {
@@ -229,7 +229,18 @@ static int sc_work(tc_reduce_t *op)
 
     if (lead) {
         size_t avail = nseg;
-        if (s) {   /* segments every worker has pushed into our node buffer */
+        if (s) {
+            /* our own pieces first, one segment per step (the workers fold
+             * theirs meanwhile; the network step below may block) */
+            if (op->folded < nseg) {
+                size_t first, n;
+                tc_part_piece(&op->part, op->folded, op->wid, &first, &n);
+                rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, op->nb, NULL, 0, &op->f);
+                if (rc != MPI_SUCCESS) return rc;
+                op->folded++;
+            }
+            avail = op->folded;
+            /* segments every worker has pushed into our node buffer */
             for (int w = 1; w < s->nlocal; w++) {
                 /* Acquire: pairs with the worker's release after its write. */
                 size_t p = (size_t)atomic_load_explicit(&s->ctl[w].prog, memory_order_acquire);

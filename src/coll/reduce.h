@@ -3,16 +3,20 @@
  * as a resumable state machine (start/work/ack/fini; work never blocks).
  *
  * Several nodes: the first leader (local rank 0) runs the inter-node
- * reduction over the underlying MPI, one PMPI_Ireduce per pipeline
- * segment on the leaders' communicator (a window of TC_REDUCE_WINDOW).
- * The node's other processes are the "second leaders" of the paper, the
- * intra-node work spread over all of them: worker j reads piece j of each
- * segment from every local process's input by single copy (including the
- * first leader's), folds it (coll/fold) and pushes the node result into
- * the first leader's node buffer by single-copy write, then reports the
- * segment; the first leader starts the inter-node reduction of segment i
- * as soon as every worker reported it, so the intra-node reduction of
- * segment i+1 overlaps the inter-node reduction of segment i.  On the
+ * reduction over the underlying MPI, one reduction per pipeline segment on
+ * the leaders' communicator (PMPI_Reduce from a blocking call; pipelined
+ * PMPI_Ireduce, a window of TC_REDUCE_WINDOW, otherwise).  The node's
+ * other processes are the "second leaders" of the paper, the intra-node
+ * work spread over them: worker j reads piece j of each segment from every
+ * local process's input by single copy, folds it (coll/fold) and pushes
+ * the node result into the first leader's node buffer by single-copy
+ * write, then reports the segment; the first leader starts the inter-node
+ * reduction of segment i as soon as every worker reported it, so the
+ * intra-node reduction of segment i+1 overlaps the inter-node reduction of
+ * segment i.  Unlike the paper, the first leader folds a share too (twice
+ * a worker's, written locally) between its network steps: with one worker
+ * per node that worker otherwise carried the whole node (np=4 on 2 virtual
+ * nodes: 0.5-0.7x native with an idle leader).  On the
  * root's node, when the root is not the first leader, it copies each
  * final segment out of the leader's buffer as it completes.
  * One node: every process, the root included, is a worker and writes its
