@@ -70,8 +70,6 @@ int tc_fold_slots(tc_shm_t *s, const tc_rtype_t *t, size_t first, size_t n, char
  * and, while each chunk is still in cache, is written by single copy into
  * each of the @npush regions @push (at byte offset first*extent): writing
  * from cache costs less than letting the peers read it back from memory.
- * With @dst NULL and @npush 0 the result stays in the scratch accumulator
- * f->acc (then @n must fit TC_FOLD_CHUNK bytes).
  * Returns MPI_SUCCESS or an MPI error code.
  */
 int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, const char *own,
