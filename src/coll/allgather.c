@@ -33,6 +33,31 @@ const char *tc_allgather_alg_name(int alg)
                                                                               : "leader-based";
 }
 
+/* Leaders: the datatypes of each node's blocks (an hindexed block type
+ * over the node's ranks), kept in the context for the last block size:
+ * building and committing them is set-up work, not per-call work. */
+static int node_types(tc_ctx_t *ctx, size_t block)
+{
+    const tc_nodemap_t *m = &ctx->map;
+    if (ctx->ag_types && ctx->ag_block == block) return MPI_SUCCESS;
+    tc_ctx_free_types(ctx);
+    if (!(ctx->ag_types = malloc(sizeof(MPI_Datatype) * (size_t)m->nnodes))) return MPI_ERR_NO_MEM;
+    for (int n = 0; n < m->nnodes; n++) ctx->ag_types[n] = MPI_DATATYPE_NULL;
+    MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)m->size);
+    if (!disp) return MPI_ERR_NO_MEM;
+    int rc = MPI_SUCCESS;
+    for (int n = 0; n < m->nnodes && rc == MPI_SUCCESS; n++) {
+        int k = 0;
+        for (int r = 0; r < m->size; r++) if (m->node_of[r] == n) disp[k++] = (MPI_Aint)((size_t)r * block);
+        rc = PMPI_Type_create_hindexed_block(k, (int)block, disp, MPI_BYTE, &ctx->ag_types[n]);
+        if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(&ctx->ag_types[n]);
+    }
+    free(disp);
+    if (rc != MPI_SUCCESS) { tc_ctx_free_types(ctx); return rc; }
+    ctx->ag_block = block;
+    return MPI_SUCCESS;
+}
+
 int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t block)
 {
     const tc_nodemap_t *m = &ctx->map;
@@ -45,17 +70,9 @@ int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->alg = tc_allgather_alg(ctx, block);
     if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
     if (op->alg == TC_AG_USE_LEADER && m->lrank == 0 && m->nnodes > 1) {
-        if (!(op->ntype = calloc((size_t)m->nnodes, sizeof(MPI_Datatype)))) return MPI_ERR_NO_MEM;
-        MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)m->size);
-        if (!disp) return MPI_ERR_NO_MEM;
-        for (int n = 0; n < m->nnodes; n++) {
-            int k = 0;
-            for (int r = 0; r < m->size; r++) if (m->node_of[r] == n) disp[k++] = (MPI_Aint)((size_t)r * block);
-            int rc = PMPI_Type_create_hindexed_block(k, (int)block, disp, MPI_BYTE, &op->ntype[n]);
-            if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(&op->ntype[n]);
-            if (rc != MPI_SUCCESS) { free(disp); return rc; }
-        }
-        free(disp);
+        int rc = node_types(ctx, block);
+        if (rc != MPI_SUCCESS) return rc;
+        op->ntype = ctx->ag_types;
         op->rreq = malloc(sizeof(MPI_Request) * 2 * (size_t)m->nnodes);
         if (!op->rreq) return MPI_ERR_NO_MEM;
         op->sreq = op->rreq + m->nnodes;
@@ -340,10 +357,6 @@ void tc_allgather_fini(tc_allgather_t *op)
 {
     if (op->out_cookie) tc_region_destroy(op->ctx->shm, op->out_cookie);
     op->out_cookie = 0;
-    if (op->ntype)
-        for (int n = 0; n < op->ctx->map.nnodes; n++)
-            if (op->ntype[n] != MPI_DATATYPE_NULL && op->ntype[n] != 0) PMPI_Type_free(&op->ntype[n]);
-    free(op->ntype);
     free(op->rreq);
     free(op->cookies);
     op->ntype = NULL;

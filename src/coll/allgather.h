@@ -49,7 +49,8 @@ typedef struct tc_allgather {
                                of the local processes */
     int posted, wrote;
     /* leader-based */
-    MPI_Datatype *ntype;    /* leaders: [nnodes] the blocks of each node */
+    const MPI_Datatype *ntype; /* leaders: [nnodes] the blocks of each node
+                                  (the context's, see node_types) */
     size_t steps;           /* leaders: ring steps completed */
     size_t got;             /* non-leaders: nodes copied */
     int nsent;

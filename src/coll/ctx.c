@@ -26,6 +26,7 @@ static void ctx_destroy(tc_ctx_t *c)
     pthread_mutex_unlock(&g_lock);
     tc_shm_destroy(c->shm);
     free(c->scratch);
+    tc_ctx_free_types(c);
     tc_nodemap_free(&c->map);
     if (c->llcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->llcomm);
     if (c->slice_red != MPI_COMM_NULL) PMPI_Comm_free(&c->slice_red);
@@ -77,6 +78,15 @@ static int keyval_get(void)
     }
     pthread_mutex_unlock(&g_lock);
     return k;
+}
+
+void tc_ctx_free_types(tc_ctx_t *c)
+{
+    for (int n = 0; c->ag_types && n < c->map.nnodes; n++)
+        if (c->ag_types[n] != MPI_DATATYPE_NULL) PMPI_Type_free(&c->ag_types[n]);
+    free(c->ag_types);
+    c->ag_types = NULL;
+    c->ag_block = 0;
 }
 
 int tc_ctx_slices(tc_ctx_t *c)

@@ -40,6 +40,9 @@ typedef struct tc_ctx {
     int slice_ready;
     char *scratch;          /* fold accumulators (coll/fold), allocated once:
                                one blocking collective runs at a time */
+    MPI_Datatype *ag_types; /* Allgather leaders: each node's blocks as one
+                               datatype, for blocks of ag_block bytes */
+    size_t ag_block;
     uint64_t bcast_calls, bcast_fallbacks;
     uint64_t barrier_calls;
     uint64_t reduce_calls, reduce_fallbacks;
@@ -59,6 +62,9 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm);
 /** Create the slice communicators (collective over comm: every rank must
  *  call it in the same collective).  0 or an MPI error code. */
 int tc_ctx_slices(tc_ctx_t *c);
+
+/** Free the Allgather node datatypes (local). */
+void tc_ctx_free_types(tc_ctx_t *c);
 
 /** The context of @comm if one exists (local, never creates). */
 tc_ctx_t *tc_ctx_lookup(MPI_Comm comm);
