@@ -14,8 +14,6 @@ enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 int tc_allgather_alg(const tc_ctx_t *ctx, size_t block)
 {
     const tc_nodemap_t *m = &ctx->map;
-    int maxlocal = 0;
-    for (int n = 0; n < m->nnodes; n++) if (m->size_of[n] > maxlocal) maxlocal = m->size_of[n];
     if (m->nnodes == 1 && block <= ctx->cfg->allgather_cico_max &&
         block <= (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot)
         return TC_AG_USE_CICO;
@@ -24,7 +22,7 @@ int tc_allgather_alg(const tc_ctx_t *ctx, size_t block)
     /* one node: the ring is direct reads between neighbours, every process
      * copying in parallel; leader-based would serialise on the leader */
     if (m->nnodes == 1) return TC_AG_USE_RING;
-    return maxlocal > 6 && block >= (8u << 10) ? TC_AG_USE_RING : TC_AG_USE_LEADER;
+    return ctx->maxlocal > 6 && block >= (8u << 10) ? TC_AG_USE_RING : TC_AG_USE_LEADER;
 }
 
 const char *tc_allgather_alg_name(int alg)

@@ -137,9 +137,11 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm)
             int all_ok = all[0];
             c->enabled = all_ok;
             c->all_sc = all[1];
-            c->minlocal = c->map.lsize;
-            for (int n = 0; n < c->map.nnodes; n++)
+            c->minlocal = c->maxlocal = c->map.lsize;
+            for (int n = 0; n < c->map.nnodes; n++) {
                 if (c->map.size_of[n] < c->minlocal) c->minlocal = c->map.size_of[n];
+                if (c->map.size_of[n] > c->maxlocal) c->maxlocal = c->map.size_of[n];
+            }
             PMPI_Comm_split(c->pcomm, c->map.lrank == 0 ? 0 : MPI_UNDEFINED, c->map.rank, &c->llcomm);
             /* Spinning pays only if the process waited for is running: with
              * more ranks than cores on the host (measured: 4 ranks on 2

@@ -32,7 +32,7 @@ typedef struct tc_ctx {
     uint64_t seq;           /* collectives started on this comm (same on all ranks) */
     int spin;               /* polls before a waiter yields its core */
     int all_sc;             /* 1: single copy works on every node of comm */
-    int minlocal;           /* fewest processes on any node */
+    int minlocal, maxlocal; /* fewest and most processes on any node */
     /* Allreduce's slice communicators: the processes with this local rank
      * on every node (local ranks < minlocal), one for the reductions and
      * one for the broadcasts of the slices; created on first use. */
