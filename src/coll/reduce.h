@@ -34,6 +34,8 @@
 #include "fold.h"
 
 #define TC_REDUCE_WINDOW 4
+#define TC_REDUCE_SOLO_MAX (16u << 10)   /* one node, single copy: the root folds
+                                            everything at or below (bytes) */
 
 typedef struct tc_reduce {
     tc_ctx_t *ctx;
