@@ -303,7 +303,7 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     if (!c || fb) goto native;
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (in == recvbuf && sendbuf != MPI_IN_PLACE) { why = "aliased buffers"; fb = 1; goto native; }
-    if (!tc_allreduce_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
+    if (!tc_fold_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
         why = "single copy unavailable"; fb = 1; goto native;
     }
     tc_allreduce_t a;
@@ -360,7 +360,7 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if (sendbuf == MPI_IN_PLACE && rank != root) { why = "MPI_IN_PLACE at a non-root"; goto native; }
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (rank == root && in == recvbuf && sendbuf != MPI_IN_PLACE) { why = "aliased buffers"; goto native; }
-    if (!tc_reduce_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
+    if (!tc_fold_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
         why = "single copy unavailable"; fb = 1; goto native;
     }
     tc_reduce_t r;

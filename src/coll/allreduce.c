@@ -9,12 +9,6 @@
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 enum { NET_IDLE = 0, NET_REDUCE, NET_BCAST, NET_DONE };
 
-int tc_allreduce_uses_cico(const tc_ctx_t *ctx, size_t bytes)
-{
-    /* config-derived only: every rank must decide alike */
-    return bytes <= ctx->cfg->red_cico_max && bytes <= (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot;
-}
-
 int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
                       const tc_rtype_t *t, int may_block)
 {
@@ -28,7 +22,7 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->may_block = may_block;
     op->seq = ++ctx->seq;
     op->multi = m->nnodes > 1;
-    op->cico = tc_allreduce_uses_cico(ctx, tc_span(t, count));
+    op->cico = tc_fold_uses_cico(ctx, tc_span(t, count));
     op->req = MPI_REQUEST_NULL;
     for (int w = 0; w < TC_ALLREDUCE_WINDOW; w++) op->rreq[w] = op->breq[w] = MPI_REQUEST_NULL;
     op->wid = -1;
@@ -49,11 +43,6 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
 }
 
 /* ---- small vectors: through the CICO slots -------------------------------- */
-
-static int fold_slots(tc_allreduce_t *op)
-{
-    return tc_fold_slots(op->ctx->shm, &op->t, 0, op->count, op->out);
-}
 
 /* Leaders: reduce to node 0's leader, then broadcast (two steps instead of
  * the native allreduce: the result is then bit-identical everywhere). */
@@ -126,7 +115,7 @@ static int cico_work(tc_allreduce_t *op)
         return MPI_SUCCESS;
     }
     if (c->map.lrank == 0) {
-        if (op->net_state == NET_IDLE && (rc = fold_slots(op)) != MPI_SUCCESS) return rc;
+        if (op->net_state == NET_IDLE && (rc = tc_fold_slots(s, &op->t, 0, op->count, op->out)) != MPI_SUCCESS) return rc;
         if ((rc = cico_network(op)) != MPI_SUCCESS) return rc;
         /* Nobody reads our slots any more (only the leader folds here). */
         memcpy(tc_shm_cico(s, 0, 0), op->out, span);

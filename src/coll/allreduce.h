@@ -55,9 +55,6 @@ typedef struct tc_allreduce {
     tc_fold_scratch_t f;
 } tc_allreduce_t;
 
-/** 1 if an Allreduce of @bytes (span) per process takes the CICO path. */
-int tc_allreduce_uses_cico(const tc_ctx_t *ctx, size_t bytes);
-
 /** Prepare.  @in may equal @out (MPI_IN_PLACE).  @may_block: called from
  *  a blocking collective, the inter-node steps may be blocking MPI calls.  ctx enabled, count > 0,
  *  size > 1.  Returns MPI_SUCCESS or an error (then call fini). */

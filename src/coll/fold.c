@@ -38,6 +38,11 @@ void tc_part_piece(const tc_part_t *p, size_t i, int j, size_t *first, size_t *n
     *n = b - a;
 }
 
+int tc_fold_uses_cico(const tc_ctx_t *ctx, size_t bytes)
+{
+    return bytes <= ctx->cfg->red_cico_max && bytes <= (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot;
+}
+
 size_t tc_fold_segsize(const tc_ctx_t *ctx, const tc_rtype_t *t, size_t count, int nw)
 {
     size_t bytes = count * t->extent, seg;

@@ -43,6 +43,11 @@ void tc_part_weigh(tc_part_t *p, int w, int wh, int wo);
 /** Piece (@i, @j): first element and element count. */
 void tc_part_piece(const tc_part_t *p, size_t i, int j, size_t *first, size_t *n);
 
+/** 1 if a Reduce or Allreduce of @bytes (span) per process goes through
+ *  the CICO slots: TOPOCOLL_REDUCE_CICO_MAX, within the slots' capacity.
+ *  Config-derived only, so every rank decides alike. */
+int tc_fold_uses_cico(const tc_ctx_t *ctx, size_t bytes);
+
 /** Default segment (elements) for a reduction of @count elements of @t
  *  over @nw workers: TOPOCOLL_REDUCE_SEGSIZE, else HierKNEM Table 1 for
  *  Reduce (64 KiB up to 16 MiB, 1 MiB above) per worker, raised so that

@@ -8,12 +8,6 @@
 
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
-int tc_reduce_uses_cico(const tc_ctx_t *ctx, size_t bytes)
-{
-    /* config-derived only: every rank must decide alike */
-    return bytes <= ctx->cfg->red_cico_max && bytes <= (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot;
-}
-
 int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
                    const tc_rtype_t *t, int root, int may_block)
 {
@@ -32,7 +26,7 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     op->multi = m->nnodes > 1;
     op->first = op->multi ? 0 : op->root_local;
     op->llroot = m->node_of[root];
-    op->cico = tc_reduce_uses_cico(ctx, tc_span(t, count));
+    op->cico = tc_fold_uses_cico(ctx, tc_span(t, count));
     op->wid = -1;
     for (int w = 0; w < TC_REDUCE_WINDOW; w++) op->rreq[w] = MPI_REQUEST_NULL;
     size_t span = tc_span(t, count);
@@ -124,11 +118,6 @@ static int leaders_network(tc_reduce_t *op, size_t avail)
 
 /* ---- small vectors --------------------------------------------------------- */
 
-/* Fold every local process's slots into @dst (n elements). */
-static int fold_slots(tc_reduce_t *op, char *dst)
-{
-    return tc_fold_slots(op->ctx->shm, &op->t, 0, op->count, dst);
-}
 
 static int cico_work(tc_reduce_t *op)
 {
@@ -179,7 +168,7 @@ static int cico_work(tc_reduce_t *op)
             char *nb = op->am_root ? op->out : op->nb;
             if (s) {
                 if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
-                if ((rc = fold_slots(op, nb)) != MPI_SUCCESS) return rc;
+                if ((rc = tc_fold_slots(s, &op->t, 0, op->count, nb)) != MPI_SUCCESS) return rc;
             } else if (nb != op->in) {
                 memcpy(nb, op->in, span);
             }

@@ -61,8 +61,6 @@ typedef struct tc_reduce {
     tc_fold_scratch_t f;
 } tc_reduce_t;
 
-int tc_reduce_uses_cico(const tc_ctx_t *ctx, size_t bytes);
-
 /** Prepare.  @out is the root's buffer (ignored elsewhere); @in == @out
  *  at the root means MPI_IN_PLACE.  @may_block: called from a blocking
  *  collective, the leaders' steps may be blocking MPI calls.  ctx enabled, count > 0, size > 1.
