@@ -233,6 +233,141 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
+/* ---- Hardware-topology communicators ----------------------------------------
+ * Goglin, Jeannot, Mansouri, Mercier, "A Hierarchical Model to Manage
+ * Hardware Topology in MPI Applications" (RR-9077), sections 3 and 4, and
+ * MPI 4.0 section 7.4.2 (MPI_COMM_TYPE_HW_GUIDED / HW_UNGUIDED).
+ *
+ * A process belongs to a chain of resources, top first: the network
+ * switches above its node (a Slurm topology.conf named by
+ * TOPOCOLL_NETWORK_TOPOLOGY), its node (a host, or a virtual node
+ * "vn<k>" under TOPOCOLL_VIRTUAL_NODES), then every hwloc object that
+ * contains its binding: never below it (section 3.2.4), so an unbound
+ * process stops at its node.  Objects whose cpuset equals the one above
+ * are one level (section 3.2.2), named after the highest type in hwloc 2's
+ * tree (Package over its NUMANode and L3Cache).  Level type strings are
+ * "Switch", "Machine" and hwloc's type names ("Package", "NUMANode",
+ * "L3Cache", "L2Cache", "L1Cache", "Core", "PU", "Group", "Die").
+ *
+ * The MPI_ prefix belongs to the MPI library: the split types are
+ * TOPOCOLL_COMM_TYPE_*.  With libtopocoll_pmpi.so, MPI_Comm_split_type
+ * accepts them (and MPI_COMM_TYPE_HW_GUIDED/HW_UNGUIDED where mpi.h has
+ * them, replacing the native implementation), MPI_Comm_get_info reports
+ * the level keys, and MPI_Init exchanges every process's location once.
+ */
+
+/** The paper's MPI_COMM_TYPE_PHYSICAL_TOPOLOGY: the highest level that
+ *  strictly splits the communicator (same as HW_UNGUIDED). */
+#define TOPOCOLL_COMM_TYPE_PHYSICAL_TOPOLOGY 0x7c0001
+#ifdef MPI_COMM_TYPE_HW_GUIDED
+#define TOPOCOLL_COMM_TYPE_HW_GUIDED   MPI_COMM_TYPE_HW_GUIDED
+#define TOPOCOLL_COMM_TYPE_HW_UNGUIDED MPI_COMM_TYPE_HW_UNGUIDED
+#else   /* MPI 3.1 libraries (Open MPI 4.1): our own values */
+#define TOPOCOLL_COMM_TYPE_HW_GUIDED   0x7c0002
+#define TOPOCOLL_COMM_TYPE_HW_UNGUIDED 0x7c0003
+#endif
+/** Bytes of a level type string, with its terminating NUL. */
+#define TOPOCOLL_HLEVEL_TYPE_MAX 64
+
+/**
+ * MPI_Comm_split_type for the hardware split types; any other @split_type
+ * is passed to PMPI_Comm_split_type.  Collective over @comm.
+ *
+ * - TOPOCOLL_COMM_TYPE_PHYSICAL_TOPOLOGY and TOPOCOLL_COMM_TYPE_HW_UNGUIDED:
+ *   each new communicator is the processes of @comm sharing the highest
+ *   level at which @comm's processes differ (Algorithm 1 of the paper,
+ *   extended to switches and nodes).  A strict subset of @comm
+ *   (MPI_Comm_compare gives MPI_UNEQUAL); MPI_COMM_NULL for a process
+ *   whose binding stops at that level, and for all when no split exists.
+ *   Applied again to the result, it descends one level.
+ * - TOPOCOLL_COMM_TYPE_HW_GUIDED: @info's "mpi_hw_resource_type" names the
+ *   resource ("mpi_shared_memory", "Machine", an hwloc type name, "HWThread",
+ *   optionally prefixed "hwloc://"); each new communicator is the processes
+ *   bound inside one instance.  MPI_COMM_NULL where the process is not
+ *   bound inside one, and everywhere when @info is MPI_INFO_NULL, lacks the
+ *   key or names an unknown type (MPI 4.0).  Every process must give the
+ *   same value (else MPI_ERR_INFO_VALUE).
+ *
+ * Ranks are ordered by @key, ties by rank in @comm.  The new communicator
+ * carries "mpi_hw_resource_type" (the guided value, or the level's type;
+ * "mpi_shared_memory" for the node level) and the level information of
+ * topocoll_comm_get_hlevel_info (see topocoll_comm_get_info).
+ * Errors, through @comm's error handler (MPI_COMM_WORLD's for
+ * MPI_COMM_NULL): MPI_ERR_COMM (MPI_COMM_NULL, intercommunicator),
+ * MPI_ERR_ARG (@newcomm NULL), MPI_ERR_INFO_VALUE.  Thread-safe as MPI
+ * communicator creation is (one collective per communicator at a time).
+ */
+int topocoll_comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+
+/**
+ * The paper's MPI_Comm_hsplit_with_roots (section 3.2.3, Algorithm 2):
+ * @newcomm as topocoll_comm_split_type(comm, PHYSICAL_TOPOLOGY, rank),
+ * and @rootscomm, the communicator of the rank-0 processes of all the new
+ * communicators (MPI_COMM_NULL on every other process).  @info is
+ * accepted for the paper's signature and not used.  Collective over
+ * @comm.  Errors as topocoll_comm_split_type.
+ */
+int topocoll_comm_hsplit_with_roots(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Comm *rootscomm);
+
+/**
+ * The paper's MPI_Comm_get_hlevel_info (section 3.3.1): for a communicator
+ * made by a hardware split, *@num_comms communicators were made from the
+ * same parent, this one is number *@index (0-based, ordered by lowest
+ * parent rank) and @type (TOPOCOLL_HLEVEL_TYPE_MAX bytes) names its level.
+ * Any other communicator: 1, 0 and the lowest level all its processes
+ * share ("Unknown" when their locations are not known; see
+ * topocoll_comm_get_min_hlevel).  Local.  Errors: MPI_ERR_COMM, MPI_ERR_ARG.
+ */
+int topocoll_comm_get_hlevel_info(MPI_Comm comm, int *num_comms, int *index, char *type);
+
+/**
+ * The paper's MPI_Comm_get_min_hlevel (section 3.3.2): in @type
+ * (TOPOCOLL_HLEVEL_TYPE_MAX bytes) the lowest level shared by the @nranks
+ * processes @ranks of @comm: "Unknown" if the caller is not among them,
+ * "Cluster" when they share nothing (different nodes under no common
+ * switch), "Switch", "Machine", or an hwloc type name.  Local when the
+ * locations of @comm's processes are known: @comm made by a hardware
+ * split, or any communicator once MPI_COMM_WORLD's are (MPI_Init under
+ * libtopocoll_pmpi.so, topocoll_init_world(), or any hardware split or
+ * attach on MPI_COMM_WORLD); otherwise MPI_ERR_COMM.  Errors also
+ * MPI_ERR_ARG (@nranks < 1, NULL), MPI_ERR_RANK (a rank out of range).
+ */
+int topocoll_comm_get_min_hlevel(MPI_Comm comm, int nranks, const int ranks[], char *type);
+
+/**
+ * MPI_Comm_get_info plus the level keys of a communicator made by a
+ * hardware split ("mpi_hw_resource_type", "topocoll_hlevel_type",
+ * "topocoll_hlevel_num", "topocoll_hlevel_index"): both MPI libraries drop
+ * keys they do not know.  The caller frees *@info.  Local.
+ */
+int topocoll_comm_get_info(MPI_Comm comm, MPI_Info *info);
+
+/**
+ * Exchange every process's location over MPI_COMM_WORLD once (the host
+ * rank for virtual nodes where the launcher exports none, and the
+ * hierarchy paths).  Called by MPI_Init/MPI_Init_thread under
+ * libtopocoll_pmpi.so; programs linking libtopocoll.so alone call it right
+ * after MPI_Init.  Collective over MPI_COMM_WORLD; idempotent.  Returns an
+ * MPI error code.
+ */
+int topocoll_init_world(void);
+
+/** Where the calling process is (filled by topocoll_location). */
+typedef struct topocoll_location {
+    char node[64];          /* host name, or "vn<k>" for a virtual node */
+    int vnode, nvnodes;     /* virtual node index, virtual nodes per host */
+    int bound;              /* 0: unbound (may run anywhere on the node) */
+    char cpuset[256];       /* binding as an hwloc list ("0-1,16"), in the
+                               PU numbering of TOPOCOLL_TOPOLOGY's XML when set */
+    char binding[64];       /* policy: "real", "core", "socket-rr", ... */
+    int nswitches;          /* switches above the node, top first */
+    char switches[8][64];
+} topocoll_location_t;
+
+/** This process's location (local, thread-safe).  MPI_SUCCESS, or
+ *  MPI_ERR_OTHER when hwloc could not load the topology. */
+int topocoll_location(topocoll_location_t *loc);
+
 #ifdef __cplusplus
 }
 #endif

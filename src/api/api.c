@@ -14,6 +14,7 @@
 #include "../coll/barrier.h"
 #include "../coll/bcast.h"
 #include "../coll/ctx.h"
+#include "../hier/hier.h"
 #include "../coll/reduce.h"
 #include "../xfer/region.h"
 
@@ -42,7 +43,8 @@ int topocoll_comm_attach(MPI_Comm comm)
     int inter = 0;
     if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return MPI_ERR_COMM;
-    return tc_ctx_get(comm) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (!tc_ctx_get(comm)) return MPI_ERR_NO_MEM;
+    return tc_hier_attach(comm);   /* the processes' hierarchy paths, for local queries */
 }
 
 int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)

@@ -33,3 +33,31 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     return topocoll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
+
+/* ---- Hardware-topology communicators and the set-up hook ------------------- */
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    return topocoll_comm_split_type(comm, split_type, key, info, newcomm);
+}
+
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+    return topocoll_comm_get_info(comm, info_used);
+}
+
+/* Every process's location is exchanged once, while every process is in
+ * MPI_Init: later queries on any communicator are then local. */
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS) topocoll_init_world();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS) topocoll_init_world();
+    return rc;
+}

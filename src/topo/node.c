@@ -2,6 +2,9 @@
 #include "node.h"
 
 #include "../base/log.h"
+#include "loc.h"
+
+#include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,21 +12,21 @@
 int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
 {
     MPI_Comm hcomm = MPI_COMM_NULL;
-    int hrank, hsize, ok = 1, all_ok = 0;
+    (void)cfg;   /* virtual nodes and binding: topo/loc reads the configuration */
+    int hsize, ok = 1, all_ok = 0;
 
     memset(m, 0, sizeof(*m));
     m->lcomm = MPI_COMM_NULL;
     PMPI_Comm_rank(comm, &m->rank);
     PMPI_Comm_size(comm, &m->size);
 
-    /* Real hosts, then virtual nodes inside each host. */
+    /* Real hosts, then the process's virtual node (topo/loc: fixed per
+     * process, so every communicator sees the same nodes). */
+    const tc_loc_t *loc = tc_loc_process();
     PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &hcomm);
-    PMPI_Comm_rank(hcomm, &hrank);
     PMPI_Comm_size(hcomm, &hsize);
     m->host_size = hsize;
-    int k = cfg->virtual_nodes < hsize ? cfg->virtual_nodes : hsize;
-    m->vnode = cfg->vn_order == TC_VN_CYCLIC ? hrank % k
-             : (int)((long long)hrank * k / hsize);   /* block: balanced chunks */
+    m->vnode = loc->vnode;
     PMPI_Comm_split(hcomm, m->vnode, m->rank, &m->lcomm);
     PMPI_Comm_free(&hcomm);
     PMPI_Comm_rank(m->lcomm, &m->lrank);
@@ -42,21 +45,13 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     m->cpuset = hwloc_bitmap_alloc();
     if (!all || !m->node_of || !m->lrank_of || !m->leader_of || !m->size_of || !m->cpuset || !m->ring) ok = 0;
 
-    /* The process's binding (emulated policy or real) and its place. */
+    /* The process's binding (topo/loc) and its place. */
     const tc_topo_t *topo = tc_topo_process();
-    tc_binding_t pol;
-    const char *spec = cfg->binding ? cfg->binding : (cfg->topology_xml ? "core" : NULL);
-    if (tc_binding_parse(spec, &pol) != 0) {
-        tc_warn("TOPOCOLL_BINDING=%s is not core|socket-rr|numa-rr|none|random:SEED|list:a,b,...", spec);
-        ok = 0;
-    }
-    if (ok && !topo) ok = 0;
-    if (ok && tc_topo_bind(topo, &pol, m->lrank, m->lsize, m->cpuset, &m->bound) != 0) {
-        tc_warn("binding %s cannot place local rank %d on %s", spec, m->lrank, topo->source);
-        ok = 0;
-    }
+    if (!loc->ok || !topo) ok = 0;
     if (ok) {
-        tc_binding_format(&pol, m->binding, sizeof(m->binding));
+        hwloc_bitmap_copy(m->cpuset, loc->cpuset);
+        m->bound = loc->bound;
+        snprintf(m->binding, sizeof(m->binding), "%s", loc->binding);
         tc_topo_place(topo, m->cpuset, &m->place);
     }
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);

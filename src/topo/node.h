@@ -5,7 +5,8 @@
  *
  * Owns: tc_nodemap_t (node of every rank, local ranks, leaders, this
  * process's binding and place in its node's hierarchy) and the node
- * communicator.  May call: PMPI (setup only), topo/topo, base/.
+ * communicator.  May call: PMPI (setup only), topo/topo, topo/loc (the
+ * process's virtual node and binding), base/.
  */
 #ifndef TC_TOPO_NODE_H
 #define TC_TOPO_NODE_H
