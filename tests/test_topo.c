@@ -7,12 +7,14 @@
  *
  *   test_topo DIR
  */
+#include "topo/loc.h"
 #include "topo/topo.h"
 
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int checks, failures;
 #define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
@@ -149,6 +151,37 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         CHECK(tc_binding_parse(bad[i], &b) != 0, "parse accepted %s", bad[i]);
     CHECK(tc_binding_parse(NULL, &b) == 0 && b.kind == TC_BIND_REAL, "NULL policy is real binding");
+
+    /* Slurm hostlists and topology.conf (network levels, topo/loc). */
+    static const struct { const char *list, *name; int match; } hl[] = {
+        { "vn[0-3]", "vn2", 1 }, { "vn[0-3]", "vn4", 0 }, { "vn[0-1,5]", "vn5", 1 }, { "a,vn[2-3],b", "b", 1 },
+        { "node[01-10]", "node07", 1 }, { "node[01-10]", "node7", 0 }, { "node[1-10]", "node07", 0 },
+        { "n[1-2]x", "n2x", 1 }, { "n[1-2]x", "n2", 0 }, { "host", "host", 1 }, { "host", "hostx", 0 },
+        { "vn[0-3]", "vn", 0 }, { "vn[0-3", "vn1", 0 }, { "", "vn0", 0 } };
+    for (size_t i = 0; i < sizeof(hl) / sizeof(hl[0]); i++)
+        CHECK(tc_hostlist_match(hl[i].list, hl[i].name) == hl[i].match, "hostlist %s vs %s", hl[i].list, hl[i].name);
+    {
+        char tmpl[] = "/tmp/test_topo_netXXXXXX", err[160], names[TC_LOC_MAX_SWITCHES][TC_LOC_NAME_MAX];
+        int idx[TC_LOC_MAX_SWITCHES], fd = mkstemp(tmpl);
+        FILE *f = fdopen(fd, "w");
+        fprintf(f, "# comment\nSwitchName=s0 Nodes=vn[0-1]\nSwitchName=s1 Nodes=vn[2-3] LinkSpeed=1\n"
+                   "SwitchName=top Switches=s[0-1]\n");
+        fclose(f);
+        int n = tc_netconf_path(tmpl, "vn3", idx, names, err, sizeof(err));
+        CHECK(n == 2 && strcmp(names[0], "top") == 0 && strcmp(names[1], "s1") == 0 && idx[0] == 2 && idx[1] == 1,
+              "topology.conf path of vn3: %d %s", n, n > 0 ? names[0] : err);
+        CHECK(tc_netconf_path(tmpl, "vn9", idx, names, err, sizeof(err)) == 0, "vn9 is under no switch");
+        f = fopen(tmpl, "w");
+        fprintf(f, "SwitchName=a Switches=b Nodes=x\nSwitchName=b Switches=a\n");   /* a cycle */
+        fclose(f);
+        CHECK(tc_netconf_path(tmpl, "x", idx, names, err, sizeof(err)) < 0, "a switch cycle is refused");
+        f = fopen(tmpl, "w");
+        fprintf(f, "Nodes=x\n");   /* no SwitchName */
+        fclose(f);
+        CHECK(tc_netconf_path(tmpl, "x", idx, names, err, sizeof(err)) < 0, "a line without SwitchName is refused");
+        unlink(tmpl);
+        CHECK(tc_netconf_path(tmpl, "x", idx, names, err, sizeof(err)) < 0, "a missing file is refused");
+    }
 
     /* This host, real binding. */
     tc_topo_t *host;
