@@ -21,6 +21,7 @@
 #include "coll/bcast.h"
 #include "coll/ctx.h"
 #include "coll/reduce.h"
+#include "hier/hier.h"
 #include "topo/topo.h"
 
 #include <stdio.h>
@@ -114,6 +115,10 @@ int main(int argc, char **argv)
                  info.single_copy ? "single copy (CMA)" : "copy-in/copy-out", info.mechanism_why);
     char *mechs = rank == 0 ? malloc((size_t)size * LINE) : NULL;
     MPI_Gather(mech, LINE, MPI_CHAR, mechs, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
+    char hpath[LINE];
+    tc_hpath_format(hpath, sizeof(hpath));
+    char *paths = rank == 0 ? malloc((size_t)size * LINE) : NULL;
+    MPI_Gather(hpath, LINE, MPI_CHAR, paths, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
 
     if (rank == 0) {
         const tc_topo_t *t = tc_topo_process();
@@ -136,6 +141,8 @@ int main(int argc, char **argv)
             if (mechs[(size_t)r * LINE]) printf("%s\n", mechs + (size_t)r * LINE);
         printf("ranks:\n");
         for (int r = 0; r < size; r++) printf("%s\n", all + (size_t)r * LINE);
+        printf("hardware hierarchy (levels of MPI_COMM_TYPE_HW_UNGUIDED / PHYSICAL_TOPOLOGY, top first):\n");
+        for (int r = 0; r < size; r++) printf("  rank %3d  %s\n", r, paths + (size_t)r * LINE);
         if (c && c->enabled) {
             printf("physical ring (Allgather):");
             for (int i = 0; i < size; i++) printf(" %d", c->map.ring[i]);
@@ -159,6 +166,7 @@ int main(int argc, char **argv)
         }
         free(all);
         free(mechs);
+        free(paths);
     }
     MPI_Finalize();
     return 0;

@@ -120,6 +120,26 @@ const char *tc_hel_name(const tc_hel_t *e)
     return hwloc_obj_type_string((hwloc_obj_type_t)e->type);
 }
 
+void tc_hpath_format(char *out, size_t len)
+{
+    const tc_hpath_t *p = tc_hpath_self();
+    const tc_loc_t *l = tc_loc_process();
+    tc_hel_t lv[TC_HPATH_MAX];
+    size_t o = 0;
+    out[0] = 0;
+    if (!p) { snprintf(out, len, "(unknown)"); return; }
+    int n = path_levels(p, lv);
+    for (int i = 0, sw = 0; i < n && o < len; i++) {
+        const char *sep = i ? " > " : "";
+        if (lv[i].kind == TC_HK_SWITCH)
+            o += (size_t)snprintf(out + o, len - o, "%sSwitch %s", sep, sw < l->nswitch ? l->sw_name[sw] : "?"), sw++;
+        else if (lv[i].kind == TC_HK_NODE)
+            o += (size_t)snprintf(out + o, len - o, "%sMachine %s", sep, l->nodename);
+        else
+            o += (size_t)snprintf(out + o, len - o, "%s%s L#%d", sep, tc_hel_name(&lv[i]), lv[i].idx);
+    }
+}
+
 /* ---- The per-communicator table (an attribute) ------------------------------ */
 
 typedef struct tc_htab {

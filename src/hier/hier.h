@@ -21,6 +21,7 @@
 #define TC_HIER_HIER_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define TC_HPATH_MAX 24
@@ -95,6 +96,10 @@ int tc_hier_world_init(void);
 /** Make sure @comm's paths are cached (collective over @comm the first
  *  time).  MPI_SUCCESS or an MPI error code. */
 int tc_hier_attach(MPI_Comm comm);
+
+/** This process's levels as text, top first: "Switch top > Switch s0 >
+ *  Machine vn0 > Package L#1 > Core L#3" ("(unknown)" if no path). */
+void tc_hpath_format(char *out, size_t len);
 
 /** The name of a level element: "Switch", "Machine", hwloc type names. */
 const char *tc_hel_name(const tc_hel_t *e);
