@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: build with Open MPI, show what topocoll sees on this host,
-# run ASP (all-pairs shortest paths) on the Rome road network with the
+# print the hardware-topology descent of an emulated 32-core machine, run
+# ASP (all-pairs shortest paths) on the Rome road network with the
 # native MPI_Bcast and with topocoll, then the benchmark of the five
 # collectives (native vs topocoll in the same run; CSV files in build/).
 #   scripts/main.sh [NP]        (NP defaults to 2: this host has 2 cores)
@@ -12,6 +13,10 @@ np=${1:-2}
 run() { mpiexec.openmpi --allow-run-as-root --oversubscribe -np "$@"; }
 echo "== topocoll_info (np=$np)"
 run "$np" "$root/build/topocoll_info"
+echo
+xml32="$root/../shared/topologies/32em64t-2n8c2t-pci-normalio.xml"
+echo "== hardware-topology communicators: the descent on the 32-core XML, socket round-robin, np=16 (emulated)"
+run 16 env TOPOCOLL_TOPOLOGY="$xml32" TOPOCOLL_BINDING=socket-rr "$root/build/hdescent"
 echo
 echo "== ASP on rome99 (np=$np)"
 run "$np" "$root/build/asp" --graph "$root/../shared/data/rome99.gr"
