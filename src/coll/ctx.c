@@ -3,27 +3,13 @@
 
 #include "../base/log.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Process-wide: the keyval and the list of live contexts (for finalize).
- * Both change only when a context is created or destroyed, under g_lock.
- * The collectives' path reads the keyval without the lock: it is written
- * (under the lock) with a release store, read with an acquire load. */
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int g_keyval = MPI_KEYVAL_INVALID;
-static int g_self_keyval = MPI_KEYVAL_INVALID;
-static tc_ctx_t *g_live;
-
-static void ctx_destroy(tc_ctx_t *c)
+static void ctx_destroy(tc_cattr_t *link)
 {
-    pthread_mutex_lock(&g_lock);
-    if (c->prev) c->prev->next = c->next; else if (g_live == c) g_live = c->next;
-    if (c->next) c->next->prev = c->prev;
-    pthread_mutex_unlock(&g_lock);
+    tc_ctx_t *c = (tc_ctx_t *)link;
     tc_shm_destroy(c->shm);
     free(c->scratch);
     tc_ctx_free_types(c);
@@ -35,50 +21,8 @@ static void ctx_destroy(tc_ctx_t *c)
     free(c);
 }
 
-static int ctx_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
-{
-    (void)comm; (void)keyval; (void)extra;
-    ctx_destroy(attr);
-    return MPI_SUCCESS;
-}
-
-/* Runs at the start of MPI_Finalize (MPI_COMM_SELF's attributes are
- * deleted first): release every context still alive, then the keyvals. */
-static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
-{
-    (void)comm; (void)keyval; (void)attr; (void)extra;
-    for (;;) {
-        pthread_mutex_lock(&g_lock);
-        tc_ctx_t *c = g_live;
-        pthread_mutex_unlock(&g_lock);
-        if (!c) break;
-        /* runs ctx_delete_fn, which unlinks c */
-        if (PMPI_Comm_delete_attr(c->comm, atomic_load_explicit(&g_keyval, memory_order_relaxed)) != MPI_SUCCESS)
-            ctx_destroy(c);
-    }
-    pthread_mutex_lock(&g_lock);
-    int k = atomic_load_explicit(&g_keyval, memory_order_relaxed);
-    atomic_store_explicit(&g_keyval, MPI_KEYVAL_INVALID, memory_order_release);
-    PMPI_Comm_free_keyval(&k);
-    pthread_mutex_unlock(&g_lock);
-    return MPI_SUCCESS;
-}
-
-static int keyval_get(void)
-{
-    pthread_mutex_lock(&g_lock);
-    int k = atomic_load_explicit(&g_keyval, memory_order_relaxed);
-    if (k == MPI_KEYVAL_INVALID) {
-        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_fn, &k, NULL);
-        atomic_store_explicit(&g_keyval, k, memory_order_release);
-        if (g_self_keyval == MPI_KEYVAL_INVALID) {
-            PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &g_self_keyval, NULL);
-            PMPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, NULL);
-        }
-    }
-    pthread_mutex_unlock(&g_lock);
-    return k;
-}
+/* The contexts: released with their communicator, or at MPI_Finalize. */
+static tc_cattr_class_t g_ctxs = TC_CATTR_CLASS_INIT(ctx_destroy);
 
 void tc_ctx_free_types(tc_ctx_t *c)
 {
@@ -101,13 +45,7 @@ int tc_ctx_slices(tc_ctx_t *c)
 
 tc_ctx_t *tc_ctx_lookup(MPI_Comm comm)
 {
-    void *attr = NULL;
-    int flag = 0;
-    if (comm == MPI_COMM_NULL) return NULL;
-    int k = atomic_load_explicit(&g_keyval, memory_order_acquire);   /* no lock: hot path */
-    if (k == MPI_KEYVAL_INVALID) return NULL;
-    PMPI_Comm_get_attr(comm, k, &attr, &flag);
-    return flag ? attr : NULL;
+    return tc_cattr_get(&g_ctxs, comm);   /* no lock: hot path */
 }
 
 tc_ctx_t *tc_ctx_get(MPI_Comm comm)
@@ -120,7 +58,6 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm)
 
     c = calloc(1, sizeof(*c));
     if (!c) return NULL;   /* no memory: PMPI (a later call retries, collectively the same) */
-    c->comm = comm;
     c->pcomm = c->llcomm = c->slice_red = c->slice_bc = MPI_COMM_NULL;
     c->map.lcomm = MPI_COMM_NULL;
     c->cfg = tc_config_get();
@@ -158,11 +95,9 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm)
                      c->shm && c->shm->single_copy ? "single copy" : "copy-in/copy-out",
                      c->shm ? c->shm->why : "alone on the node", c->spin == 0 ? ", oversubscribed: no spinning" : "");
     }
-    pthread_mutex_lock(&g_lock);
-    c->next = g_live;
-    if (g_live) g_live->prev = c;
-    g_live = c;
-    pthread_mutex_unlock(&g_lock);
-    PMPI_Comm_set_attr(comm, keyval_get(), c);
+    if (tc_cattr_set(&g_ctxs, comm, &c->link) != MPI_SUCCESS) {
+        ctx_destroy(&c->link);
+        return NULL;
+    }
     return c;
 }

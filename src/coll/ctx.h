@@ -1,16 +1,16 @@
 /*
  * coll/ctx -- topocoll's per-communicator context.
  *
- * Owns: tc_ctx_t, hung on the communicator as an MPI attribute (keyval
- * with a delete callback), so it is released when the communicator is
- * freed; contexts still alive at MPI_Finalize are released by a delete
- * callback on MPI_COMM_SELF, which MPI runs first thing in MPI_Finalize.
+ * Owns: tc_ctx_t, hung on the communicator as an MPI attribute
+ * (base/cattr), so it is released when the communicator is freed or at
+ * MPI_Finalize.
  * A private communicator carries the inter-node messages, so they never
  * match the application's.  May call: PMPI, topo/, xfer/, base/.
  */
 #ifndef TC_COLL_CTX_H
 #define TC_COLL_CTX_H
 
+#include "../base/cattr.h"
 #include "../base/config.h"
 #include "../topo/node.h"
 #include "../xfer/shmseg.h"
@@ -22,7 +22,8 @@
 enum { TC_OP_DONE = 0, TC_OP_PENDING = -1 };
 
 typedef struct tc_ctx {
-    MPI_Comm comm;          /* the user's communicator (not owned) */
+    tc_cattr_t link;        /* first: the user's communicator (not owned) and
+                               the live list released at MPI_Finalize */
     MPI_Comm pcomm;         /* private copy of comm's group for our messages */
     MPI_Comm llcomm;        /* node leaders (MPI_COMM_NULL elsewhere) */
     int enabled;            /* 0: everything goes to PMPI on this comm */
@@ -48,7 +49,6 @@ typedef struct tc_ctx {
     uint64_t reduce_calls, reduce_fallbacks;
     uint64_t allreduce_calls, allreduce_fallbacks;
     uint64_t allgather_calls, allgather_fallbacks;
-    struct tc_ctx *prev, *next; /* live contexts, for MPI_Finalize */
 } tc_ctx_t;
 
 /**

@@ -2,11 +2,11 @@
 #include "hier.h"
 
 #include "../topo/loc.h"
+#include "../base/cattr.h"
 #include "../base/log.h"
 #include "../topo/topo.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,84 +143,29 @@ void tc_hpath_format(char *out, size_t len)
 /* ---- The per-communicator table (an attribute) ------------------------------ */
 
 typedef struct tc_htab {
-    MPI_Comm comm;
+    tc_cattr_t link;         /* first: the communicator, the live list */
     int size;
     tc_hpath_t *paths;       /* [size], by rank */
     int has_level;           /* made by a split: the fields below are set */
     int num, index;
     char type[TC_HTYPE_MAX];     /* the paper's level type (hwloc names) */
     char mpi_type[TC_HTYPE_MAX]; /* MPI 4.0's mpi_hw_resource_type value */
-    struct tc_htab *prev, *next;
 } tc_htab_t;
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int g_keyval = MPI_KEYVAL_INVALID;
-static int g_self_keyval = MPI_KEYVAL_INVALID;
-static tc_htab_t *g_live;         /* every attached table, for MPI_Finalize */
-
-static void htab_free(tc_htab_t *h)
+static void htab_destroy(tc_cattr_t *link)
 {
-    pthread_mutex_lock(&g_lock);
-    if (h->prev) h->prev->next = h->next; else if (g_live == h) g_live = h->next;
-    if (h->next) h->next->prev = h->prev;
-    pthread_mutex_unlock(&g_lock);
+    tc_htab_t *h = (tc_htab_t *)link;
     free(h->paths);
     free(h);
 }
 
-static int htab_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
-{
-    (void)comm; (void)keyval; (void)extra;
-    htab_free(attr);
-    return MPI_SUCCESS;
-}
-
-/* Start of MPI_Finalize: release the tables still attached (those of
- * MPI_COMM_WORLD and of communicators the program never freed). */
-static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
-{
-    (void)comm; (void)keyval; (void)attr; (void)extra;
-    for (;;) {
-        pthread_mutex_lock(&g_lock);
-        tc_htab_t *h = g_live;
-        pthread_mutex_unlock(&g_lock);
-        if (!h) break;
-        if (PMPI_Comm_delete_attr(h->comm, atomic_load_explicit(&g_keyval, memory_order_relaxed)) != MPI_SUCCESS)
-            htab_free(h);
-    }
-    pthread_mutex_lock(&g_lock);
-    int k = atomic_load_explicit(&g_keyval, memory_order_relaxed);
-    if (k != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&k);
-    atomic_store_explicit(&g_keyval, MPI_KEYVAL_INVALID, memory_order_release);
-    PMPI_Comm_free_keyval(&g_self_keyval);
-    g_self_keyval = MPI_KEYVAL_INVALID;
-    pthread_mutex_unlock(&g_lock);
-    return MPI_SUCCESS;
-}
-
-static int keyval(void)
-{
-    int k = atomic_load_explicit(&g_keyval, memory_order_acquire);
-    if (k != MPI_KEYVAL_INVALID) return k;
-    pthread_mutex_lock(&g_lock);
-    k = atomic_load_explicit(&g_keyval, memory_order_relaxed);
-    if (k == MPI_KEYVAL_INVALID &&
-        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, htab_delete_fn, &k, NULL) == MPI_SUCCESS) {
-        if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &g_self_keyval, NULL) == MPI_SUCCESS)
-            PMPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, NULL);
-        atomic_store_explicit(&g_keyval, k, memory_order_release);
-    }
-    pthread_mutex_unlock(&g_lock);
-    return k;
-}
+/* The tables: released with their communicator, or at MPI_Finalize
+ * (MPI_COMM_WORLD's, and those of communicators never freed). */
+static tc_cattr_class_t g_htabs = TC_CATTR_CLASS_INIT(htab_destroy);
 
 static tc_htab_t *htab_get(MPI_Comm comm)
 {
-    int k = atomic_load_explicit(&g_keyval, memory_order_acquire), flag = 0;
-    void *v = NULL;
-    if (k == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL) return NULL;
-    if (PMPI_Comm_get_attr(comm, k, &v, &flag) != MPI_SUCCESS || !flag) return NULL;
-    return v;
+    return tc_cattr_get(&g_htabs, comm);
 }
 
 static tc_htab_t *htab_new(int size)
@@ -235,20 +180,9 @@ static tc_htab_t *htab_new(int size)
 
 static int htab_attach(MPI_Comm comm, tc_htab_t *h)
 {
-    int k = keyval();
-    h->comm = comm;
-    if (k == MPI_KEYVAL_INVALID || PMPI_Comm_set_attr(comm, k, h) != MPI_SUCCESS) {
-        free(h->paths);
-        free(h);
-        return MPI_ERR_OTHER;
-    }
-    pthread_mutex_lock(&g_lock);
-    h->prev = NULL;
-    h->next = g_live;
-    if (g_live) g_live->prev = h;
-    g_live = h;
-    pthread_mutex_unlock(&g_lock);
-    return MPI_SUCCESS;
+    int rc = tc_cattr_set(&g_htabs, comm, &h->link);
+    if (rc != MPI_SUCCESS) htab_destroy(&h->link);
+    return rc;
 }
 
 /* The paths of @comm's ranks taken from @src's table through the groups
@@ -274,7 +208,7 @@ static tc_htab_t *htab_translate(MPI_Comm comm, MPI_Comm src, const tc_htab_t *s
         }
     }
     free(in);
-    if (!ok && h) { free(h->paths); free(h); h = NULL; }
+    if (!ok && h) { htab_destroy(&h->link); h = NULL; }
     return h;
 }
 
@@ -302,7 +236,7 @@ int tc_hier_attach(MPI_Comm comm)
     int ok = h != NULL, all_ok = 0;
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
     if (!all_ok) {
-        if (h) { free(h->paths); free(h); }
+        if (h) htab_destroy(&h->link);
         return MPI_ERR_NO_MEM;
     }
     rc = PMPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, h->paths, (int)sizeof(mine), MPI_BYTE, comm);
@@ -310,8 +244,7 @@ int tc_hier_attach(MPI_Comm comm)
         if (h->paths[r].n < 0) rc = MPI_ERR_OTHER;   /* same verdict on every rank */
     if (rc != MPI_SUCCESS) {
         tc_warn("hardware hierarchy unknown on some process (hwloc failed); split refused");
-        free(h->paths);
-        free(h);
+        htab_destroy(&h->link);
         return rc;
     }
     return htab_attach(comm, h);

@@ -14,8 +14,8 @@
  * nodes), so each result is a strict subset of its input.
  *
  * Owns: the paths of a communicator's processes, cached on it as an MPI
- * attribute (tc_htab_t), with the level information of section 3.3; the
- * process-wide keyval.  May call: PMPI, topo/loc, topo/, base/.
+ * attribute (tc_htab_t, released through base/cattr), with the level
+ * information of section 3.3.  May call: PMPI, topo/, base/.
  */
 #ifndef TC_HIER_HIER_H
 #define TC_HIER_HIER_H
