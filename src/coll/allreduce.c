@@ -90,29 +90,11 @@ static int cico_work(tc_allreduce_t *op)
          * Process j folds piece j of every slot into its output, then puts
          * the result over its own input's piece j (only it reads piece j);
          * the others copy it from there. */
-        const int nl = s->nlocal;
-        tc_part_t p;
-        size_t first, n;
-        tc_part_init(&p, op->count, op->count, nl);
         if (!op->folded) {
-            tc_part_piece(&p, 0, s->me, &first, &n);
-            size_t off = first * op->t.extent;
-            if ((rc = tc_fold_slots(s, &op->t, first, n, op->out + off)) != MPI_SUCCESS) return rc;
-            memcpy(tc_shm_cico(s, s->me, 0) + off, op->out + off, tc_span(&op->t, n));
-            /* Release: the result piece in our slot before prog. */
-            atomic_store_explicit(&s->ctl[s->me].prog, 1, memory_order_release);
+            if ((rc = tc_fold_slots_share(s, &op->t, op->count, op->out, 1, NULL)) != MPI_SUCCESS) return rc;
             op->folded = 1;
         }
-        for (; op->pushed < (size_t)nl; op->pushed++) {
-            int j = (int)op->pushed;
-            if (j == s->me) continue;
-            if (atomic_load_explicit(&s->ctl[j].prog, memory_order_acquire) < 1) return TC_OP_PENDING;
-            tc_part_piece(&p, 0, j, &first, &n);
-            size_t off = first * op->t.extent, sp = tc_span(&op->t, n);
-            memcpy(op->out + off, tc_shm_cico(s, j, 0) + off, sp);
-            s->bytes_cico += sp;
-        }
-        return MPI_SUCCESS;
+        return tc_fold_slots_gather(s, &op->t, op->count, op->out, &op->pushed);
     }
     if (c->map.lrank == 0) {
         if (op->net_state == NET_IDLE && (rc = tc_fold_slots(s, &op->t, 0, op->count, op->out)) != MPI_SUCCESS) return rc;

@@ -175,3 +175,42 @@ void tc_fold_post(tc_shm_t *s, uint64_t seq, uint64_t in_cookie, uint64_t out_co
     /* Release: cookies and the reset progress before post_seq. */
     atomic_store_explicit(&me->post_seq, seq, memory_order_release);
 }
+
+int tc_fold_slots_share(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *dst, int publish,
+                        tc_fold_scratch_t *f)
+{
+    tc_part_t p;
+    size_t first, n;
+    tc_part_init(&p, count, count, s->nlocal);
+    tc_part_piece(&p, 0, s->me, &first, &n);
+    size_t off = first * t->extent, sp = tc_span(t, n);
+    char *tmp = NULL, *at = dst ? dst + off : NULL;
+    if (!at) at = f && f->acc && sp <= 2 * (size_t)TC_FOLD_CHUNK ? f->acc : (tmp = malloc(sp ? sp : 1));
+    if (!at) return MPI_ERR_NO_MEM;
+    int rc = tc_fold_slots(s, t, first, n, at);
+    if (rc == MPI_SUCCESS && publish) {
+        memcpy(tc_shm_cico(s, s->me, 0) + off, at, sp);
+        /* Release: the result piece in our slot before prog. */
+        atomic_store_explicit(&s->ctl[s->me].prog, 1, memory_order_release);
+    }
+    free(tmp);
+    return rc;
+}
+
+int tc_fold_slots_gather(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *out, size_t *got)
+{
+    tc_part_t p;
+    size_t first, n;
+    tc_part_init(&p, count, count, s->nlocal);
+    for (; *got < (size_t)s->nlocal; (*got)++) {
+        int j = (int)*got;
+        if (j == s->me) continue;
+        /* Acquire: pairs with the release in tc_fold_slots_share. */
+        if (atomic_load_explicit(&s->ctl[j].prog, memory_order_acquire) < 1) return TC_OP_PENDING;
+        tc_part_piece(&p, 0, j, &first, &n);
+        size_t off = first * t->extent, sp = tc_span(t, n);
+        memcpy(out + off, tc_shm_cico(s, j, 0) + off, sp);
+        s->bytes_cico += sp;
+    }
+    return MPI_SUCCESS;
+}

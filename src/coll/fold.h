@@ -67,6 +67,22 @@ void tc_fold_scratch_put(tc_fold_scratch_t *f);
  *  MPI_SUCCESS or an error. */
 int tc_fold_slots(tc_shm_t *s, const tc_rtype_t *t, size_t first, size_t n, char *dst);
 
+/** One node, through the slots, the reduce-scatter step: fold this
+ *  process's share (piece s->me of s->nlocal equal pieces of @count
+ *  elements) of every slot into @dst at the piece's offset (@dst laid out
+ *  like the inputs; NULL: into the scratch @f, or a temporary).  With
+ *  @publish, the result also goes over the piece in this process's own
+ *  slot (only it reads that piece) and prog = 1 is released for the
+ *  peers' tc_fold_slots_gather.  MPI_SUCCESS or an error. */
+int tc_fold_slots_share(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *dst, int publish,
+                        tc_fold_scratch_t *f);
+
+/** The allgather step after tc_fold_slots_share: copy every other local
+ *  process's published piece into @out (laid out like the inputs) as each
+ *  is released.  *@got counts the local ranks done (start at 0).
+ *  MPI_SUCCESS once all are copied, TC_OP_PENDING before (never blocks). */
+int tc_fold_slots_gather(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *out, size_t *got);
+
 /**
  * Fold elements [@first, @first+@n) of every local process's input.
  * Process k's input is region @cookies[k] (element 0 at region offset 0),

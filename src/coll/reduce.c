@@ -129,39 +129,15 @@ static int cico_work(tc_reduce_t *op)
         /* One node: process j folds piece j of every slot and puts the
          * result over its own input's piece j (only it reads piece j);
          * the root copies the pieces out. */
-        const int nl = s->nlocal;
-        tc_part_t p;
-        size_t first, n;
         if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
-        tc_part_init(&p, op->count, op->count, nl);
         if (!op->folded) {
-            tc_part_piece(&p, 0, s->me, &first, &n);
-            size_t off = first * op->t.extent, sp = tc_span(&op->t, n);
-            if (op->am_root) {
-                if ((rc = tc_fold_slots(s, &op->t, first, n, op->out + off)) != MPI_SUCCESS) return rc;
-            } else {
-                char *tmp = sp <= 2 * (size_t)TC_FOLD_CHUNK && op->f.acc ? op->f.acc : malloc(sp ? sp : 1);
-                if (!tmp) return MPI_ERR_NO_MEM;
-                rc = tc_fold_slots(s, &op->t, first, n, tmp);
-                if (rc == MPI_SUCCESS) memcpy(tc_shm_cico(s, s->me, 0) + off, tmp, sp);
-                if (tmp != op->f.acc) free(tmp);
-                if (rc != MPI_SUCCESS) return rc;
-                /* Release: our result piece in our slot before prog. */
-                atomic_store_explicit(&s->ctl[s->me].prog, 1, memory_order_release);
-            }
+            /* the root keeps its piece; the others publish theirs for it */
+            rc = tc_fold_slots_share(s, &op->t, op->count, op->am_root ? op->out : NULL, !op->am_root, &op->f);
+            if (rc != MPI_SUCCESS) return rc;
             op->folded = 1;
         }
         if (!op->am_root) return MPI_SUCCESS;
-        for (; op->got < (size_t)nl; op->got++) {
-            int j = (int)op->got;
-            if (j == s->me) continue;
-            if (atomic_load_explicit(&s->ctl[j].prog, memory_order_acquire) < 1) return TC_OP_PENDING;
-            tc_part_piece(&p, 0, j, &first, &n);
-            size_t off = first * op->t.extent, sp = tc_span(&op->t, n);
-            memcpy(op->out + off, tc_shm_cico(s, j, 0) + off, sp);
-            s->bytes_cico += sp;
-        }
-        return MPI_SUCCESS;
+        return tc_fold_slots_gather(s, &op->t, op->count, op->out, &op->got);
     }
     if (lead) {
         if (op->red_posted == 0) {
