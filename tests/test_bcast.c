@@ -123,7 +123,7 @@ static void accounting(MPI_Comm comm)
     topocoll_bcast(buf, (int)n, MPI_BYTE, 0, comm);
     topocoll_comm_query(comm, &after);
     uint64_t moved = (after.bytes_single_copy - before.bytes_single_copy) + (after.bytes_cico - before.bytes_cico);
-    int producer = rank == 0 || (before.local_rank == 0 && before.node != 0);
+    int producer = rank == 0 || (before.leader == rank && before.node != 0);   /* elected leaders */
     int shared = after.single_copy && after.nnodes == 1 && !getenv("TOPOCOLL_BCAST_ROOT_SHARE_MIN");
     size_t share = shared ? (n / (size_t)after.local_size) & ~(size_t)4095 : 0;
     if (before.enabled && before.local_size > 1) {

@@ -69,6 +69,9 @@ static void config_parse(void)
     c->cico_slot &= ~(size_t)63;
     c->cico_slots = (int)env_size("TOPOCOLL_CICO_SLOTS", 4, 2, 64);
     c->spin_count = (int)env_size("TOPOCOLL_SPIN", -1, -1, 1 << 30);
+    s = getenv("TOPOCOLL_LEADERS");
+    c->leaders = s && *s ? s : NULL;
+    c->multileader_min = (size_t)env_size("TOPOCOLL_MULTILEADER_MIN", 256 << 10, 0, 1LL << 50);
     c->red_segsize = (size_t)env_size("TOPOCOLL_REDUCE_SEGSIZE", 0, 0, 1LL << 30);
     c->red_cico_max = (size_t)env_size("TOPOCOLL_REDUCE_CICO_MAX", 8 << 10, 0, 1LL << 40);
     c->allgather_cico_max = (size_t)env_size("TOPOCOLL_ALLGATHER_CICO_MAX", 8 << 10, 0, 1LL << 40);

@@ -34,6 +34,10 @@ typedef struct tc_config {
                                   the CICO slots at or below (bytes per process) */
     size_t allgather_cico_max; /* TOPOCOLL_ALLGATHER_CICO_MAX: same, per block */
     int allgather_alg;         /* TOPOCOLL_ALLGATHER_ALG: TC_AG_AUTO|LEADER|RING */
+    const char *leaders;       /* TOPOCOLL_LEADERS=auto|nic|first|numa|package (topo/nic
+                                  parses it), NULL = auto */
+    size_t multileader_min;    /* TOPOCOLL_MULTILEADER_MIN: under policy auto, Bcast and
+                                  Allgather use per-package leaders from this size */
     int spin_count;            /* TOPOCOLL_SPIN: polls before yielding; -1 = auto
                                   (200, or 0 when the host is oversubscribed) */
 } tc_config_t;

@@ -67,7 +67,7 @@ int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->seq = ++ctx->seq;
     op->alg = tc_allgather_alg(ctx, block);
     if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
-    if (op->alg == TC_AG_USE_LEADER && m->lrank == 0 && m->nnodes > 1) {
+    if (op->alg == TC_AG_USE_LEADER && m->lrank == m->leader_lrank && m->nnodes > 1) {
         int rc = node_types(ctx, block);
         if (rc != MPI_SUCCESS) return rc;
         op->ntype = ctx->ag_types;
@@ -173,7 +173,7 @@ static int leaders_ring(tc_allgather_t *op)
         if (!flag) break;
         op->steps++;
         /* Release: the node's blocks (landed by MPI) before the report. */
-        if (c->shm) atomic_store_explicit(&c->shm->ctl[0].prog, op->steps + 1, memory_order_release);
+        if (c->shm) atomic_store_explicit(&c->shm->ctl[m->leader_lrank].prog, op->steps + 1, memory_order_release);
     }
     return MPI_SUCCESS;
 }
@@ -198,9 +198,9 @@ static int leader_work(tc_allgather_t *op)
     if (s && op->got == 0) {
         for (int i = 0; i < s->nlocal; i++) if (!block_here(op, i)) return TC_OP_PENDING;
         op->got = 1;
-        if (m->lrank == 0) atomic_store_explicit(&s->ctl[0].prog, 1, memory_order_release);
+        if (m->lrank == m->leader_lrank) atomic_store_explicit(&s->ctl[m->leader_lrank].prog, 1, memory_order_release);
     }
-    if (m->lrank == 0) {   /* step 2: the leaders' ring */
+    if (m->lrank == m->leader_lrank) {   /* step 2: the leaders' ring */
         if (m->nnodes > 1) {
             if ((rc = leaders_ring(op)) != MPI_SUCCESS) return rc;
             if (op->steps < (size_t)m->nnodes - 1) return TC_OP_PENDING;
@@ -213,13 +213,13 @@ static int leader_work(tc_allgather_t *op)
     }
     /* step 3: the other nodes' blocks, as the leader reports them */
     const uint64_t *outc = op->cookies + s->nlocal;
-    size_t ready = (size_t)atomic_load_explicit(&s->ctl[0].prog, memory_order_acquire);
+    size_t ready = (size_t)atomic_load_explicit(&s->ctl[m->leader_lrank].prog, memory_order_acquire);
     while (op->got < ready) {
         int n = (m->node - (int)op->got + m->nnodes) % m->nnodes;
         for (int r = 0; r < m->size; r++) {
             if (m->node_of[r] != n) continue;
             size_t off = (size_t)r * op->block;
-            if (tc_region_read(s, outc[0], off, op->out + off, op->block) != (long long)op->block)
+            if (tc_region_read(s, outc[m->leader_lrank], off, op->out + off, op->block) != (long long)op->block)
                 return MPI_ERR_INTERN;
         }
         op->got++;

@@ -96,17 +96,18 @@ static int cico_work(tc_allreduce_t *op)
         }
         return tc_fold_slots_gather(s, &op->t, op->count, op->out, &op->pushed);
     }
-    if (c->map.lrank == 0) {
+    const int L = c->map.leader_lrank;
+    if (c->map.lrank == L) {
         if (op->net_state == NET_IDLE && (rc = tc_fold_slots(s, &op->t, 0, op->count, op->out)) != MPI_SUCCESS) return rc;
         if ((rc = cico_network(op)) != MPI_SUCCESS) return rc;
         /* Nobody reads our slots any more (only the leader folds here). */
-        memcpy(tc_shm_cico(s, 0, 0), op->out, span);
+        memcpy(tc_shm_cico(s, L, 0), op->out, span);
         /* Release: the result in the slots before prog. */
-        atomic_store_explicit(&s->ctl[0].prog, 1, memory_order_release);
+        atomic_store_explicit(&s->ctl[L].prog, 1, memory_order_release);
         return MPI_SUCCESS;
     }
-    if (atomic_load_explicit(&s->ctl[0].prog, memory_order_acquire) < 1) return TC_OP_PENDING;
-    memcpy(op->out, tc_shm_cico(s, 0, 0), span);
+    if (atomic_load_explicit(&s->ctl[L].prog, memory_order_acquire) < 1) return TC_OP_PENDING;
+    memcpy(op->out, tc_shm_cico(s, L, 0), span);
     s->bytes_cico += span;
     return MPI_SUCCESS;
 }

@@ -18,7 +18,8 @@ int tc_barrier_work(tc_barrier_t *op)
 {
     tc_ctx_t *c = op->ctx;
     tc_shm_t *s = c->shm;
-    int leader = c->map.lrank == 0, flag, rc;
+    const int L = c->map.leader_lrank;
+    int leader = c->map.lrank == L, flag, rc;
 
     switch (op->state) {
     case ST_ARRIVE:
@@ -29,8 +30,8 @@ int tc_barrier_work(tc_barrier_t *op)
         /* fall through */
     case ST_GATHER:
         if (leader && s) {
-            for (int i = 1; i < s->nlocal; i++)   /* acquire: pairs with their arrival */
-                if (atomic_load_explicit(&s->ctl[i].arrive_seq, memory_order_acquire) < op->seq)
+            for (int i = 0; i < s->nlocal; i++)   /* acquire: pairs with their arrival */
+                if (i != L && atomic_load_explicit(&s->ctl[i].arrive_seq, memory_order_acquire) < op->seq)
                     return TC_OP_PENDING;
         }
         if (leader && c->map.nnodes > 1 && op->may_block) {
@@ -55,8 +56,8 @@ int tc_barrier_work(tc_barrier_t *op)
             if (leader) {
                 /* Release: every arrival we acquired (and the other nodes',
                  * ordered by the leaders' barrier) before our release. */
-                atomic_store_explicit(&s->ctl[0].release_seq, op->seq, memory_order_release);
-            } else if (atomic_load_explicit(&s->ctl[0].release_seq, memory_order_acquire) < op->seq) {
+                atomic_store_explicit(&s->ctl[L].release_seq, op->seq, memory_order_release);
+            } else if (atomic_load_explicit(&s->ctl[L].release_seq, memory_order_acquire) < op->seq) {
                 return TC_OP_PENDING;
             }
             tc_shm_finish(s, op->seq);

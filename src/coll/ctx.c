@@ -79,7 +79,9 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm)
                 if (c->map.size_of[n] < c->minlocal) c->minlocal = c->map.size_of[n];
                 if (c->map.size_of[n] > c->maxlocal) c->maxlocal = c->map.size_of[n];
             }
-            PMPI_Comm_split(c->pcomm, c->map.lrank == 0 ? 0 : MPI_UNDEFINED, c->map.rank, &c->llcomm);
+            /* the leaders, ranked by node index (llcomm rank == node) */
+            PMPI_Comm_split(c->pcomm, c->map.lrank == c->map.leader_lrank ? 0 : MPI_UNDEFINED, c->map.node,
+                            &c->llcomm);
             /* Spinning pays only if the process waited for is running: with
              * more ranks than cores on the host (measured: 4 ranks on 2
              * cores, small Bcasts 2x slower with 200 polls), yield at once. */

@@ -24,7 +24,7 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     op->root_local = m->node_of[root] == m->node ? m->lrank_of[root] : -1;
     op->seq = ++ctx->seq;
     op->multi = m->nnodes > 1;
-    op->first = op->multi ? 0 : op->root_local;
+    op->first = op->multi ? m->leader_lrank : op->root_local;   /* the elected leader (topo/nic) */
     op->llroot = m->node_of[root];
     op->cico = tc_fold_uses_cico(ctx, tc_span(t, count));
     op->wid = -1;
@@ -53,7 +53,7 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
      * path (measured at np=2, 16 KiB: 4.2-4.3 us against 5.1 with shares;
      * from 32 KiB shares win: 7.8 against 9.1-9.7 us). */
     if (!op->multi && tc_span(t, count) <= TC_REDUCE_SOLO_MAX) tc_part_weigh(&op->part, op->root_local, 1, 0);
-    else tc_part_weigh(&op->part, 0, 2, 1);   /* the leader writes its pieces locally too */
+    else tc_part_weigh(&op->part, op->first, 2, 1);   /* the leader writes its pieces locally too */
     if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
     if (op->wid >= 0 && ctx->shm && tc_fold_scratch_get(ctx, &op->f) != 0) return MPI_ERR_NO_MEM;
     if (op->multi && lead) {
@@ -211,7 +211,8 @@ static int sc_work(tc_reduce_t *op)
             }
             avail = op->folded;
             /* segments every worker has pushed into our node buffer */
-            for (int w = 1; w < s->nlocal; w++) {
+            for (int w = 0; w < s->nlocal; w++) {
+                if (w == s->me) continue;
                 /* Acquire: pairs with the worker's release after its write. */
                 size_t p = (size_t)atomic_load_explicit(&s->ctl[w].prog, memory_order_acquire);
                 if (p < avail) avail = p;

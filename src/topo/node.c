@@ -12,7 +12,7 @@
 int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
 {
     MPI_Comm hcomm = MPI_COMM_NULL;
-    (void)cfg;   /* virtual nodes and binding: topo/loc reads the configuration */
+    /* virtual nodes and binding: topo/loc reads the configuration */
     int hsize, ok = 1, all_ok = 0;
 
     memset(m, 0, sizeof(*m));
@@ -32,35 +32,49 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     PMPI_Comm_rank(m->lcomm, &m->lrank);
     PMPI_Comm_size(m->lcomm, &m->lsize);
 
-    /* Every rank's node leader and local rank. */
+    /* Every rank's node (its lowest rank) and local rank. */
     int mine[2] = { m->rank, m->lrank };
-    PMPI_Bcast(&mine[0], 1, MPI_INT, 0, m->lcomm);  /* leader = local rank 0 = lowest rank */
-    enum { W = 2 + TC_NLEVELS };   /* leader, local rank, place */
+    PMPI_Bcast(&mine[0], 1, MPI_INT, 0, m->lcomm);  /* local rank 0 = the node's lowest rank */
+    /* first, local rank, place, nrails, scores */
+    enum { W = 2 + TC_NLEVELS + 1 + TC_RAIL_MAX };
     int *all = malloc(W * sizeof(int) * (size_t)m->size);
     m->ring = malloc(sizeof(int) * (size_t)m->size);
     m->node_of = malloc(sizeof(int) * (size_t)m->size);
     m->lrank_of = malloc(sizeof(int) * (size_t)m->size);
+    m->first_of = malloc(sizeof(int) * (size_t)m->size);
     m->leader_of = malloc(sizeof(int) * (size_t)m->size);
+    m->rail_of = malloc(sizeof(int) * TC_RAIL_MAX * (size_t)m->size);
+    m->dom_leader = malloc(sizeof(int) * (size_t)m->lsize);
     m->size_of = calloc((size_t)m->size, sizeof(int));
     m->cpuset = hwloc_bitmap_alloc();
-    if (!all || !m->node_of || !m->lrank_of || !m->leader_of || !m->size_of || !m->cpuset || !m->ring) ok = 0;
+    tc_lead_in_t *lin = malloc(sizeof(tc_lead_in_t) * (size_t)m->size);
+    if (!all || !m->node_of || !m->lrank_of || !m->first_of || !m->leader_of || !m->rail_of || !m->dom_leader ||
+        !m->size_of || !m->cpuset || !m->ring || !lin)
+        ok = 0;
 
-    /* The process's binding (topo/loc) and its place. */
+    /* The process's binding (topo/loc), its place, its scores (topo/nic). */
     const tc_topo_t *topo = tc_topo_process();
+    const tc_nics_t *nics = tc_nics_process();
     if (!loc->ok || !topo) ok = 0;
+    int sendw[W];
+    memset(sendw, 0, sizeof(sendw));
     if (ok) {
         hwloc_bitmap_copy(m->cpuset, loc->cpuset);
         m->bound = loc->bound;
         snprintf(m->binding, sizeof(m->binding), "%s", loc->binding);
         tc_topo_place(topo, m->cpuset, &m->place);
+        int nr = nics->n < TC_RAIL_MAX ? nics->n : TC_RAIL_MAX;
+        sendw[2 + TC_NLEVELS] = nr;
+        for (int r = 0; r < nr; r++) sendw[3 + TC_NLEVELS + r] = tc_nic_score(topo, &nics->nic[r], m->cpuset, m->bound);
+        m->score = nr ? sendw[3 + TC_NLEVELS] : 0;
     }
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
     if (!all_ok) {
         free(all);
+        free(lin);
         tc_nodemap_free(m);
         return -1;
     }
-    int sendw[W];
     sendw[0] = mine[0];
     sendw[1] = mine[1];
     for (int l = 0; l < TC_NLEVELS; l++) sendw[2 + l] = m->place.idx[l];
@@ -68,15 +82,59 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     m->nnodes = 0;
     for (int r = 0; r < m->size; r++) {
         m->lrank_of[r] = all[W * r + 1];
-        if (all[W * r] == r) m->leader_of[m->nnodes++] = r;  /* ascending rank order */
+        if (all[W * r] == r) m->first_of[m->nnodes++] = r;  /* ascending rank order */
     }
     for (int r = 0; r < m->size; r++) {
-        int lead = all[W * r], n = 0;
-        while (m->leader_of[n] != lead) n++;
+        int first = all[W * r], n = 0;
+        while (m->first_of[n] != first) n++;
         m->node_of[r] = n;
         m->size_of[n]++;
     }
     m->node = m->node_of[m->rank];
+
+    /* The election (topo/nic), node by node, on every process alike. */
+    m->policy = TC_LEAD_AUTO;
+    if (cfg->leaders) {
+        int p = tc_lead_policy_parse(cfg->leaders);
+        if (p < 0 && m->rank == 0)
+            tc_warn("TOPOCOLL_LEADERS=%s unknown (auto|nic|first|numa|package); using auto", cfg->leaders);
+        if (p >= 0) m->policy = (tc_lead_policy_t)p;
+    }
+    m->nrails = TC_RAIL_MAX;
+    for (int n = 0; n < m->nnodes; n++) {
+        int k = 0;
+        for (int r = 0; r < m->size; r++) {
+            if (m->node_of[r] != n) continue;   /* ranks ascending = local ranks ascending */
+            const int *a = &all[W * r];
+            tc_lead_in_t *li = &lin[k++];
+            memset(li, 0, sizeof(*li));
+            li->nrails = a[2 + TC_NLEVELS];
+            for (int q = 0; q < li->nrails; q++) li->score[q] = a[3 + TC_NLEVELS + q];
+            int bound = li->nrails == 0 || li->score[0] != TC_NIC_SCORE_UNBOUND;
+            li->pkg = bound ? a[2 + TC_LVL_PACKAGE] : -1;
+            li->numa = bound ? a[2 + TC_LVL_NUMA] : -1;
+        }
+        tc_lead_out_t out;
+        tc_lead_elect(m->policy, lin, k, &out, n == m->node ? m->dom_leader : NULL);
+        /* local rank -> communicator rank */
+        for (int q = 0; q < TC_RAIL_MAX; q++) {
+            int want = out.rail[q], seen = 0;
+            for (int r = 0; r < m->size; r++)
+                if (m->node_of[r] == n && seen++ == want) m->rail_of[n * TC_RAIL_MAX + q] = r;
+        }
+        m->leader_of[n] = m->rail_of[n * TC_RAIL_MAX];
+        if (n == m->node) m->leader_lrank = out.leader;
+        if (out.nrails < m->nrails) m->nrails = out.nrails;
+    }
+    /* Per-domain leaders pay when a domain other than the leader's has
+     * two processes or more: they read once across the link instead of
+     * each reading the leader's buffer. */
+    m->dom_split = 0;
+    for (int i = 0; i < m->lsize; i++) {
+        int d = m->dom_leader[i];
+        if (d < 0 || d == m->leader_lrank || d == i) continue;
+        m->dom_split = 1;   /* i reads from a domain leader that is not the node leader */
+    }
     /* The physical ring (HierKNEM 3.4): by node, then package, NUMA node,
      * cache, core, PU; rank breaks ties (unbound processes).  Insertion
      * sort: communicators are small enough, and it is stable. */
@@ -93,6 +151,7 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     }
     for (int i = 0; i < m->size; i++) if (m->ring[i] == m->rank) m->ring_pos = i;
     free(all);
+    free(lin);
     return 0;
 }
 
@@ -102,6 +161,9 @@ void tc_nodemap_free(tc_nodemap_t *m)
     free(m->node_of);
     free(m->lrank_of);
     free(m->leader_of);
+    free(m->first_of);
+    free(m->rail_of);
+    free(m->dom_leader);
     free(m->size_of);
     free(m->ring);
     if (m->cpuset) hwloc_bitmap_free(m->cpuset);

@@ -3,15 +3,17 @@
  * emulation: TOPOCOLL_VIRTUAL_NODES=K cuts each host's processes into K
  * virtual nodes so inter-node algorithms run on one host.
  *
- * Owns: tc_nodemap_t (node of every rank, local ranks, leaders, this
- * process's binding and place in its node's hierarchy) and the node
- * communicator.  May call: PMPI (setup only), topo/topo, topo/loc (the
- * process's virtual node and binding), base/.
+ * Owns: tc_nodemap_t (node of every rank, local ranks, the elected
+ * leaders, this process's binding and place in its node's hierarchy) and
+ * the node communicator.  May call: PMPI (setup only), topo/topo,
+ * topo/loc (the process's virtual node and binding), topo/nic (the NICs
+ * and the election), base/.
  */
 #ifndef TC_TOPO_NODE_H
 #define TC_TOPO_NODE_H
 
 #include "../base/config.h"
+#include "nic.h"
 #include "topo.h"
 
 #include <mpi.h>
@@ -24,8 +26,21 @@ typedef struct tc_nodemap {
     int host_size;         /* processes of the communicator on this host */
     int *node_of;          /* [size] node index of every rank */
     int *lrank_of;         /* [size] local rank of every rank */
-    int *leader_of;        /* [nnodes] communicator rank of each node's leader
-                              (the node's lowest rank) */
+    int *first_of;         /* [nnodes] each node's lowest rank: nodes are numbered
+                              in the order of their lowest ranks */
+    int *leader_of;        /* [nnodes] communicator rank of each node's leader,
+                              elected by topo/nic (TOPOCOLL_LEADERS) */
+    int leader_lrank;      /* local rank of this node's leader */
+    tc_lead_policy_t policy; /* the election's policy */
+    int nrails;            /* rails every node has a distinct leader for (>= 1) */
+    int *rail_of;          /* [nnodes * TC_RAIL_MAX] rank of rail r's leader of
+                              node n at [n * TC_RAIL_MAX + r] (rail 0: leader_of) */
+    int *dom_leader;       /* [lsize] local rank of each local process's domain
+                              (package or NUMA node) leader, -1: none */
+    int dom_split;         /* 1: the node's processes span several domains and a
+                              domain other than the leader's holds >= 2 of them
+                              (per-domain leaders save link crossings) */
+    int score;             /* this process's score against NIC 0 (tc_nic_score) */
     int *size_of;          /* [nnodes] processes on each node */
     int *ring;             /* [size] ranks in physical order: by node, then
                               package, NUMA node, cache, core (HierKNEM 3.4) */
