@@ -90,6 +90,8 @@ typedef struct topocoll_comm_info {
     uint64_t bcast_fallbacks;   /* calls passed to PMPI_Bcast */
     uint64_t barrier_calls;     /* topocoll_barrier calls handled by topocoll */
     uint64_t bytes_single_copy; /* bytes this process copied by CMA */
+    uint64_t bytes_bcast_net;   /* Bcast bytes this process received from another
+                                   node (as a leader, or a rail leader: NUIOA) */
     uint64_t bytes_cico;        /* bytes this process copied through the segment */
     uint64_t reduce_calls, reduce_fallbacks;       /* topocoll_reduce */
     uint64_t allreduce_calls, allreduce_fallbacks; /* topocoll_allreduce */

@@ -103,8 +103,10 @@ static void mixed(MPI_Comm comm)
 /* Copy accounting (HierKNEM: a leader only forwards; KNEM: every byte is
  * copied once).  On one node with single copy the root writes the tail
  * 1/n (page aligned) of each receiver's buffer and the receiver reads the
- * rest (root share, default from 32 KiB); otherwise a non-producer copies
- * every byte and a single-copy producer none. */
+ * rest (root share, default from 32 KiB); otherwise every byte reaches a
+ * process once, copied from a local process or received from the network
+ * (a leader receives all of it, a rail leader its rail's part), and a
+ * single-copy producer copies none. */
 static void accounting(MPI_Comm comm)
 {
     int rank, size;
@@ -123,13 +125,15 @@ static void accounting(MPI_Comm comm)
     topocoll_bcast(buf, (int)n, MPI_BYTE, 0, comm);
     topocoll_comm_query(comm, &after);
     uint64_t moved = (after.bytes_single_copy - before.bytes_single_copy) + (after.bytes_cico - before.bytes_cico);
-    int producer = rank == 0 || (before.leader == rank && before.node != 0);   /* elected leaders */
+    uint64_t net = after.bytes_bcast_net - before.bytes_bcast_net;
+    /* the root; elected leaders (and rail leaders) take theirs from the network */
+    int producer = rank == 0 || (net == n && before.node != 0);
     int shared = after.single_copy && after.nnodes == 1 && !getenv("TOPOCOLL_BCAST_ROOT_SHARE_MIN");
     size_t share = shared ? (n / (size_t)after.local_size) & ~(size_t)4095 : 0;
     if (before.enabled && before.local_size > 1) {
-        if (!producer)
-            CHECK(moved == n - share, "non-producer copied %llu bytes of %zu (share %zu)",
-                  (unsigned long long)moved, n, share);
+        if (!producer)   /* every byte arrives once: from a local process or from the network */
+            CHECK(moved + net == n - share, "non-producer copied %llu bytes + %llu from the network, of %zu "
+                  "(share %zu)", (unsigned long long)moved, (unsigned long long)net, n, share);
         else if (after.single_copy)
             CHECK(moved == share * (size_t)(after.local_size - 1), "single-copy producer copied %llu bytes",
                   (unsigned long long)moved);

@@ -58,6 +58,7 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
     info->bcast_calls = c->bcast_calls;
     info->bcast_fallbacks = c->bcast_fallbacks;
     info->barrier_calls = c->barrier_calls;
+    info->bytes_bcast_net = c->bytes_bcast_net;
     info->reduce_calls = c->reduce_calls;
     info->reduce_fallbacks = c->reduce_fallbacks;
     info->allreduce_calls = c->allreduce_calls;

@@ -34,10 +34,39 @@ int tc_bcast_uses_single_copy(const tc_ctx_t *ctx, size_t bytes)
     return ctx->shm && ctx->shm->single_copy && bytes > ctx->cfg->bcast_cico_max;
 }
 
-/* The communicator rank that represents node @n in the inter-node tree. */
-static int node_rep(const tc_nodemap_t *m, int n, int root)
+int tc_bcast_rails(const tc_ctx_t *ctx, size_t bytes)
 {
-    return n == m->node_of[root] ? root : m->leader_of[n];
+    const tc_nodemap_t *m = &ctx->map;
+    if (m->nnodes < 2 || m->nrails < 2 || !tc_bcast_uses_single_copy(ctx, bytes)) return 1;
+    size_t per = ctx->cfg->multileader_min / 2;
+    int r = m->nrails;
+    while (r > 1 && bytes / (size_t)r < (per ? per : 1)) r--;
+    return r;
+}
+
+int tc_bcast_relays(const tc_ctx_t *ctx, size_t bytes)
+{
+    const tc_nodemap_t *m = &ctx->map;
+    if (!tc_bcast_uses_single_copy(ctx, bytes) || m->lsize < 3) return 0;
+    if (m->policy == TC_LEAD_NUMA || m->policy == TC_LEAD_PACKAGE) return 1;
+    return m->policy == TC_LEAD_AUTO && m->dom_split && bytes >= ctx->cfg->multileader_min;
+}
+
+/* The communicator rank that represents node @n in rail @r's tree: the
+ * root on its node for rail 0, else the node's rail leader (topo/nic). */
+static int node_rep(const tc_nodemap_t *m, int n, int root, int r)
+{
+    if (n == m->node_of[root] && (r == 0 || m->rail_of[n * TC_RAIL_MAX + r] == root)) return root;
+    return m->rail_of[n * TC_RAIL_MAX + r];
+}
+
+/* Local rank @i's source of part @r (see tc_lead_source): -1 for the
+ * network representative of a node without the root, and for the root. */
+static int part_source(const tc_bcast_t *op, int i, int r, int root_node)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    int producer = root_node ? m->lrank_of[op->root] : m->lrank_of[node_rep(m, m->node, op->root, r)];
+    return tc_lead_source(i, producer, op->relays ? m->dom_of : NULL, op->relays ? m->dom_leader : NULL);
 }
 
 void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root)
@@ -49,93 +78,116 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
     op->bytes = bytes;
     op->root = root;
     op->seq = ++ctx->seq;
-    int rep = node_rep(m, m->node, root);
-    op->producer = m->lrank_of[rep];
-    op->am_producer = rep == m->rank;
     op->sc = tc_bcast_uses_single_copy(ctx, bytes);
-    op->parent = -1;
+    op->relays = tc_bcast_relays(ctx, bytes);
+    op->nparts = tc_bcast_rails(ctx, bytes);
     op->state = ST_START;
+    const int root_node = m->node == m->node_of[root];
+    op->producer = m->lrank_of[node_rep(m, m->node, root, 0)];
     /* Root share: one node only (a leader with children keeps forwarding
      * first, as in HierKNEM), single copy, large enough to pay the extra
-     * region and flag. */
-    if (op->sc && m->nnodes == 1 && bytes >= ctx->cfg->bcast_share_min)
+     * region and flag, no relays. */
+    if (op->sc && m->nnodes == 1 && !op->relays && bytes >= ctx->cfg->bcast_share_min)
         op->share = (bytes / (size_t)m->lsize) & ~(size_t)4095;
-    if (!op->am_producer) return;
 
-    /* Binomial tree over nodes, numbered relative to the root's node. */
-    int nn = m->nnodes, vn = (m->node - m->node_of[root] + nn) % nn, mask = 1;
-    while (mask < nn) {
-        if (vn & mask) {
-            op->parent = node_rep(m, (vn - mask + m->node_of[root]) % nn, root);
-            break;
+    /* Parts: R contiguous ranges, page aligned. */
+    size_t per = op->nparts > 1 ? ((bytes / (size_t)op->nparts) + 4095) & ~(size_t)4095 : bytes;
+    for (int r = 0; r < op->nparts; r++) {
+        tc_bcast_part_t *p = &op->part[r];
+        p->off = (size_t)r * per < bytes ? (size_t)r * per : bytes;
+        p->len = r == op->nparts - 1 ? bytes - p->off : (p->off + per < bytes ? per : bytes - p->off);
+        p->parent = -1;
+        int rep = node_rep(m, m->node, root, r);
+        p->rep = rep == m->rank;
+        p->src = m->lsize > 1 ? part_source(op, m->lrank, r, root_node) : -1;
+        if (p->rep && !root_node) p->src = -1;   /* from the network */
+        if (m->rank == root) p->have = p->len;
+        for (int i = 0; i < m->lsize && !op->am_source; i++) op->am_source = part_source(op, i, r, root_node) == m->lrank;
+        if (!p->rep || m->nnodes == 1) continue;
+        /* Binomial tree over nodes, numbered relative to the root's node. */
+        int nn = m->nnodes, rn = m->node_of[root], vn = (m->node - rn + nn) % nn, mask = 1;
+        while (mask < nn) {
+            if (vn & mask) {
+                p->parent = node_rep(m, (vn - mask + rn) % nn, root, r);
+                break;
+            }
+            mask <<= 1;
         }
-        mask <<= 1;
+        for (mask >>= 1; mask > 0; mask >>= 1)        /* biggest subtree first */
+            if (vn + mask < nn && p->nchild < TC_BCAST_MAXCHILD)
+                p->child[p->nchild++] = node_rep(m, (vn + mask + rn) % nn, root, r);
+        p->seg = tc_bcast_segsize(ctx, p->len, root);
+        p->nseg = p->len ? (p->len + p->seg - 1) / p->seg : 0;
     }
-    for (mask >>= 1; mask > 0; mask >>= 1)        /* biggest subtree first */
-        if (vn + mask < nn && op->nchild < TC_BCAST_MAXCHILD)
-            op->child[op->nchild++] = node_rep(m, (vn + mask + m->node_of[root]) % nn, root);
-    op->seg = tc_bcast_segsize(ctx, bytes, root);
-    op->nseg = nn > 1 ? (bytes + op->seg - 1) / op->seg : 0;   /* one node: no network */
-    op->net_bytes = op->parent < 0 ? bytes : 0;
+    /* CICO: one producer feeds everybody through its slots. */
+    if (!op->sc) op->am_source = op->producer == m->lrank && m->lsize > 1;
 }
 
-static size_t seg_len(const tc_bcast_t *op, size_t i)
+static size_t seg_len(const tc_bcast_part_t *p, size_t i)
 {
-    size_t off = i * op->seg;
-    return op->bytes - off < op->seg ? op->bytes - off : op->seg;
+    size_t off = i * p->seg;
+    return p->len - off < p->seg ? p->len - off : p->seg;
 }
 
-/* Inter-node forwarding: receive segments from the parent into buf (a
- * window of TC_BCAST_WINDOW), send each landed one to the children.
- * Returns MPI_SUCCESS or an error; never blocks. */
-static int net_progress(tc_bcast_t *op)
+/* Inter-node forwarding of one part: receive segments from the parent
+ * into buf (a window of TC_BCAST_WINDOW), send each segment present to
+ * the children.  Without a parent a segment is present once the part's
+ * bytes cover it (the root; or a rail leader of the root's node, as it
+ * reads them from the root).  Returns MPI_SUCCESS or an error; never
+ * blocks. */
+static int net_progress(tc_bcast_t *op, tc_bcast_part_t *p)
 {
     MPI_Comm pc = op->ctx->pcomm;
+    char *base = op->buf + p->off;
     int flag, rc;
     const int W = TC_BCAST_WINDOW;
 
     size_t before;
     do {
-        before = op->recv_posted + op->recv_done + op->send_done;
-        if (op->parent >= 0) {
-            while (op->recv_posted < op->nseg && op->recv_posted - op->send_done < (size_t)W) {
-                size_t i = op->recv_posted;
-                rc = PMPI_Irecv(op->buf + i * op->seg, (int)seg_len(op, i), MPI_BYTE, op->parent,
-                                TC_TAG_BCAST, pc, &op->rreq[i % W]);
+        before = p->recv_posted + p->recv_done + p->send_done;
+        if (p->parent >= 0) {
+            while (p->recv_posted < p->nseg && p->recv_posted - p->send_done < (size_t)W) {
+                size_t i = p->recv_posted;
+                rc = PMPI_Irecv(base + i * p->seg, (int)seg_len(p, i), MPI_BYTE, p->parent, TC_TAG_BCAST, pc,
+                                &p->rreq[i % W]);
                 if (rc != MPI_SUCCESS) return rc;
-                op->recv_posted++;
+                p->recv_posted++;
             }
         } else {
-            op->recv_posted = op->nseg;   /* the root has every segment */
+            p->recv_posted = p->have / p->seg + (p->have == p->len ? (p->len % p->seg != 0) : 0);
+            if (p->recv_posted > p->nseg) p->recv_posted = p->nseg;
         }
-        while (op->recv_done < op->recv_posted && op->recv_done - op->send_done < (size_t)W) {
-            size_t i = op->recv_done;
-            if (op->parent >= 0) {
-                rc = PMPI_Test(&op->rreq[i % W], &flag, MPI_STATUS_IGNORE);
+        while (p->recv_done < p->recv_posted && p->recv_done - p->send_done < (size_t)W) {
+            size_t i = p->recv_done;
+            if (p->parent >= 0) {
+                rc = PMPI_Test(&p->rreq[i % W], &flag, MPI_STATUS_IGNORE);
                 if (rc != MPI_SUCCESS) return rc;
                 if (!flag) break;
             }
-            for (int c = 0; c < op->nchild; c++) {
-                rc = PMPI_Isend(op->buf + i * op->seg, (int)seg_len(op, i), MPI_BYTE, op->child[c],
-                                TC_TAG_BCAST, pc, &op->sreq[i % W][c]);
+            for (int c = 0; c < p->nchild; c++) {
+                rc = PMPI_Isend(base + i * p->seg, (int)seg_len(p, i), MPI_BYTE, p->child[c], TC_TAG_BCAST, pc,
+                                &p->sreq[i % W][c]);
                 if (rc != MPI_SUCCESS) return rc;
             }
-            op->recv_done++;
-            if (op->parent >= 0) op->net_bytes += seg_len(op, i);
+            p->recv_done++;
+            if (p->parent >= 0) {
+                p->have += seg_len(p, i);
+                op->ctx->bytes_bcast_net += seg_len(p, i);
+            }
         }
-        while (op->send_done < op->recv_done) {
+        while (p->send_done < p->recv_done) {
             /* completed requests become MPI_REQUEST_NULL, so re-testing is cheap */
-            MPI_Request *r = op->sreq[op->send_done % W];
+            MPI_Request *r = p->sreq[p->send_done % W];
             int all = 1;
-            for (int c = 0; c < op->nchild && all; c++) {
+            for (int c = 0; c < p->nchild && all; c++) {
                 rc = PMPI_Test(&r[c], &flag, MPI_STATUS_IGNORE);
                 if (rc != MPI_SUCCESS) return rc;
                 all = flag;
             }
             if (!all) break;
-            op->send_done++;
+            p->send_done++;
         }
-    } while (op->recv_posted + op->recv_done + op->send_done != before);
+    } while (p->recv_posted + p->recv_done + p->send_done != before);
     return MPI_SUCCESS;
 }
 
@@ -153,62 +205,67 @@ static size_t min_consumed(const tc_shm_t *s)
     return (size_t)lo;
 }
 
-/* Producer: make newly landed bytes visible to the node. */
+/* Source: make newly present bytes visible to the node. */
 static void publish(tc_bcast_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     tc_ctl_t *me = &s->ctl[s->me];
     if (op->sc) {
-        if (op->net_bytes > op->published) {
-            op->published = op->net_bytes;
-            /* Release: the segment's bytes (landed by MPI in our buffer)
-             * happen-before a reader's acquire of ready_bytes. */
-            atomic_store_explicit(&me->ready_bytes, op->published, memory_order_release);
+        for (int r = 0; r < op->nparts; r++) {
+            tc_bcast_part_t *p = &op->part[r];
+            if (p->have > p->published) {
+                p->published = p->have;
+                /* Release: the part's bytes (landed by MPI, or copied by
+                 * us) happen-before a reader's acquire of ready_bytes. */
+                atomic_store_explicit(&me->ready_bytes[r], p->published, memory_order_release);
+            }
         }
         return;
     }
+    tc_bcast_part_t *p = &op->part[0];   /* CICO: one part */
     const size_t slot = s->cico_slot, ns = (size_t)s->cico_slots;
-    while (op->published < op->bytes) {
-        size_t k = op->published / slot;
+    while (p->published < op->bytes) {
+        size_t k = p->published / slot;
         size_t end = (k + 1) * slot < op->bytes ? (k + 1) * slot : op->bytes;
-        if (op->net_bytes < end) break;                          /* not landed yet */
+        if (p->have < end) break;                                    /* not landed yet */
         if (k >= ns && min_consumed(s) < (k - ns + 1) * slot) break;  /* slot busy */
-        memcpy(tc_shm_cico(s, s->me, (int)(k % ns)), op->buf + op->published, end - op->published);
-        s->bytes_cico += end - op->published;
-        op->published = end;
+        memcpy(tc_shm_cico(s, s->me, (int)(k % ns)), op->buf + p->published, end - p->published);
+        s->bytes_cico += end - p->published;
+        p->published = end;
         /* Release: the slot's contents happen-before the reader's acquire. */
-        atomic_store_explicit(&me->ready_bytes, op->published, memory_order_release);
+        atomic_store_explicit(&me->ready_bytes[0], p->published, memory_order_release);
     }
 }
 
-/* Non-producer: copy what the producer has published. */
-static int consume(tc_bcast_t *op)
+/* Copy what part @r's source has published. */
+static int consume(tc_bcast_t *op, int r)
 {
     tc_shm_t *s = op->ctx->shm;
-    tc_ctl_t *p = &s->ctl[op->producer];
-    /* Acquire: pairs with the producer's release of ready_seq in start,
+    tc_bcast_part_t *p = &op->part[r];
+    tc_ctl_t *src = &s->ctl[p->src];
+    /* Acquire: pairs with the source's release of ready_seq in start,
      * after which its cookie and ready_bytes (reset) are visible. */
-    if (atomic_load_explicit(&p->ready_seq, memory_order_acquire) != op->seq) return 0;
-    size_t avail = (size_t)atomic_load_explicit(&p->ready_bytes, memory_order_acquire);
-    if (avail > op->bytes - op->share) avail = op->bytes - op->share;   /* the tail is the root's */
-    if (avail <= op->consumed) return 0;
+    if (atomic_load_explicit(&src->ready_seq, memory_order_acquire) != op->seq) return 0;
+    size_t avail = (size_t)atomic_load_explicit(&src->ready_bytes[r], memory_order_acquire);
+    size_t lim = p->len - (r == op->nparts - 1 ? op->share : 0);   /* the tail is the root's */
+    if (avail > lim) avail = lim;
+    if (avail <= p->have) return 0;
     if (op->sc) {
-        uint64_t cookie = atomic_load_explicit(&p->cookie, memory_order_relaxed);
-        long long n = tc_region_read(s, cookie, op->consumed, op->buf + op->consumed, avail - op->consumed);
+        uint64_t cookie = atomic_load_explicit(&src->cookie, memory_order_relaxed);
+        long long n = tc_region_read(s, cookie, p->off + p->have, op->buf + p->off + p->have, avail - p->have);
         if (n < 0) return MPI_ERR_INTERN;
-        op->consumed = avail;
+        p->have = avail;
         return 0;
     }
     const size_t slot = s->cico_slot, ns = (size_t)s->cico_slots;
-    while (op->consumed < avail) {
-        size_t k = op->consumed / slot;
+    while (p->have < avail) {
+        size_t k = p->have / slot;
         size_t end = (k + 1) * slot < avail ? (k + 1) * slot : avail;
-        memcpy(op->buf + op->consumed, tc_shm_cico(s, op->producer, (int)(k % ns)) + (op->consumed - k * slot),
-               end - op->consumed);
-        s->bytes_cico += end - op->consumed;
-        op->consumed = end;
+        memcpy(op->buf + p->have, tc_shm_cico(s, p->src, (int)(k % ns)) + (p->have - k * slot), end - p->have);
+        s->bytes_cico += end - p->have;
+        p->have = end;
         /* Release: our reads of the slot happen-before the producer reuses it. */
-        atomic_store_explicit(&s->ctl[s->me].cons_bytes, op->consumed, memory_order_release);
+        atomic_store_explicit(&s->ctl[s->me].cons_bytes, p->have, memory_order_release);
     }
     return 0;
 }
@@ -239,11 +296,12 @@ static int write_shares(tc_bcast_t *op)
 int tc_bcast_work(tc_bcast_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
+    const int producer = s && s->me == op->producer;
     int rc;
 
     switch (op->state) {
     case ST_START:
-        if (op->am_producer && s) {
+        if (op->am_source && s) {
             /* Our ready words and CICO slots may still be read by a process
              * that has not finished the previous collective. */
             if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
@@ -253,10 +311,11 @@ int tc_bcast_work(tc_bcast_t *op)
                 if (tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie) != 0) return MPI_ERR_INTERN;
                 atomic_store_explicit(&me->cookie, op->cookie, memory_order_relaxed);
             }
-            atomic_store_explicit(&me->ready_bytes, 0, memory_order_relaxed);
+            for (int r = 0; r < op->nparts; r++) atomic_store_explicit(&me->ready_bytes[r], 0, memory_order_relaxed);
             /* Release: cookie and the reset ready_bytes before ready_seq. */
             atomic_store_explicit(&me->ready_seq, op->seq, memory_order_release);
-        } else if (op->share) {
+        }
+        if (op->share && !producer) {
             tc_ctl_t *me = &s->ctl[s->me];
             struct iovec iov = { op->buf + (op->bytes - op->share), op->share };
             if (tc_region_create(s, &iov, 1, TC_RIGHT_WRITE, &op->recv_cookie) != 0) return MPI_ERR_INTERN;
@@ -266,27 +325,35 @@ int tc_bcast_work(tc_bcast_t *op)
         }
         op->state = ST_WORK;
         /* fall through */
-    case ST_WORK:
-        if (op->am_producer) {
-            if (op->ctx->map.nnodes > 1 && (rc = net_progress(op)) != MPI_SUCCESS) return rc;
-            if (s) publish(op);
-            if (op->share && (rc = write_shares(op)) != MPI_SUCCESS) return rc;
-            if (op->send_done < op->nseg || (s && op->published < op->bytes) ||
-                (op->share && op->share_next < s->nlocal))
-                return TC_OP_PENDING;
-        } else {
-            if ((rc = consume(op)) != 0) return rc;
-            if (op->consumed < op->bytes - op->share) return TC_OP_PENDING;
-            /* Acquire: pairs with the producer's release after its write. */
-            if (op->share && atomic_load_explicit(&s->inbox[s->me].share_seq, memory_order_acquire) != op->seq)
-                return TC_OP_PENDING;
+    case ST_WORK: {
+        int pending = 0;
+        for (int r = 0; r < op->nparts; r++) {
+            tc_bcast_part_t *p = &op->part[r];
+            if (p->src >= 0 && (rc = consume(op, r)) != 0) return rc;
+            if (p->rep && op->ctx->map.nnodes > 1 && (rc = net_progress(op, p)) != MPI_SUCCESS) return rc;
+            size_t need = p->len - (r == op->nparts - 1 && !producer ? op->share : 0);
+            if (p->have < need || (p->rep && p->send_done < p->nseg)) pending = 1;
         }
+        if (op->am_source && s) {
+            publish(op);
+            for (int r = 0; r < op->nparts; r++)
+                if (op->part[r].published < (op->sc ? op->part[r].len : op->bytes)) pending = 1;
+        }
+        if (op->share && producer) {
+            if ((rc = write_shares(op)) != MPI_SUCCESS) return rc;
+            if (op->share_next < s->nlocal) pending = 1;
+        }
+        /* Acquire: pairs with the producer's release after its write. */
+        if (op->share && !producer && atomic_load_explicit(&s->inbox[s->me].share_seq, memory_order_acquire) != op->seq)
+            pending = 1;
+        if (pending) return TC_OP_PENDING;
         if (s) tc_shm_finish(s, op->seq);
         op->state = ST_ACK;
+    }
         /* fall through */
     case ST_ACK:
-        /* A single-copy producer's buffer is read by the others until they ack. */
-        if (op->am_producer && op->sc && !tc_shm_all_done(s, op->seq)) return TC_OP_PENDING;
+        /* A single-copy source's buffer is read by the others until they ack. */
+        if (op->am_source && op->sc && !tc_shm_all_done(s, op->seq)) return TC_OP_PENDING;
         op->state = ST_DONE;
         /* fall through */
     default:

@@ -1,11 +1,17 @@
 /*
  * coll/bcast -- hierarchical broadcast, HierKNEM Algorithm 1 (HierKNEM
- * paper, section 3.2), as a resumable state machine:
+ * paper, section 3.2), with NUIOA leaders (NUIOA paper, section 3.3.1),
+ * several rails and per-domain leaders (HierKNEM 4.1), as a resumable
+ * state machine:
  *   init  - decide roles (producer of each node: the root on its node, the
- *           leader elsewhere), mechanism (single copy or CICO), segments;
- *   start - the producer declares its buffer as a read-only region and
- *           publishes the cookie; with the root share, receivers declare
- *           theirs writable;
+ *           elected leader elsewhere; with R rails the message is cut into
+ *           R parts, part r travels between rail r's leaders; with
+ *           per-domain leaders each package's leader reads the data across
+ *           the inter-socket link once and its package reads it from
+ *           there), mechanism (single copy or CICO), segments;
+ *   start - every process others read from declares its buffer as a
+ *           read-only region and publishes the cookie; with the root
+ *           share, receivers declare theirs writable;
  *   work  - never blocks: forwards segments down the inter-node binomial
  *           tree (PMPI_Isend/Irecv between producers, a window of W
  *           segments in flight), publishes each landed segment to the
@@ -28,6 +34,7 @@
 #define TC_COLL_BCAST_H
 
 #include "ctx.h"
+#include "../xfer/shmseg.h"
 
 #include <mpi.h>
 #include <stddef.h>
@@ -36,34 +43,58 @@
 #define TC_BCAST_WINDOW 4     /* inter-node segments in flight per producer */
 #define TC_BCAST_MAXCHILD 32  /* binomial tree children (log2 of nodes) */
 
-typedef struct tc_bcast {
-    tc_ctx_t *ctx;
-    char *buf;
-    size_t bytes;
-    int root;
-    uint64_t seq;
-    int producer;          /* local rank of this node's producer */
-    int am_producer;
-    int sc;                /* 1: single copy inside the node, 0: CICO */
-    int state;
-    /* inter-node pipeline (producers only) */
-    int parent;            /* pcomm rank, -1 at the root */
+#define TC_BCAST_MAXPART TC_CTL_PARTS   /* rails a broadcast is split over */
+
+/* One part of the message: a contiguous byte range carried over one
+ * rail's tree between nodes and spread inside each node. */
+typedef struct tc_bcast_part {
+    size_t off, len;       /* bytes of buf */
+    int rep;               /* 1: this process carries the part over the network */
+    int src;               /* local rank the part is read from, -1: none */
+    int parent;            /* pcomm rank, -1: no parent (the data is local) */
     int nchild;
     int child[TC_BCAST_MAXCHILD];
     size_t seg, nseg;
     size_t recv_posted, recv_done, send_done;
     MPI_Request rreq[TC_BCAST_WINDOW];
     MPI_Request sreq[TC_BCAST_WINDOW][TC_BCAST_MAXCHILD];
-    size_t net_bytes;      /* bytes present in the producer's buffer */
+    size_t have;           /* bytes of the part present in buf (from the
+                              network, a local source, or our own) */
+    size_t published;      /* bytes of the part published to the node */
+} tc_bcast_part_t;
+
+typedef struct tc_bcast {
+    tc_ctx_t *ctx;
+    char *buf;
+    size_t bytes;
+    int root;
+    uint64_t seq;
+    int producer;          /* local rank where the data enters the node
+                              (rail 0's: the root on its node, else the leader) */
+    int am_source;         /* 1: some local process reads from our buffer */
+    int sc;                /* 1: single copy inside the node, 0: CICO */
+    int relays;            /* 1: per-domain leaders relay the data (HierKNEM 4.1) */
+    int state;
+    int nparts;            /* rails used (>= 1) */
+    tc_bcast_part_t part[TC_BCAST_MAXPART];
     /* intra-node */
-    uint64_t cookie;
-    size_t published;      /* producer: bytes published to the node */
-    size_t consumed;       /* non-producer: bytes copied into buf */
+    uint64_t cookie;       /* our buffer, readable, when am_source (single copy) */
     size_t share;          /* root share: tail bytes of every receiver's buffer
                               that the root writes (0: receivers read all) */
     int share_next;        /* producer: next local rank to serve */
     uint64_t recv_cookie;  /* non-producer: its buffer, writable, when share > 0 */
 } tc_bcast_t;
+
+/** Rails a broadcast of @bytes uses: several when the nodes have a leader
+ *  per NIC (topo/nic), single copy is on, and each rail gets at least
+ *  TOPOCOLL_MULTILEADER_MIN / 2 bytes; else 1.  The same on every process. */
+int tc_bcast_rails(const tc_ctx_t *ctx, size_t bytes);
+
+/** 1 if per-domain leaders (package or NUMA node) relay a broadcast of
+ *  @bytes inside this node: policy numa or package, or auto from
+ *  TOPOCOLL_MULTILEADER_MIN up when they save link crossings (single copy
+ *  only).  The same on every process of a node. */
+int tc_bcast_relays(const tc_ctx_t *ctx, size_t bytes);
 
 /** Inter-node segment size for a broadcast of @bytes from @root:
  *  TOPOCOLL_BCAST_SEGSIZE; else the whole message when the pipeline has

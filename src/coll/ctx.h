@@ -46,6 +46,7 @@ typedef struct tc_ctx {
     size_t ag_block;
     uint64_t bcast_calls, bcast_fallbacks;
     uint64_t barrier_calls;
+    uint64_t bytes_bcast_net;   /* Bcast bytes this process received from the network */
     uint64_t reduce_calls, reduce_fallbacks;
     uint64_t allreduce_calls, allreduce_fallbacks;
     uint64_t allgather_calls, allgather_fallbacks;

@@ -236,7 +236,8 @@ static int rail_score(tc_lead_policy_t policy, const tc_lead_in_t *p, int r)
     return policy == TC_LEAD_FIRST || r >= p->nrails ? 0 : p->score[r];
 }
 
-void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_lead_out_t *out, int *dom_leader)
+void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_lead_out_t *out, int *dom_leader,
+                   int *dom_of)
 {
     memset(out, 0, sizeof(*out));
     int nr = 1;
@@ -247,7 +248,6 @@ void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_le
         if (nr > n) nr = n;
     }
     int taken[TC_RAIL_MAX] = { 0 };
-    out->nrails = 0;
     for (int r = 0; r < nr; r++) {
         int best = -1;
         for (int i = 0; i < n; i++) {
@@ -263,17 +263,35 @@ void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_le
     out->leader = out->rail[0];
     for (int r = out->nrails; r < TC_RAIL_MAX; r++) out->rail[r] = out->leader;
     out->domains = policy == TC_LEAD_NUMA || policy == TC_LEAD_PACKAGE || policy == TC_LEAD_AUTO;
-    if (!dom_leader) return;
+#define DOM(j) (!out->domains ? -1 : policy == TC_LEAD_NUMA ? in[j].numa : in[j].pkg)
     for (int i = 0; i < n; i++) {
-        int d = !out->domains ? -1 : policy == TC_LEAD_NUMA ? in[i].numa : in[i].pkg;
-        dom_leader[i] = -1;
-        if (d < 0) continue;
-        int dl = -1;
-        for (int j = 0; j < n && dl < 0; j++) {
-            int dj = policy == TC_LEAD_NUMA ? in[j].numa : in[j].pkg;
-            if (dj == d) dl = j;   /* the domain's lowest local rank ... */
+        int d = DOM(i), dl = -1;
+        if (dom_of) dom_of[i] = d;
+        if (!dom_leader) continue;
+        if (d >= 0) {
+            if (DOM(out->leader) == d) dl = out->leader;   /* the node leader leads its own domain */
+            for (int j = 0; j < n && dl < 0; j++) if (DOM(j) == d) dl = j;   /* else the lowest local rank */
         }
-        int dlead = policy == TC_LEAD_NUMA ? in[out->leader].numa : in[out->leader].pkg;
-        dom_leader[i] = dlead == d ? out->leader : dl;   /* ... or the node leader in its own domain */
+        dom_leader[i] = dl;
     }
+#undef DOM
+}
+
+int tc_lead_source(int i, int producer, const int *dom_of, const int *dom_leader)
+{
+    if (i == producer) return -1;
+    if (!dom_of || !dom_leader || dom_of[i] < 0 || dom_of[i] == dom_of[producer] || dom_leader[i] == i ||
+        dom_leader[i] < 0)
+        return producer;
+    return dom_leader[i];
+}
+
+double tc_lead_link_bytes(int n, const int *pkg, int producer, const int *src, int net_msgs, int nic_pkg,
+                          double bytes)
+{
+    double x = 0;
+    if (nic_pkg >= 0 && pkg[producer] >= 0 && pkg[producer] != nic_pkg) x += bytes * net_msgs;
+    for (int i = 0; i < n; i++)
+        if (src[i] >= 0 && pkg[i] >= 0 && pkg[src[i]] >= 0 && pkg[i] != pkg[src[i]]) x += bytes;
+    return x;
 }

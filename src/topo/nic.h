@@ -113,11 +113,39 @@ typedef struct tc_lead_out {
  * unbound processes or a NIC at machine level all give local rank 0);
  * rail r's leader is the closest to NIC r among the processes not
  * already elected for a lower rail.  When @policy is numa, package or
- * auto, @dom_leader[i] is the local rank of process i's domain leader (the
- * node leader for its own domain, else the domain's lowest local rank),
- * or -1 when i has no domain (unbound) or the policy uses none.
- * Deterministic: every process computes the same result.
+ * auto, @dom_of[i] is process i's domain (its NUMA node, or package for
+ * package and auto; -1 when unbound) and @dom_leader[i] the local rank of
+ * its domain's leader (the node leader in its own domain, else the
+ * domain's lowest local rank); both -1 under nic and first.  @dom_of and
+ * @dom_leader may be NULL.  Deterministic: every process computes the
+ * same result.
  */
-void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_lead_out_t *out, int *dom_leader);
+void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_lead_out_t *out, int *dom_leader,
+                   int *dom_of);
+
+/**
+ * Where local process @i reads data that enters its node at local rank
+ * @producer (the root, or the leader receiving it from the network),
+ * HierKNEM 4.1's per-domain leaders: -1 for the producer itself; the
+ * producer when @dom_of is NULL (no domain leaders), when i has no domain,
+ * shares the producer's domain, or leads its own domain; else i's domain
+ * leader (which reads it from the producer first).  So each domain other
+ * than the producer's receives the data across the inter-socket link once.
+ */
+int tc_lead_source(int i, int producer, const int *dom_of, const int *dom_leader);
+
+/**
+ * The NUIOA paper's Figure 2 argument as a count: bytes a broadcast of
+ * @bytes moves across the links between packages of one node of @n
+ * processes (@pkg[i]: package of local rank i, -1 unknown), when the data
+ * enters at local rank @producer, each process reads it from
+ * @src[i] (tc_lead_source; -1: none), the node exchanges @net_msgs copies
+ * with the network (1 received on a non-root node, plus one sent per
+ * child in the inter-node tree) through a NIC attached to package
+ * @nic_pkg (-1: unknown, not counted).  A copy crosses when its two ends
+ * are in different known packages.
+ */
+double tc_lead_link_bytes(int n, const int *pkg, int producer, const int *src, int net_msgs, int nic_pkg,
+                          double bytes);
 
 #endif

@@ -45,10 +45,12 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     m->leader_of = malloc(sizeof(int) * (size_t)m->size);
     m->rail_of = malloc(sizeof(int) * TC_RAIL_MAX * (size_t)m->size);
     m->dom_leader = malloc(sizeof(int) * (size_t)m->lsize);
+    m->dom_of = malloc(sizeof(int) * (size_t)m->lsize);
+    m->lead_in = malloc(sizeof(tc_lead_in_t) * (size_t)m->lsize);
     m->size_of = calloc((size_t)m->size, sizeof(int));
     m->cpuset = hwloc_bitmap_alloc();
     tc_lead_in_t *lin = malloc(sizeof(tc_lead_in_t) * (size_t)m->size);
-    if (!all || !m->node_of || !m->lrank_of || !m->first_of || !m->leader_of || !m->rail_of || !m->dom_leader ||
+    if (!all || !m->node_of || !m->lrank_of || !m->first_of || !m->leader_of || !m->rail_of || !m->dom_leader || !m->dom_of || !m->lead_in ||
         !m->size_of || !m->cpuset || !m->ring || !lin)
         ok = 0;
 
@@ -115,7 +117,8 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
             li->numa = bound ? a[2 + TC_LVL_NUMA] : -1;
         }
         tc_lead_out_t out;
-        tc_lead_elect(m->policy, lin, k, &out, n == m->node ? m->dom_leader : NULL);
+        tc_lead_elect(m->policy, lin, k, &out, n == m->node ? m->dom_leader : NULL, n == m->node ? m->dom_of : NULL);
+        if (n == m->node) memcpy(m->lead_in, lin, sizeof(tc_lead_in_t) * (size_t)k);
         /* local rank -> communicator rank */
         for (int q = 0; q < TC_RAIL_MAX; q++) {
             int want = out.rail[q], seen = 0;
@@ -164,6 +167,8 @@ void tc_nodemap_free(tc_nodemap_t *m)
     free(m->first_of);
     free(m->rail_of);
     free(m->dom_leader);
+    free(m->dom_of);
+    free(m->lead_in);
     free(m->size_of);
     free(m->ring);
     if (m->cpuset) hwloc_bitmap_free(m->cpuset);

@@ -37,6 +37,9 @@ typedef struct tc_nodemap {
                               node n at [n * TC_RAIL_MAX + r] (rail 0: leader_of) */
     int *dom_leader;       /* [lsize] local rank of each local process's domain
                               (package or NUMA node) leader, -1: none */
+    int *dom_of;           /* [lsize] each local process's domain, -1: none */
+    tc_lead_in_t *lead_in; /* [lsize] what this node's processes reported to
+                              the election (tools re-run it under other policies) */
     int dom_split;         /* 1: the node's processes span several domains and a
                               domain other than the leader's holds >= 2 of them
                               (per-domain leaders save link crossings) */

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#define TC_CTL_PARTS 4              /* parts a producer publishes separately */
 #define TC_REGION_SLOTS 64          /* live regions per process */
 #define TC_REGION_MAX_IOV 16
 
@@ -32,7 +33,9 @@
  */
 typedef struct tc_ctl {
     _Atomic uint64_t ready_seq;   /* producer: collective whose data it publishes */
-    _Atomic uint64_t ready_bytes; /* producer: bytes of ready_seq available */
+    _Atomic uint64_t ready_bytes[TC_CTL_PARTS]; /* producer: bytes of each part of
+                                     ready_seq available (Bcast over several rails:
+                                     one part per rail) */
     _Atomic uint64_t cookie;      /* producer: region of its buffer for ready_seq */
     _Atomic uint64_t done_seq;    /* consumer: last collective it has finished */
     _Atomic uint64_t cons_bytes;  /* consumer: bytes consumed in the current one */
