@@ -76,6 +76,15 @@ int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *o
         op->sreq = op->rreq + m->nnodes;
         for (int i = 0; i < 2 * m->nnodes; i++) op->rreq[i] = MPI_REQUEST_NULL;
     }
+    if (op->alg == TC_AG_USE_LEADER && ctx->shm) {
+        /* Per-domain relays: each package's relay reads the other nodes'
+         * blocks from the leader once, its package reads them from it. */
+        int rel = tc_ctx_relays(ctx, block * (size_t)(m->size - m->lsize), ctx->shm->single_copy);
+        int L = m->leader_lrank;
+        op->src = tc_lead_source(m->lrank, L, rel ? m->dom_of : NULL, rel ? m->dom_leader : NULL);
+        for (int i = 0; i < m->lsize && rel; i++)
+            op->relay |= i != m->lrank && tc_lead_source(i, L, m->dom_of, m->dom_leader) == m->lrank;
+    }
     if (op->alg == TC_AG_USE_RING) {
         int n = m->size, p = m->ring_pos;
         op->left = m->ring[(p - 1 + n) % n];
@@ -211,18 +220,22 @@ static int leader_work(tc_allgather_t *op)
         }
         return MPI_SUCCESS;
     }
-    /* step 3: the other nodes' blocks, as the leader reports them */
+    /* step 3: the other nodes' blocks, as the leader (or our relay) reports them */
     const uint64_t *outc = op->cookies + s->nlocal;
-    size_t ready = (size_t)atomic_load_explicit(&s->ctl[m->leader_lrank].prog, memory_order_acquire);
+    /* Release: a relay's report, the blocks it holds (its node's at first). */
+    if (op->relay && op->got == 1) atomic_store_explicit(&s->ctl[s->me].prog, 1, memory_order_release);
+    size_t ready = (size_t)atomic_load_explicit(&s->ctl[op->src].prog, memory_order_acquire);
     while (op->got < ready) {
         int n = (m->node - (int)op->got + m->nnodes) % m->nnodes;
         for (int r = 0; r < m->size; r++) {
             if (m->node_of[r] != n) continue;
             size_t off = (size_t)r * op->block;
-            if (tc_region_read(s, outc[m->leader_lrank], off, op->out + off, op->block) != (long long)op->block)
+            if (tc_region_read(s, outc[op->src], off, op->out + off, op->block) != (long long)op->block)
                 return MPI_ERR_INTERN;
         }
         op->got++;
+        /* Release: node n's blocks in our buffer before the report. */
+        if (op->relay) atomic_store_explicit(&s->ctl[s->me].prog, op->got, memory_order_release);
     }
     return op->got < (size_t)m->nnodes ? TC_OP_PENDING : MPI_SUCCESS;
 }

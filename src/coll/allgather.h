@@ -53,6 +53,10 @@ typedef struct tc_allgather {
                                   (the context's, see node_types) */
     size_t steps;           /* leaders: ring steps completed */
     size_t got;             /* non-leaders: nodes copied */
+    int src;                /* non-leaders: local rank whose buffer they read the
+                               other nodes' blocks from (the leader, or their
+                               package's relay: HierKNEM 4.1) */
+    int relay;              /* 1: another local process reads from us */
     int nsent;
     /* ring */
     int left, right, lsame, rsame;

@@ -44,14 +44,6 @@ int tc_bcast_rails(const tc_ctx_t *ctx, size_t bytes)
     return r;
 }
 
-int tc_bcast_relays(const tc_ctx_t *ctx, size_t bytes)
-{
-    const tc_nodemap_t *m = &ctx->map;
-    if (!tc_bcast_uses_single_copy(ctx, bytes) || m->lsize < 3) return 0;
-    if (m->policy == TC_LEAD_NUMA || m->policy == TC_LEAD_PACKAGE) return 1;
-    return m->policy == TC_LEAD_AUTO && m->dom_split && bytes >= ctx->cfg->multileader_min;
-}
-
 /* The communicator rank that represents node @n in rail @r's tree: the
  * root on its node for rail 0, else the node's rail leader (topo/nic). */
 static int node_rep(const tc_nodemap_t *m, int n, int root, int r)
@@ -79,7 +71,7 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
     op->root = root;
     op->seq = ++ctx->seq;
     op->sc = tc_bcast_uses_single_copy(ctx, bytes);
-    op->relays = tc_bcast_relays(ctx, bytes);
+    op->relays = tc_ctx_relays(ctx, bytes, op->sc);
     op->nparts = tc_bcast_rails(ctx, bytes);
     op->state = ST_START;
     const int root_node = m->node == m->node_of[root];

@@ -90,12 +90,6 @@ typedef struct tc_bcast {
  *  TOPOCOLL_MULTILEADER_MIN / 2 bytes; else 1.  The same on every process. */
 int tc_bcast_rails(const tc_ctx_t *ctx, size_t bytes);
 
-/** 1 if per-domain leaders (package or NUMA node) relay a broadcast of
- *  @bytes inside this node: policy numa or package, or auto from
- *  TOPOCOLL_MULTILEADER_MIN up when they save link crossings (single copy
- *  only).  The same on every process of a node. */
-int tc_bcast_relays(const tc_ctx_t *ctx, size_t bytes);
-
 /** Inter-node segment size for a broadcast of @bytes from @root:
  *  TOPOCOLL_BCAST_SEGSIZE; else the whole message when the pipeline has
  *  nothing to overlap (two nodes, one process on the receiving one); else

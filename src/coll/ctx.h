@@ -70,4 +70,14 @@ void tc_ctx_free_types(tc_ctx_t *c);
 /** The context of @comm if one exists (local, never creates). */
 tc_ctx_t *tc_ctx_lookup(MPI_Comm comm);
 
+/** 1 if per-domain leaders (package or NUMA node, topo/nic) relay data
+ *  that enters the node at one process and that every local process
+ *  needs (Bcast, leader-based Allgather; HierKNEM 4.1): @bytes each
+ *  process reads, @sc 1 when single copy carries it (CICO never relays).
+ *  Policy numa or package: always; auto: from TOPOCOLL_MULTILEADER_MIN
+ *  up, when a domain other than the leader's holds two processes or
+ *  more (each relay then saves link crossings: the model is
+ *  tc_lead_link_bytes).  The same on every process of a node. */
+int tc_ctx_relays(const tc_ctx_t *c, size_t bytes, int sc);
+
 #endif
