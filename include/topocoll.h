@@ -75,6 +75,8 @@ const char *topocoll_strerror(int err);
 int topocoll_comm_attach(MPI_Comm comm);
 
 /** What topocoll knows about a communicator (filled by topocoll_comm_query). */
+#define TOPOCOLL_RAIL_MAX 4   /* rails (NICs) the collectives split traffic over */
+
 typedef struct topocoll_comm_info {
     int enabled;          /* 1 if topocoll accelerates collectives on it */
     int rank, size;       /* in the communicator */
@@ -82,7 +84,18 @@ typedef struct topocoll_comm_info {
     int nnodes;           /* number of (virtual) nodes spanned */
     int local_rank;       /* rank among the processes of the node */
     int local_size;       /* processes on the node */
-    int leader;           /* communicator rank of this node's leader */
+    int leader;           /* communicator rank of this node's leader: elected by
+                             TOPOCOLL_LEADERS (NUIOA paper, section 3.2) */
+    char leaders_policy[16]; /* the election's policy: auto|nic|first|numa|package */
+    int rails;            /* rails: NICs every node has a distinct leader for (>= 1) */
+    int rail_leader[TOPOCOLL_RAIL_MAX]; /* communicator rank of this node's leader of
+                             each rail (rail 0: leader; unused entries: leader) */
+    int domain_leader;    /* communicator rank of this process's package / NUMA
+                             node leader (HierKNEM 4.1), -1 when the policy
+                             has none or the process is unbound */
+    int nic_score;        /* this process's distance to rail 0's NIC: 0 inside its
+                             locality, 1 same NUMA node, 2 same package, 10+ by
+                             NUMA distance, 1000 unbound; -1 without a NIC */
     int single_copy;      /* 1: CMA single copy; 0: copy-in/copy-out only */
     char mechanism_why[128]; /* why that mechanism was chosen */
     /* Counters since attach (this process only). */

@@ -6,10 +6,14 @@
  * collective (Bcast, Reduce, Allreduce, Allgather) chooses per message
  * size: the sizes given as arguments (bytes, K/M suffixes allowed), or a
  * default list.  Reductions are shown for MPI_DOUBLE/MPI_SUM, Allgather
- * sizes are per-rank blocks.
+ * sizes are per-rank blocks.  Also the network interfaces found (NUIOA),
+ * the leaders every policy of TOPOCOLL_LEADERS would elect, and the NUIOA
+ * paper's Figure 2 argument as a count: the bytes a Bcast from rank 0
+ * moves across the inter-socket links under each policy (--model SIZE,
+ * default 4 MiB).
  *
  *   mpirun -np 4 env TOPOCOLL_TOPOLOGY=x.xml TOPOCOLL_BINDING=socket-rr \
- *          TOPOCOLL_VIRTUAL_NODES=2 topocoll_info [SIZE...]
+ *          TOPOCOLL_VIRTUAL_NODES=2 topocoll_info [--model SIZE] [SIZE...]
  *
  * May call: the native API and the internal headers (read-only).
  */
@@ -22,6 +26,7 @@
 #include "coll/ctx.h"
 #include "coll/reduce.h"
 #include "hier/hier.h"
+#include "topo/nic.h"
 #include "topo/topo.h"
 
 #include <stdio.h>
@@ -38,6 +43,8 @@ static void bcast_method(const tc_ctx_t *c, size_t b)
            : "single copy");
     if (c->map.nnodes > 1)
         printf(", binomial tree over %d leaders, %zu B segments (root 0)", c->map.nnodes, tc_bcast_segsize(c, b, 0));
+    if (tc_bcast_rails(c, b) > 1) printf(", %d rails (one leader per NIC, a part each)", tc_bcast_rails(c, b));
+    if (tc_ctx_relays(c, b, sc)) printf(", per-%s relays", c->map.policy == TC_LEAD_NUMA ? "NUMA-node" : "package");
     printf("\n");
 }
 
@@ -76,7 +83,102 @@ static void allgather_method(const tc_ctx_t *c, size_t b)
 {
     int alg = tc_allgather_alg(c, b);
     if (alg != TC_AG_USE_CICO && !c->all_sc) printf("    allgather  native MPI (no single copy)\n");
-    else printf("    allgather  %s\n", tc_allgather_alg_name(alg));
+    else printf("    allgather  %s%s\n", tc_allgather_alg_name(alg),
+                alg == TC_AG_USE_LEADER && tc_ctx_relays(c, b * (size_t)(c->map.size - c->map.lsize), c->all_sc)
+                    ? (c->map.policy == TC_LEAD_NUMA ? ", per-NUMA-node relays" : ", per-package relays") : "");
+}
+
+
+/* Children of node @n in the Bcast's binomial tree rooted at node @rn. */
+static int tree_children(int n, int rn, int nn)
+{
+    int vn = (n - rn + nn) % nn, mask = 1, c = 0;
+    while (mask < nn && !(vn & mask)) mask <<= 1;
+    for (mask >>= 1; mask > 0; mask >>= 1) c += vn + mask < nn;
+    return c;
+}
+
+/* The NICs, and under each policy of TOPOCOLL_LEADERS: every node's
+ * leaders (from what its processes reported to the election, re-run
+ * here) and the bytes a Bcast of @bytes from rank 0 moves across the
+ * inter-socket links (tc_lead_link_bytes).  Collective; prints on rank 0. */
+static void nuioa_report(const tc_ctx_t *c, size_t bytes)
+{
+    const tc_nodemap_t *m = &c->map;
+    int size = m->size;
+    tc_lead_in_t *all = m->rank == 0 ? malloc(sizeof(tc_lead_in_t) * (size_t)size) : NULL;
+    MPI_Gather(&m->lead_in[m->lrank], (int)sizeof(tc_lead_in_t), MPI_BYTE, all, (int)sizeof(tc_lead_in_t), MPI_BYTE,
+               0, MPI_COMM_WORLD);
+    if (m->rank != 0) return;
+    const tc_nics_t *nics = tc_nics_process();
+    printf("network interfaces (NUIOA): %d: %s\n", nics->n, nics->why);
+    for (int i = 0; i < nics->n; i++) {
+        const tc_nic_t *k = &nics->nic[i];
+        char cpus[96];
+        hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), k->cpuset);
+        printf("  rail %d: %-8s (%s) PCI %s, %s, near %s (PUs %s), package %d, NUMA node %d\n", i, k->name, k->osdevs,
+               k->busid, k->klass == TC_NIC_OPENFABRICS ? "OpenFabrics" : "network", k->near, cpus, k->pkg, k->numa);
+    }
+    if (nics->ignored[0]) printf("  ignored: %s\n", nics->ignored);
+    printf("  scores (0: inside the NIC's locality, 1: its NUMA node, 2: its package, 10+: by NUMA distance, "
+           "%d: unbound):", TC_NIC_SCORE_UNBOUND);
+    for (int r = 0; r < size; r++) printf(" %d", all[r].nrails ? all[r].score[0] : -1);
+    printf("\n");
+    printf("leaders by policy (TOPOCOLL_LEADERS, now %s) and a %zu B Bcast from rank 0: bytes across the "
+           "inter-socket links per node (model, tc_lead_link_bytes)\n", tc_lead_policy_name(m->policy), bytes);
+    const int nn = m->nnodes, rn = m->node_of[0];
+    tc_lead_in_t *in = malloc(sizeof(tc_lead_in_t) * (size_t)size);
+    int *rk = malloc(sizeof(int) * (size_t)size), *dl = malloc(sizeof(int) * (size_t)size),
+        *dof = malloc(sizeof(int) * (size_t)size), *src = malloc(sizeof(int) * (size_t)size),
+        *pkg = malloc(sizeof(int) * (size_t)size);
+    for (int pol = TC_LEAD_AUTO; pol <= TC_LEAD_PACKAGE; pol++) {
+        tc_lead_out_t out[64];
+        int R = TC_RAIL_MAX;
+        for (int n = 0; n < nn && n < 64; n++) {
+            int k = 0;
+            for (int r = 0; r < size; r++) if (m->node_of[r] == n) in[k++] = all[r];
+            tc_lead_elect((tc_lead_policy_t)pol, in, k, &out[n], NULL, NULL);
+            if (out[n].nrails < R) R = out[n].nrails;
+        }
+        if (nn < 2) R = 1;
+        size_t per = c->cfg->multileader_min / 2;
+        while (R > 1 && bytes / (size_t)R < (per ? per : 1)) R--;
+        double total = 0;
+        for (int n = 0; n < nn && n < 64; n++) {
+            int k = 0;
+            for (int r = 0; r < size; r++)
+                if (m->node_of[r] == n) { rk[k] = r; in[k] = all[r]; pkg[k] = all[r].pkg; k++; }
+            tc_lead_elect((tc_lead_policy_t)pol, in, k, &out[n], dl, dof);
+            int relays = k >= 3 && (pol == TC_LEAD_NUMA || pol == TC_LEAD_PACKAGE ||
+                                    (pol == TC_LEAD_AUTO && tc_lead_dom_split(k, &out[n], dl) &&
+                                     bytes >= c->cfg->multileader_min));
+            double x = 0;
+            int root_here = n == rn, nchild = nn > 1 ? tree_children(n, rn, nn) : 0;
+            for (int r = 0; r < R; r++) {
+                int rootl = m->lrank_of[0];
+                int rep = root_here ? (r == 0 || out[n].rail[r] == rootl ? rootl : out[n].rail[r]) : out[n].rail[r];
+                int producer = root_here ? rootl : rep;
+                for (int i = 0; i < k; i++) src[i] = tc_lead_source(i, producer, relays ? dof : NULL, relays ? dl : NULL);
+                int nic_pkg = r < nics->n ? nics->nic[r].pkg : -1;
+                x += tc_lead_link_bytes(k, pkg, src, rep, (root_here ? 0 : 1) + nchild, nn > 1 ? nic_pkg : -1,
+                                        (double)bytes / R);
+            }
+            total += x;
+            char rails[64] = "", doms[160] = "";
+            for (int r = 0; r < R; r++)
+                snprintf(rails + strlen(rails), sizeof(rails) - strlen(rails), "%s%d", r ? "," : "", rk[out[n].rail[r]]);
+            for (int i = 0; i < k && relays; i++)
+                if (dl[i] == i)
+                    snprintf(doms + strlen(doms), sizeof(doms) - strlen(doms), "%s%s%d:%d", doms[0] ? " " : "",
+                             pol == TC_LEAD_NUMA ? "N" : "P", dof[i], rk[i]);
+            printf("  %-8s node %2d: leader %3d  rails {%s}  domain leaders {%s}  %s%.1f MiB across\n",
+                   tc_lead_policy_name((tc_lead_policy_t)pol), n, rk[out[n].leader], rails, relays ? doms : "-",
+                   root_here ? "(root) " : "", x / (1 << 20));
+        }
+        printf("  %-8s all nodes: %.1f MiB across the inter-socket links\n", tc_lead_policy_name((tc_lead_policy_t)pol),
+               total / (1 << 20));
+    }
+    free(in); free(rk); free(dl); free(dof); free(src); free(pkg); free(all);
 }
 
 int main(int argc, char **argv)
@@ -91,6 +193,9 @@ int main(int argc, char **argv)
     topocoll_comm_info_t info;
     topocoll_comm_query(MPI_COMM_WORLD, &info);
 
+    size_t model = 4u << 20;   /* --model SIZE: the Bcast of the NUIOA count */
+    for (int a = 1; a + 1 < argc; a++)
+        if (strcmp(argv[a], "--model") == 0 && tc_parse_size(argv[a + 1]) > 0) model = (size_t)tc_parse_size(argv[a + 1]);
     char line[LINE], host[MPI_MAX_PROCESSOR_NAME] = "";
     int hl;
     MPI_Get_processor_name(host, &hl);
@@ -100,7 +205,7 @@ int main(int argc, char **argv)
         tc_place_format(&c->map.place, place, sizeof(place));
         snprintf(line, LINE, "  rank %3d  host %-12.12s node %2d (vnode %d)  local %2d/%-2d %-6s  cpus %-10.96s %.128s",
                  rank, host, c->map.node, c->map.vnode, c->map.lrank, c->map.lsize,
-                 c->map.lrank == 0 ? "leader" : "", c->map.bound ? cpus : "(unbound)", place);
+                 c->map.lrank == c->map.leader_lrank ? "leader" : "", c->map.bound ? cpus : "(unbound)", place);
     } else {
         snprintf(line, LINE, "  rank %3d  host %.64s: topocoll disabled (%.128s)", rank, host, info.mechanism_why);
     }
@@ -109,7 +214,7 @@ int main(int argc, char **argv)
 
     /* Per node: the mechanism and why, from each node's leader. */
     char mech[LINE] = "";
-    if (c && c->enabled && c->map.lrank == 0)
+    if (c && c->enabled && c->map.lrank == c->map.leader_lrank)
         snprintf(mech, LINE, "  node %2d: %d processes, leader rank %d, intra-node transfers: %s (%.128s)",
                  info.node, info.local_size, info.leader,
                  info.single_copy ? "single copy (CMA)" : "copy-in/copy-out", info.mechanism_why);
@@ -151,6 +256,7 @@ int main(int argc, char **argv)
             size_t sizes[64];
             int ns = 0;
             for (int a = 1; a < argc && ns < 64; a++) {
+                if (strcmp(argv[a], "--model") == 0) { a++; continue; }
                 long long v = tc_parse_size(argv[a]);
                 if (v > 0) sizes[ns++] = (size_t)v;
                 else fprintf(stderr, "topocoll_info: %s: not a size, ignored\n", argv[a]);
@@ -168,6 +274,8 @@ int main(int argc, char **argv)
         free(mechs);
         free(paths);
     }
+    fflush(stdout);
+    if (c && c->enabled) nuioa_report(c, model);
     MPI_Finalize();
     return 0;
 }

@@ -74,7 +74,16 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
     info->nnodes = c->map.nnodes;
     info->local_rank = c->map.lrank;
     info->local_size = c->map.lsize;
+    _Static_assert(TOPOCOLL_RAIL_MAX == TC_RAIL_MAX, "public and internal rail counts");
     info->leader = c->map.leader_of[c->map.node];
+    snprintf(info->leaders_policy, sizeof(info->leaders_policy), "%s", tc_lead_policy_name(c->map.policy));
+    info->rails = c->map.nrails;
+    for (int r = 0; r < TOPOCOLL_RAIL_MAX; r++) info->rail_leader[r] = c->map.rail_of[c->map.node * TC_RAIL_MAX + r];
+    int dl = c->map.dom_leader[c->map.lrank];
+    info->domain_leader = -1;
+    for (int r = 0; r < c->map.size && dl >= 0; r++)
+        if (c->map.node_of[r] == c->map.node && c->map.lrank_of[r] == dl) info->domain_leader = r;
+    info->nic_score = c->map.lead_in[c->map.lrank].nrails ? c->map.score : -1;
     if (c->shm) {
         info->single_copy = c->shm->single_copy;
         snprintf(info->mechanism_why, sizeof(info->mechanism_why), "%s", c->shm->why);

@@ -8,6 +8,8 @@
 
 #define TC_TAG_BCAST 0x7c01
 
+_Static_assert(TC_BCAST_MAXPART >= TC_RAIL_MAX, "a part per rail");
+
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
 size_t tc_bcast_segsize(const tc_ctx_t *ctx, size_t bytes, int root)

@@ -286,11 +286,20 @@ int tc_lead_source(int i, int producer, const int *dom_of, const int *dom_leader
     return dom_leader[i];
 }
 
-double tc_lead_link_bytes(int n, const int *pkg, int producer, const int *src, int net_msgs, int nic_pkg,
+int tc_lead_dom_split(int n, const tc_lead_out_t *out, const int *dom_leader)
+{
+    for (int i = 0; i < n; i++) {
+        int d = dom_leader[i];
+        if (d >= 0 && d != out->leader && d != i) return 1;
+    }
+    return 0;
+}
+
+double tc_lead_link_bytes(int n, const int *pkg, const int *src, int net_at, int net_msgs, int nic_pkg,
                           double bytes)
 {
     double x = 0;
-    if (nic_pkg >= 0 && pkg[producer] >= 0 && pkg[producer] != nic_pkg) x += bytes * net_msgs;
+    if (nic_pkg >= 0 && pkg[net_at] >= 0 && pkg[net_at] != nic_pkg) x += bytes * net_msgs;
     for (int i = 0; i < n; i++)
         if (src[i] >= 0 && pkg[i] >= 0 && pkg[src[i]] >= 0 && pkg[i] != pkg[src[i]]) x += bytes;
     return x;

@@ -134,18 +134,23 @@ void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_le
  */
 int tc_lead_source(int i, int producer, const int *dom_of, const int *dom_leader);
 
+/** 1 when, after tc_lead_elect, a domain other than the node leader's
+ *  holds two processes or more (some process reads from a domain leader
+ *  that is neither the node leader nor itself): per-domain leaders then
+ *  save link crossings.  @dom_leader as tc_lead_elect filled it. */
+int tc_lead_dom_split(int n, const tc_lead_out_t *out, const int *dom_leader);
+
 /**
  * The NUIOA paper's Figure 2 argument as a count: bytes a broadcast of
  * @bytes moves across the links between packages of one node of @n
- * processes (@pkg[i]: package of local rank i, -1 unknown), when the data
- * enters at local rank @producer, each process reads it from
- * @src[i] (tc_lead_source; -1: none), the node exchanges @net_msgs copies
- * with the network (1 received on a non-root node, plus one sent per
- * child in the inter-node tree) through a NIC attached to package
- * @nic_pkg (-1: unknown, not counted).  A copy crosses when its two ends
+ * processes (@pkg[i]: package of local rank i, -1 unknown), when each
+ * process reads it from @src[i] (tc_lead_source; -1: none) and local rank
+ * @net_at exchanges @net_msgs copies with the network (1 received on a
+ * non-root node, plus one sent per child in the inter-node tree) through
+ * a NIC attached to package @nic_pkg (-1: unknown, not counted).  A copy crosses when its two ends
  * are in different known packages.
  */
-double tc_lead_link_bytes(int n, const int *pkg, int producer, const int *src, int net_msgs, int nic_pkg,
+double tc_lead_link_bytes(int n, const int *pkg, const int *src, int net_at, int net_msgs, int nic_pkg,
                           double bytes);
 
 #endif

@@ -117,7 +117,7 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
             li->numa = bound ? a[2 + TC_LVL_NUMA] : -1;
         }
         tc_lead_out_t out;
-        tc_lead_elect(m->policy, lin, k, &out, n == m->node ? m->dom_leader : NULL, n == m->node ? m->dom_of : NULL);
+        tc_lead_elect(m->policy, lin, k, &out, NULL, NULL);
         if (n == m->node) memcpy(m->lead_in, lin, sizeof(tc_lead_in_t) * (size_t)k);
         /* local rank -> communicator rank */
         for (int q = 0; q < TC_RAIL_MAX; q++) {
@@ -132,12 +132,9 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     /* Per-domain leaders pay when a domain other than the leader's has
      * two processes or more: they read once across the link instead of
      * each reading the leader's buffer. */
-    m->dom_split = 0;
-    for (int i = 0; i < m->lsize; i++) {
-        int d = m->dom_leader[i];
-        if (d < 0 || d == m->leader_lrank || d == i) continue;
-        m->dom_split = 1;   /* i reads from a domain leader that is not the node leader */
-    }
+    tc_lead_out_t mine_out;
+    tc_lead_elect(m->policy, m->lead_in, m->lsize, &mine_out, m->dom_leader, m->dom_of);
+    m->dom_split = tc_lead_dom_split(m->lsize, &mine_out, m->dom_leader);
     /* The physical ring (HierKNEM 3.4): by node, then package, NUMA node,
      * cache, core, PU; rank breaks ties (unbound processes).  Insertion
      * sort: communicators are small enough, and it is stable. */
