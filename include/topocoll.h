@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define TOPOCOLL_VERSION_MAJOR 0
-#define TOPOCOLL_VERSION_MINOR 3
+#define TOPOCOLL_VERSION_MINOR 4
 
 /* ---- Error codes of the engine functions --------------------------------- */
 #define TOPOCOLL_SUCCESS         0

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: build with Open MPI, show what topocoll sees on this host,
-# print the hardware-topology descent of an emulated 32-core machine, run
+# print the hardware-topology descent of an emulated 32-core machine and
+# its NIC-aware leaders (each policy, with the link-crossing model), run
 # ASP (all-pairs shortest paths) on the Rome road network with the
 # native MPI_Bcast and with topocoll, then the benchmark of the five
 # collectives (native vs topocoll in the same run; CSV files in build/).
@@ -17,6 +18,10 @@ echo
 xml32="$root/../shared/topologies/32em64t-2n8c2t-pci-normalio.xml"
 echo "== hardware-topology communicators: the descent on the 32-core XML, socket round-robin, np=16 (emulated)"
 run 16 env TOPOCOLL_TOPOLOGY="$xml32" TOPOCOLL_BINDING=socket-rr "$root/build/hdescent"
+echo
+echo "== NIC-aware leaders: the 32-core XML (InfiniBand near package 1), socket round-robin, np=8 on 2 virtual nodes (emulated)"
+run 8 env TOPOCOLL_TOPOLOGY="$xml32" TOPOCOLL_BINDING=socket-rr TOPOCOLL_VIRTUAL_NODES=2 \
+    "$root/build/topocoll_info" --model 4M 4M | sed -n '/^network interfaces/,$p'
 echo
 echo "== ASP on rome99 (np=$np)"
 run "$np" "$root/build/asp" --graph "$root/../shared/data/rome99.gr"

@@ -61,7 +61,7 @@ static int nic_sets(hwloc_topology_t hw, hwloc_bitmap_t *out)
 {
     const char *f = getenv("TOPOCOLL_NIC");
     int n = 0;
-    hwloc_obj_t seen[MAXNIC];
+    hwloc_obj_t seen[MAXNIC] = { NULL };
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", f ? f : "");
     char *save = NULL, *tok = f ? strtok_r(buf, ",", &save) : NULL;
@@ -132,7 +132,7 @@ int main(int argc, char **argv)
         hwloc_bitmap_list_sscanf(set[r], all[r].cpus);
         if (all[r].node == info.node) node[k++] = r;
     }
-    int rails = first || nn == 0 ? 1 : (nn < k ? nn : k), want[MAXNIC];
+    int rails = first || nn == 0 ? 1 : (nn < k ? nn : k), want[MAXNIC] = { -1, -1, -1, -1 };
     if (rails > TOPOCOLL_RAIL_MAX) rails = TOPOCOLL_RAIL_MAX;
     for (int q = 0; q < rails; q++) {
         int best = -1, bc = 99;
