@@ -86,6 +86,21 @@ typedef struct topocoll_comm_info {
     int local_size;       /* processes on the node */
     int leader;           /* communicator rank of this node's leader: elected by
                              TOPOCOLL_LEADERS (NUIOA paper, section 3.2) */
+    int single_copy;      /* 1: CMA single copy; 0: copy-in/copy-out only */
+    char mechanism_why[128]; /* why that mechanism was chosen */
+    /* Counters since attach (this process only). */
+    uint64_t bcast_calls;       /* topocoll_bcast calls handled by topocoll */
+    uint64_t bcast_fallbacks;   /* calls passed to PMPI_Bcast */
+    uint64_t barrier_calls;     /* topocoll_barrier calls handled by topocoll */
+    uint64_t bytes_single_copy; /* bytes this process copied by CMA */
+    uint64_t bytes_cico;        /* bytes this process copied through the segment */
+    uint64_t reduce_calls, reduce_fallbacks;       /* topocoll_reduce */
+    uint64_t allreduce_calls, allreduce_fallbacks; /* topocoll_allreduce */
+    uint64_t allgather_calls, allgather_fallbacks; /* topocoll_allgather */
+    /* Since 0.4 (appended: the layout above is unchanged). */
+    uint64_t bytes_bcast_net;   /* Bcast bytes this process received from another
+                                   node (as a leader, or a rail leader: NUIOA) */
+    /* NIC-aware leaders (NUIOA paper, section 3.2; topocoll 0.4). */
     char leaders_policy[16]; /* the election's policy: auto|nic|first|numa|package */
     int rails;            /* rails: NICs every node has a distinct leader for (>= 1) */
     int rail_leader[TOPOCOLL_RAIL_MAX]; /* communicator rank of this node's leader of
@@ -96,19 +111,6 @@ typedef struct topocoll_comm_info {
     int nic_score;        /* this process's distance to rail 0's NIC: 0 inside its
                              locality, 1 same NUMA node, 2 same package, 10+ by
                              NUMA distance, 1000 unbound; -1 without a NIC */
-    int single_copy;      /* 1: CMA single copy; 0: copy-in/copy-out only */
-    char mechanism_why[128]; /* why that mechanism was chosen */
-    /* Counters since attach (this process only). */
-    uint64_t bcast_calls;       /* topocoll_bcast calls handled by topocoll */
-    uint64_t bcast_fallbacks;   /* calls passed to PMPI_Bcast */
-    uint64_t barrier_calls;     /* topocoll_barrier calls handled by topocoll */
-    uint64_t bytes_single_copy; /* bytes this process copied by CMA */
-    uint64_t bytes_bcast_net;   /* Bcast bytes this process received from another
-                                   node (as a leader, or a rail leader: NUIOA) */
-    uint64_t bytes_cico;        /* bytes this process copied through the segment */
-    uint64_t reduce_calls, reduce_fallbacks;       /* topocoll_reduce */
-    uint64_t allreduce_calls, allreduce_fallbacks; /* topocoll_allreduce */
-    uint64_t allgather_calls, allgather_fallbacks; /* topocoll_allgather */
 } topocoll_comm_info_t;
 
 /**
