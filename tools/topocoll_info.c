@@ -13,7 +13,11 @@
  * default 4 MiB).
  *
  *   mpirun -np 4 env TOPOCOLL_TOPOLOGY=x.xml TOPOCOLL_BINDING=socket-rr \
- *          TOPOCOLL_VIRTUAL_NODES=2 topocoll_info [--model SIZE] [SIZE...]
+ *          TOPOCOLL_VIRTUAL_NODES=2 topocoll_info [--model SIZE] [--comm-cores C] [SIZE...]
+ *
+ * --comm-cores C also prints the split-tree model's table (progress-
+ * threads paper, section 6.2) for this run's N ranks and C communication
+ * cores: T_nb and T_ov for S = 0..H(N) and the S the model chooses.
  *
  * May call: the native API and the internal headers (read-only).
  */
@@ -26,6 +30,7 @@
 #include "coll/ctx.h"
 #include "coll/reduce.h"
 #include "hier/hier.h"
+#include "nbc/model.h"
 #include "topo/nic.h"
 #include "topo/topo.h"
 
@@ -88,6 +93,22 @@ static void allgather_method(const tc_ctx_t *c, size_t b)
                     ? (c->map.policy == TC_LEAD_NUMA ? ", per-NUMA-node relays" : ", per-package relays") : "");
 }
 
+
+/* The split-tree model's table (progress-threads paper, eqs. 6 and 7) for
+ * this run's N processes and @cc communication cores besides them. */
+static void split_tree_table(int n, int cc)
+{
+    int nproc = n + cc, h = tc_st_height(n);
+    printf("split-tree model (N = %d tasks, %d communication core(s), Nproc = %d; unit: one buffer transfer):\n", n, cc,
+           nproc);
+    printf("  C(N) = %.3f (computation sized for perfect overlap)\n", tc_st_compute(n, nproc));
+    printf("  %3s %10s %10s %10s %10s\n", "S", "T_nb", "T_ov", "T_nb(var)", "T_ov(var)");
+    for (int s = 0; s <= h; s++)
+        printf("  %3d %10.3f %10.3f %10.3f %10.3f\n", s, tc_st_time_nb(s, n, nproc, 0), tc_st_time_ov(s, n, nproc, 0),
+               tc_st_time_nb(s, n, nproc, 1), tc_st_time_ov(s, n, nproc, 1));
+    printf("  model's S: %d (Bcast/Reduce), %d (Gather/Scatter weights)\n", tc_st_best_s(n, nproc, 0),
+           tc_st_best_s(n, nproc, 1));
+}
 
 /* Children of node @n in the Bcast's binomial tree rooted at node @rn. */
 static int tree_children(int n, int rn, int nn)
@@ -194,8 +215,11 @@ int main(int argc, char **argv)
     topocoll_comm_query(MPI_COMM_WORLD, &info);
 
     size_t model = 4u << 20;   /* --model SIZE: the Bcast of the NUIOA count */
-    for (int a = 1; a + 1 < argc; a++)
+    int comm_cores = -1;       /* --comm-cores C: the split-tree model's table */
+    for (int a = 1; a + 1 < argc; a++) {
         if (strcmp(argv[a], "--model") == 0 && tc_parse_size(argv[a + 1]) > 0) model = (size_t)tc_parse_size(argv[a + 1]);
+        if (strcmp(argv[a], "--comm-cores") == 0) comm_cores = atoi(argv[a + 1]);
+    }
     char line[LINE], host[MPI_MAX_PROCESSOR_NAME] = "";
     int hl;
     MPI_Get_processor_name(host, &hl);
@@ -256,7 +280,7 @@ int main(int argc, char **argv)
             size_t sizes[64];
             int ns = 0;
             for (int a = 1; a < argc && ns < 64; a++) {
-                if (strcmp(argv[a], "--model") == 0) { a++; continue; }
+                if (strcmp(argv[a], "--model") == 0 || strcmp(argv[a], "--comm-cores") == 0) { a++; continue; }
                 long long v = tc_parse_size(argv[a]);
                 if (v > 0) sizes[ns++] = (size_t)v;
                 else fprintf(stderr, "topocoll_info: %s: not a size, ignored\n", argv[a]);
@@ -276,6 +300,7 @@ int main(int argc, char **argv)
     }
     fflush(stdout);
     if (c && c->enabled) nuioa_report(c, model);
+    if (rank == 0 && comm_cores >= 0) split_tree_table(size, comm_cores);
     MPI_Finalize();
     return 0;
 }
