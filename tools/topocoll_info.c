@@ -161,18 +161,15 @@ static void nuioa_report(const tc_ctx_t *c, size_t bytes)
             tc_lead_elect((tc_lead_policy_t)pol, in, k, &out[n], NULL, NULL);
             if (out[n].nrails < R) R = out[n].nrails;
         }
-        if (nn < 2) R = 1;
-        size_t per = c->cfg->multileader_min / 2;
-        while (R > 1 && bytes / (size_t)R < (per ? per : 1)) R--;
+        R = nn < 2 ? 1 : tc_lead_rails_used(R, bytes, c->cfg->multileader_min);
         double total = 0;
         for (int n = 0; n < nn && n < 64; n++) {
             int k = 0;
             for (int r = 0; r < size; r++)
                 if (m->node_of[r] == n) { rk[k] = r; in[k] = all[r]; pkg[k] = all[r].pkg; k++; }
             tc_lead_elect((tc_lead_policy_t)pol, in, k, &out[n], dl, dof);
-            int relays = k >= 3 && (pol == TC_LEAD_NUMA || pol == TC_LEAD_PACKAGE ||
-                                    (pol == TC_LEAD_AUTO && tc_lead_dom_split(k, &out[n], dl) &&
-                                     bytes >= c->cfg->multileader_min));
+            int relays = tc_lead_relays_used((tc_lead_policy_t)pol, tc_lead_dom_split(k, &out[n], dl), k, bytes,
+                                             c->cfg->multileader_min);
             double x = 0;
             int root_here = n == rn, nchild = nn > 1 ? tree_children(n, rn, nn) : 0;
             for (int r = 0; r < R; r++) {

@@ -39,11 +39,8 @@ int tc_bcast_uses_single_copy(const tc_ctx_t *ctx, size_t bytes)
 int tc_bcast_rails(const tc_ctx_t *ctx, size_t bytes)
 {
     const tc_nodemap_t *m = &ctx->map;
-    if (m->nnodes < 2 || m->nrails < 2 || !tc_bcast_uses_single_copy(ctx, bytes)) return 1;
-    size_t per = ctx->cfg->multileader_min / 2;
-    int r = m->nrails;
-    while (r > 1 && bytes / (size_t)r < (per ? per : 1)) r--;
-    return r;
+    if (m->nnodes < 2 || !tc_bcast_uses_single_copy(ctx, bytes)) return 1;
+    return tc_lead_rails_used(m->nrails, bytes, ctx->cfg->multileader_min);
 }
 
 /* The communicator rank that represents node @n in rail @r's tree: the

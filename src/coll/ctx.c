@@ -107,7 +107,5 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm)
 int tc_ctx_relays(const tc_ctx_t *c, size_t bytes, int sc)
 {
     const tc_nodemap_t *m = &c->map;
-    if (!sc || m->lsize < 3) return 0;
-    if (m->policy == TC_LEAD_NUMA || m->policy == TC_LEAD_PACKAGE) return 1;
-    return m->policy == TC_LEAD_AUTO && m->dom_split && bytes >= c->cfg->multileader_min;
+    return sc && tc_lead_relays_used(m->policy, m->dom_split, m->lsize, bytes, c->cfg->multileader_min);
 }

@@ -295,6 +295,21 @@ int tc_lead_dom_split(int n, const tc_lead_out_t *out, const int *dom_leader)
     return 0;
 }
 
+int tc_lead_rails_used(int nrails, size_t bytes, size_t min)
+{
+    size_t per = min / 2 ? min / 2 : 1;
+    int r = nrails > 1 ? nrails : 1;
+    while (r > 1 && bytes / (size_t)r < per) r--;
+    return r;
+}
+
+int tc_lead_relays_used(tc_lead_policy_t policy, int split, int n, size_t bytes, size_t min)
+{
+    if (n < 3) return 0;
+    if (policy == TC_LEAD_NUMA || policy == TC_LEAD_PACKAGE) return 1;
+    return policy == TC_LEAD_AUTO && split && bytes >= min;
+}
+
 double tc_lead_link_bytes(int n, const int *pkg, const int *src, int net_at, int net_msgs, int nic_pkg,
                           double bytes)
 {

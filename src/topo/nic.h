@@ -23,6 +23,8 @@
 
 #include "topo.h"
 
+#include <stddef.h>
+
 #define TC_NIC_MAX 8        /* NICs (rails) considered per node */
 #define TC_NIC_NAME_MAX 32
 
@@ -150,6 +152,15 @@ int tc_lead_dom_split(int n, const tc_lead_out_t *out, const int *dom_leader);
  * a NIC attached to package @nic_pkg (-1: unknown, not counted).  A copy crosses when its two ends
  * are in different known packages.
  */
+/** Rails a message of @bytes uses over @nrails rails: as many as give
+ *  each rail at least @min / 2 bytes (at least 1). */
+int tc_lead_rails_used(int nrails, size_t bytes, size_t min);
+
+/** 1 if per-domain relays carry @bytes on a node of @n processes under
+ *  @policy: numa/package always, auto when @split (tc_lead_dom_split) and
+ *  @bytes >= @min; never below 3 processes. */
+int tc_lead_relays_used(tc_lead_policy_t policy, int split, int n, size_t bytes, size_t min);
+
 double tc_lead_link_bytes(int n, const int *pkg, const int *src, int net_at, int net_msgs, int nic_pkg,
                           double bytes);
 
