@@ -250,6 +250,89 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
+/* ---- Nonblocking collectives and progress -----------------------------------
+ * Progress-threads paper (Didelot, Carribault, Perache, Jalby), sections 4
+ * to 6.  Each call has the blocking call's semantics, screening and
+ * fallbacks (to the native PMPI_I* call) and returns at once with
+ * @request, an MPI generalized request: MPI_Wait, MPI_Test, MPI_Waitall,
+ * MPI_Testall, MPI_Waitany, MPI_Testany, MPI_Waitsome, MPI_Testsome,
+ * MPI_Request_get_status and MPI_Request_free accept it mixed with native
+ * requests.  A communicator's operations run one after the other in call
+ * order; operations on different communicators progress independently.
+ *
+ * Progress.  The underlying MPI cannot progress a generalized request, so
+ * topocoll progresses its operations in: topocoll's calls (every
+ * collective, and topocoll_wait & co. below, which libtopocoll_pmpi.so
+ * installs as MPI_Wait & co.); and, with TOPOCOLL_COMM_CORES > 0 and
+ * MPI_THREAD_MULTIPLE, a progress thread per process placed by
+ * TOPOCOLL_PROGRESS_PLACEMENT (bind | numa | odd-even: sections 4.2 and 5).
+ * Without a progress thread an operation does not advance while the
+ * application computes or blocks in a native call (MPI_Recv): call
+ * topocoll_progress() (or MPI_Test) now and then, as with most MPI
+ * libraries' nonblocking collectives.
+ * Buffers belong to the operation until it completes (MPI semantics).
+ * Thread safety: as the MPI calls; the progress thread is topocoll's own.
+ */
+
+/** MPI_Ibcast semantics (see topocoll_bcast).  Returns an MPI error code. */
+int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                    MPI_Request *request);
+/** MPI_Ibarrier semantics (see topocoll_barrier). */
+int topocoll_ibarrier(MPI_Comm comm, MPI_Request *request);
+/** MPI_Ireduce semantics (see topocoll_reduce).  Erroneous arguments are
+ *  raised at the call, through @comm's error handler. */
+int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                     int root, MPI_Comm comm, MPI_Request *request);
+/** MPI_Iallreduce semantics (see topocoll_allreduce). */
+int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                        MPI_Comm comm, MPI_Request *request);
+/** MPI_Iallgather semantics (see topocoll_allgather). */
+int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+/**
+ * MPI_Iscan semantics: @recvbuf of rank r receives the combination of the
+ * @sendbufs of ranks 0..r in rank order (MPI_IN_PLACE: input in @recvbuf).
+ * The chain algorithm the paper studies (section 5): each rank receives
+ * the prefix from r-1, combines and sends to r+1, pipelined by 64 KiB
+ * segments; every predefined op/type pair and user ops (commutative or
+ * not: the order is the canonical one).  Returns an MPI error code.
+ */
+int topocoll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *request);
+
+/** Advance every outstanding nonblocking operation of this process once,
+ *  without blocking; returns how many are still outstanding. */
+int topocoll_progress(void);
+
+/* MPI_Wait, MPI_Test, ... with progress: the same arguments and results
+ * as the MPI calls, for native and topocoll requests alike. */
+int topocoll_wait(MPI_Request *request, MPI_Status *status);
+int topocoll_test(MPI_Request *request, int *flag, MPI_Status *status);
+int topocoll_waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int topocoll_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int topocoll_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
+int topocoll_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
+int topocoll_waitsome(int count, MPI_Request requests[], int *outcount, int indices[],
+                      MPI_Status statuses[]);
+int topocoll_testsome(int count, MPI_Request requests[], int *outcount, int indices[],
+                      MPI_Status statuses[]);
+int topocoll_request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+
+/** The thread level to ask MPI_Init_thread for: MPI_THREAD_MULTIPLE when
+ *  TOPOCOLL_COMM_CORES > 0, else @required. */
+int topocoll_progress_thread_level(int required);
+/** After MPI_Init_thread (@provided: what MPI gave): start the progress
+ *  thread if communication cores are configured and @provided is
+ *  MPI_THREAD_MULTIPLE (else a one-line warning).  1 if a thread runs.
+ *  libtopocoll_pmpi.so calls it from MPI_Init / MPI_Init_thread. */
+int topocoll_progress_init(int provided);
+/** Before MPI_Finalize: finish the operations still running (released
+ *  with MPI_Request_free) and join the progress thread.
+ *  libtopocoll_pmpi.so calls it from MPI_Finalize. */
+void topocoll_progress_fini(void);
+/** OS index of the core the progress thread is bound to; -1 if none. */
+int topocoll_progress_core(void);
+
 /* ---- Hardware-topology communicators ----------------------------------------
  * Goglin, Jeannot, Mansouri, Mercier, "A Hierarchical Model to Manage
  * Hardware Topology in MPI Applications" (RR-9077), sections 3 and 4, and

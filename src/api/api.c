@@ -17,6 +17,8 @@
 #include "../hier/hier.h"
 #include "../coll/reduce.h"
 #include "../xfer/region.h"
+#include "../nbc/nbc.h"
+#include "api_int.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -138,6 +140,8 @@ long long topocoll_copy(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
  * and MPICH's 16 KiB Bcast 3x). */
 static void wait_step(const tc_ctx_t *c, tc_backoff_t *b)
 {
+    /* operations of other communicators others may be waiting for */
+    if (tc_nb_outstanding()) tc_nb_progress();
     if (b->polls >= b->spin && ((b->polls - b->spin) & 15) == 0) {
         int flag;
         PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->pcomm, &flag, MPI_STATUS_IGNORE);
@@ -167,6 +171,7 @@ int topocoll_barrier(MPI_Comm comm)
     if (size == 1) return MPI_SUCCESS;
     tc_ctx_t *c = tc_ctx_get(comm);
     if (!c || !c->enabled) return PMPI_Barrier(comm);
+    tc_nb_drain(c);   /* this communicator's nonblocking operations come first */
     /* With one process on every node the machine below degenerates by
      * itself to the leaders' (native) barrier over the whole group. */
     tc_barrier_t op;
@@ -197,6 +202,7 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
     tc_ctx_t *c = tc_ctx_get(comm);
     if (!c) goto native;
     if (!c->enabled) { c->bcast_fallbacks++; goto native; }
+    tc_nb_drain(c);
 
     PMPI_Type_get_extent(datatype, &lb, &extent);
     PMPI_Type_get_true_extent(datatype, &tlb, &textent);
@@ -253,7 +259,7 @@ static int allgather_work(void *op) { return tc_allgather_work(op); }
  * the standard puts errors without a communicator), returned.  Checked
  * here rather than left to the native MPI: Debian's MPICH 4.0.2 does not
  * check counts in MPI_Allreduce (it aborts in a memcpy of -4 bytes). */
-static int arg_error(MPI_Comm comm, int cls, const char *call, const char *what, long long v)
+int tc_api_arg_error(MPI_Comm comm, int cls, const char *call, const char *what, long long v)
 {
     if (cls == MPI_ERR_COUNT || cls == MPI_ERR_ROOT) fprintf(stderr, "topocoll: %s: %s %lld\n", call, what, v);
     else fprintf(stderr, "topocoll: %s: %s\n", call, what);
@@ -262,16 +268,16 @@ static int arg_error(MPI_Comm comm, int cls, const char *call, const char *what,
 }
 
 /* The arguments every reduction checks; MPI_SUCCESS or the error raised. */
-static int check_reduction(const char *call, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+int tc_api_check_reduction(const char *call, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    if (comm == MPI_COMM_NULL) return arg_error(comm, MPI_ERR_COMM, call, "invalid communicator MPI_COMM_NULL", 0);
-    if (count < 0) return arg_error(comm, MPI_ERR_COUNT, call, "negative count", count);
-    if (dt == MPI_DATATYPE_NULL) return arg_error(comm, MPI_ERR_TYPE, call, "datatype is MPI_DATATYPE_NULL", 0);
-    if (op == MPI_OP_NULL) return arg_error(comm, MPI_ERR_OP, call, "op is MPI_OP_NULL", 0);
+    if (comm == MPI_COMM_NULL) return tc_api_arg_error(comm, MPI_ERR_COMM, call, "invalid communicator MPI_COMM_NULL", 0);
+    if (count < 0) return tc_api_arg_error(comm, MPI_ERR_COUNT, call, "negative count", count);
+    if (dt == MPI_DATATYPE_NULL) return tc_api_arg_error(comm, MPI_ERR_TYPE, call, "datatype is MPI_DATATYPE_NULL", 0);
+    if (op == MPI_OP_NULL) return tc_api_arg_error(comm, MPI_ERR_OP, call, "op is MPI_OP_NULL", 0);
     return MPI_SUCCESS;
 }
 
-static void why_native(const char *call, const char *why)
+void tc_api_why_native(const char *call, const char *why)
 {
     tc_debug(tc_config_get(), 2, "%s passed to the native MPI (%s)", call, why);
 }
@@ -279,7 +285,7 @@ static void why_native(const char *call, const char *why)
 /* Screening shared by Reduce and Allreduce: the context and the reduction
  * type when topocoll handles the call, NULL (and @why) otherwise.  Every
  * test gives the same answer on every rank of a correct program. */
-static tc_ctx_t *reduction_ctx(int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_rtype_t *t,
+tc_ctx_t *tc_api_reduction_ctx(int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_rtype_t *t,
                                int *is_fallback, const char **why)
 {
     int inter = 0, size;
@@ -310,14 +316,15 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     tc_rtype_t t;
     int fb, err;
     const char *why = "";
-    if ((err = check_reduction("MPI_Allreduce", count, datatype, op, comm)) != MPI_SUCCESS) return err;
-    tc_ctx_t *c = reduction_ctx(count, datatype, op, comm, &t, &fb, &why);
+    if ((err = tc_api_check_reduction("MPI_Allreduce", count, datatype, op, comm)) != MPI_SUCCESS) return err;
+    tc_ctx_t *c = tc_api_reduction_ctx(count, datatype, op, comm, &t, &fb, &why);
     if (!c || fb) goto native;
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (in == recvbuf && sendbuf != MPI_IN_PLACE) { why = "aliased buffers"; fb = 1; goto native; }
     if (!tc_fold_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
         why = "single copy unavailable"; fb = 1; goto native;
     }
+    tc_nb_drain(c);
     tc_allreduce_t a;
     int rc = tc_allreduce_init(&a, c, in, recvbuf, (size_t)count, &t, 1);
     if (rc == MPI_SUCCESS) rc = drive(c, &a, allreduce_work);
@@ -327,7 +334,7 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     return rc;
 native:
     if (c && fb) c->allreduce_fallbacks++;
-    why_native("MPI_Allreduce", why);
+    tc_api_why_native("MPI_Allreduce", why);
     return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
@@ -360,11 +367,11 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     tc_rtype_t t;
     int fb, size = 0, rank = 0, err, inter = 0;
     const char *why = "";
-    if ((err = check_reduction("MPI_Reduce", count, datatype, op, comm)) != MPI_SUCCESS) return err;
+    if ((err = tc_api_check_reduction("MPI_Reduce", count, datatype, op, comm)) != MPI_SUCCESS) return err;
     if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter && PMPI_Comm_size(comm, &size) == MPI_SUCCESS &&
         (root < 0 || root >= size))
-        return arg_error(comm, MPI_ERR_ROOT, "MPI_Reduce", "invalid root", root);
-    tc_ctx_t *c = reduction_ctx(count, datatype, op, comm, &t, &fb, &why);
+        return tc_api_arg_error(comm, MPI_ERR_ROOT, "MPI_Reduce", "invalid root", root);
+    tc_ctx_t *c = tc_api_reduction_ctx(count, datatype, op, comm, &t, &fb, &why);
     if (!c || fb) goto native;
     PMPI_Comm_size(comm, &size);
     PMPI_Comm_rank(comm, &rank);
@@ -375,6 +382,7 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if (!tc_fold_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
         why = "single copy unavailable"; fb = 1; goto native;
     }
+    tc_nb_drain(c);
     tc_reduce_t r;
     int rc = tc_reduce_init(&r, c, in, recvbuf, (size_t)count, &t, root, 1);
     if (rc == MPI_SUCCESS) rc = drive(c, &r, reduce_work);
@@ -384,13 +392,13 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     return rc;
 native:
     if (c && fb) c->reduce_fallbacks++;
-    why_native("MPI_Reduce", why);
+    tc_api_why_native("MPI_Reduce", why);
     return native_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
 /* 1 if @count elements of @dt are one contiguous run of @bytes bytes
  * starting at buf + *lb_out. */
-static int contiguous(int count, MPI_Datatype dt, size_t bytes, MPI_Aint *lb_out)
+int tc_api_contiguous(int count, MPI_Datatype dt, size_t bytes, MPI_Aint *lb_out)
 {
     MPI_Aint lb, extent, tlb, textent;
     PMPI_Type_get_extent(dt, &lb, &extent);
@@ -410,11 +418,11 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     tc_ctx_t *c = NULL;
     int in_place = sendbuf == MPI_IN_PLACE;
     /* (Open MPI 4.1.4's PMPI_Allgather dereferences MPI_COMM_NULL: seen) */
-    if (comm == MPI_COMM_NULL) return arg_error(comm, MPI_ERR_COMM, "MPI_Allgather", "invalid communicator MPI_COMM_NULL", 0);
+    if (comm == MPI_COMM_NULL) return tc_api_arg_error(comm, MPI_ERR_COMM, "MPI_Allgather", "invalid communicator MPI_COMM_NULL", 0);
     if (recvcount < 0 || (!in_place && sendcount < 0))
-        return arg_error(comm, MPI_ERR_COUNT, "MPI_Allgather", "negative count", recvcount < 0 ? recvcount : sendcount);
+        return tc_api_arg_error(comm, MPI_ERR_COUNT, "MPI_Allgather", "negative count", recvcount < 0 ? recvcount : sendcount);
     if (recvtype == MPI_DATATYPE_NULL || (!in_place && sendtype == MPI_DATATYPE_NULL))
-        return arg_error(comm, MPI_ERR_TYPE, "MPI_Allgather", "datatype is MPI_DATATYPE_NULL", 0);
+        return tc_api_arg_error(comm, MPI_ERR_TYPE, "MPI_Allgather", "datatype is MPI_DATATYPE_NULL", 0);
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
         why = "intercommunicator";
         goto native;
@@ -439,8 +447,8 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
      * takes this same path whatever its own datatypes). */
     MPI_Aint rlb, slb, rext, rlb2;
     PMPI_Type_get_extent(recvtype, &rlb2, &rext);
-    int rcontig = contiguous(recvcount, recvtype, block, &rlb) && (size_t)rext * (size_t)recvcount == block;
-    int scontig = in_place || contiguous(sendcount, sendtype, block, &slb);
+    int rcontig = tc_api_contiguous(recvcount, recvtype, block, &rlb) && (size_t)rext * (size_t)recvcount == block;
+    int scontig = in_place || tc_api_contiguous(sendcount, sendtype, block, &slb);
     char *rtmp = NULL, *stmp = NULL;
     char *out = rcontig ? (char *)recvbuf + rlb : NULL;
     if (!rcontig && !(rtmp = malloc(block * (size_t)size))) { fb = 1; goto native; }
@@ -463,6 +471,7 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         PMPI_Pack(sendbuf, sendcount, sendtype, stmp, (int)block, &pos, comm);
         in = stmp;
     }
+    tc_nb_drain(c);
     tc_allgather_t g;
     rc = tc_allgather_init(&g, c, in, out, block);
     if (rc == MPI_SUCCESS) rc = drive(c, &g, allgather_work);
@@ -478,6 +487,6 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     return rc;
 native:
     if (c && fb) c->allgather_fallbacks++;
-    why_native("MPI_Allgather", why);
+    tc_api_why_native("MPI_Allgather", why);
     return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }

@@ -81,6 +81,14 @@ static void config_parse(void)
     else if (s && strcmp(s, "ring") == 0) c->allgather_alg = TC_AG_RING;
     else if (s && *s && strcmp(s, "auto") != 0)
         tc_warn("TOPOCOLL_ALLGATHER_ALG=%s unknown (auto|leader|ring); using auto", s);
+    c->comm_cores = (int)env_size("TOPOCOLL_COMM_CORES", 0, 0, 4096);
+    s = getenv("TOPOCOLL_PROGRESS_PLACEMENT");
+    c->placement = TC_PLACE_NUMA;
+    if (s && strcmp(s, "bind") == 0) c->placement = TC_PLACE_BIND;
+    else if (s && (strcmp(s, "odd-even") == 0 || strcmp(s, "oddeven") == 0)) c->placement = TC_PLACE_ODDEVEN;
+    else if (s && *s && strcmp(s, "numa") != 0)
+        tc_warn("TOPOCOLL_PROGRESS_PLACEMENT=%s unknown (bind|numa|odd-even); using numa", s);
+    c->split_tree_s = (int)env_size("TOPOCOLL_SPLIT_TREE_S", -1, -1, 64);
 }
 
 const tc_config_t *tc_config_get(void)

@@ -13,6 +13,7 @@
 typedef enum { TC_SC_AUTO = 0, TC_SC_CMA, TC_SC_NONE } tc_sc_mode_t;
 typedef enum { TC_VN_BLOCK = 0, TC_VN_CYCLIC } tc_vn_order_t;
 typedef enum { TC_AG_AUTO = 0, TC_AG_LEADER, TC_AG_RING } tc_ag_alg_t;
+typedef enum { TC_PLACE_BIND = 0, TC_PLACE_NUMA, TC_PLACE_ODDEVEN } tc_place_policy_t;
 
 typedef struct tc_config {
     int disable;               /* TOPOCOLL_DISABLE=1: every call goes to PMPI */
@@ -40,6 +41,11 @@ typedef struct tc_config {
                                   Allgather use per-package leaders from this size */
     int spin_count;            /* TOPOCOLL_SPIN: polls before yielding; -1 = auto
                                   (200, or 0 when the host is oversubscribed) */
+    int comm_cores;            /* TOPOCOLL_COMM_CORES: communication cores per node,
+                                  0 = progress only in the application's calls */
+    tc_place_policy_t placement; /* TOPOCOLL_PROGRESS_PLACEMENT=bind|numa|odd-even */
+    int split_tree_s;          /* TOPOCOLL_SPLIT_TREE_S: tree levels run in the
+                                  initiating call; -1 = the model's choice */
 } tc_config_t;
 
 /** The configuration (parsed on first call, thread-safe, never NULL). */

@@ -10,6 +10,7 @@
 static void ctx_destroy(tc_cattr_t *link)
 {
     tc_ctx_t *c = (tc_ctx_t *)link;
+    if (c->nb_drain) c->nb_drain(c);   /* outstanding nonblocking operations complete first */
     tc_shm_destroy(c->shm);
     free(c->scratch);
     tc_ctx_free_types(c);

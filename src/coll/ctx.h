@@ -50,6 +50,17 @@ typedef struct tc_ctx {
     uint64_t reduce_calls, reduce_fallbacks;
     uint64_t allreduce_calls, allreduce_fallbacks;
     uint64_t allgather_calls, allgather_fallbacks;
+    uint64_t nb_calls;      /* nonblocking collectives started (nbc/) */
+    /* Nonblocking collectives (nbc/ owns these fields): this
+     * communicator's outstanding operations, a FIFO run one at a time in
+     * call order (the same order on every rank), and the link of the
+     * process's list of contexts with work outstanding.  Guarded by the
+     * nbc progress lock. */
+    struct tc_nb *nb_head, *nb_tail;
+    struct tc_ctx *nb_next;
+    int nb_listed;
+    void (*nb_drain)(struct tc_ctx *c);   /* set by nbc: completes the FIFO
+                                             before the context goes */
 } tc_ctx_t;
 
 /**

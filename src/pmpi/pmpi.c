@@ -34,6 +34,73 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     return topocoll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
+/* ---- Nonblocking collectives and the completion calls (they progress ours) --- */
+
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return topocoll_ibcast(buffer, count, datatype, root, comm, request);
+}
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    return topocoll_ibarrier(comm, request);
+}
+
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                MPI_Comm comm, MPI_Request *request)
+{
+    return topocoll_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    return topocoll_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return topocoll_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request)
+{
+    return topocoll_iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status) { return topocoll_wait(request, status); }
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) { return topocoll_test(request, flag, status); }
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    return topocoll_waitall(count, requests, statuses);
+}
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    return topocoll_testall(count, requests, flag, statuses);
+}
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    return topocoll_waitany(count, requests, index, status);
+}
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    return topocoll_testany(count, requests, index, flag, status);
+}
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    return topocoll_waitsome(incount, requests, outcount, indices, statuses);
+}
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    return topocoll_testsome(incount, requests, outcount, indices, statuses);
+}
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    return topocoll_request_get_status(request, flag, status);
+}
+
 /* ---- Hardware-topology communicators and the set-up hook ------------------- */
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
@@ -48,16 +115,34 @@ int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 
 /* Every process's location is exchanged once, while every process is in
  * MPI_Init: later queries on any communicator are then local. */
+/* With communication cores, MPI is asked for MPI_THREAD_MULTIPLE (the
+ * progress thread calls it beside the application); the application is
+ * told the level it asked for (at most what MPI gave). */
 int MPI_Init(int *argc, char ***argv)
 {
-    int rc = PMPI_Init(argc, argv);
-    if (rc == MPI_SUCCESS) topocoll_init_world();
+    int provided = MPI_THREAD_SINGLE, level = topocoll_progress_thread_level(MPI_THREAD_SINGLE);
+    int rc = level == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv) : PMPI_Init_thread(argc, argv, level, &provided);
+    if (rc == MPI_SUCCESS) {
+        topocoll_init_world();
+        if (level != MPI_THREAD_SINGLE) topocoll_progress_init(provided);
+    }
     return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
-    if (rc == MPI_SUCCESS) topocoll_init_world();
+    int got = required, level = topocoll_progress_thread_level(required);
+    int rc = PMPI_Init_thread(argc, argv, level, &got);
+    if (rc == MPI_SUCCESS) {
+        topocoll_init_world();
+        topocoll_progress_init(got);
+        if (provided) *provided = got < required ? got : required;
+    }
     return rc;
+}
+
+int MPI_Finalize(void)
+{
+    topocoll_progress_fini();
+    return PMPI_Finalize();
 }

@@ -1,0 +1,59 @@
+/*
+ * coll/scan -- the chain-based inclusive prefix reduction (MPI_Scan /
+ * MPI_Iscan) the progress-threads paper studies (section 5, after libNBC):
+ * rank r receives the prefix of ranks 0..r-1 from rank r-1, combines it
+ * with its own input and sends the result on to rank r+1.  The vector is
+ * cut into segments so that the chain is a pipeline: rank r forwards
+ * segment k while segment k+1 is still on its way from r-1.  The order of
+ * combination is the canonical rank order, so non-commutative ops are
+ * exact and every run gives the same bits.
+ *
+ * As a resumable state machine: init (segments, buffers), work (never
+ * blocks: posts the receives of a window of segments, folds each arrived
+ * segment into the output and posts its send), fini.  The chain runs
+ * over the context's private communicator (pcomm), so its messages never
+ * match the application's.
+ *
+ * Owns: tc_scan_t and its receive window.  May call: coll/ctx, coll/op,
+ * PMPI point-to-point.
+ */
+#ifndef TC_COLL_SCAN_H
+#define TC_COLL_SCAN_H
+
+#include "ctx.h"
+#include "op.h"
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TC_SCAN_WINDOW 4              /* segments in flight per link */
+#define TC_SCAN_SEGSIZE (64u << 10)   /* bytes per pipeline segment */
+
+typedef struct tc_scan {
+    tc_ctx_t *ctx;
+    tc_rtype_t t;
+    const char *in;        /* this rank's input (out when MPI_IN_PLACE) */
+    char *out;             /* the prefix result, count elements */
+    size_t count, seg, nseg;   /* elements, elements per segment, segments */
+    int rank, size;
+    char *rbuf;            /* [TC_SCAN_WINDOW] segments from the left neighbour */
+    size_t rposted, rdone, sposted, sdone;
+    MPI_Request rreq[TC_SCAN_WINDOW], sreq[TC_SCAN_WINDOW];
+    uint64_t seq;
+    int tag;
+} tc_scan_t;
+
+/** Prepare an inclusive scan of @count elements (> 0) of @t over ctx's
+ *  communicator; @in may equal @out (MPI_IN_PLACE).  MPI_SUCCESS or
+ *  MPI_ERR_NO_MEM.  Messages use pcomm with a tag derived from ctx->seq,
+ *  so scans on one communicator may follow each other back to back. */
+int tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
+                 const tc_rtype_t *t);
+/** Advance: TC_OP_DONE, TC_OP_PENDING or an MPI error code. */
+int tc_scan_work(tc_scan_t *op);
+/** Release the receive window (after DONE or an error; cancels nothing:
+ *  call it only once work returned DONE or an error). */
+void tc_scan_fini(tc_scan_t *op);
+
+#endif

@@ -1,0 +1,172 @@
+/* nbc/progress -- progress threads on communication cores and their
+ * placement (progress-threads paper, sections 4.2 and 5); see nbc.h. */
+#define _GNU_SOURCE 1   /* pthread_setname_np */
+#include "nbc.h"
+#include "model.h"
+
+#include "../base/log.h"
+#include "../topo/loc.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+
+const char *tc_place_name(tc_place_policy_t policy)
+{
+    switch (policy) {
+    case TC_PLACE_BIND: return "bind";
+    case TC_PLACE_NUMA: return "numa";
+    case TC_PLACE_ODDEVEN: return "odd-even";
+    }
+    return "?";
+}
+
+/* The @k-th core (logical order) inside @set. */
+static hwloc_obj_t core_in(hwloc_topology_t t, hwloc_const_cpuset_t set, int k)
+{
+    return hwloc_get_obj_inside_cpuset_by_type(t, set, HWLOC_OBJ_CORE, (unsigned)k);
+}
+
+hwloc_obj_t tc_nb_place(hwloc_topology_t t, int bound, hwloc_const_cpuset_t bind, int hrank, int hsize,
+                        int comm_cores, tc_place_policy_t policy)
+{
+    int ncores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
+    if (ncores <= 0) return NULL;
+    hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(t);
+    hwloc_obj_t mine = NULL;
+    if (bound && bind) mine = hwloc_get_next_obj_covering_cpuset_by_type(t, bind, HWLOC_OBJ_CORE, NULL);
+    if (bound && bind && !mine) mine = hwloc_get_obj_inside_cpuset_by_type(t, bind, HWLOC_OBJ_CORE, 0);
+    if (!mine) mine = core_in(t, all, hrank % ncores);
+    (void)hsize;
+    switch (policy) {
+    case TC_PLACE_BIND:
+        return mine;
+    case TC_PLACE_NUMA: {
+        int ndom = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+        hwloc_const_cpuset_t dom = all;
+        for (int d = 0; d < ndom; d++) {
+            hwloc_obj_t nn = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, (unsigned)d);
+            if (nn->cpuset && hwloc_bitmap_isincluded(mine->cpuset, nn->cpuset)) { dom = nn->cpuset; break; }
+        }
+        if (ndom < 1) ndom = 1;
+        int ncd = hwloc_get_nbobjs_inside_cpuset_by_type(t, dom, HWLOC_OBJ_CORE);
+        int per = comm_cores / ndom > 0 ? comm_cores / ndom : (comm_cores > 0);
+        int m = 0;
+        while (m < ncd && core_in(t, dom, m) != mine) m++;
+        int pos = tc_place_numa(ncd, ncd - per, m);
+        return pos >= 0 && pos < ncd ? core_in(t, dom, pos) : mine;
+    }
+    case TC_PLACE_ODDEVEN: {
+        int pos = tc_place_oddeven(ncores, ncores - comm_cores, hrank);
+        return pos >= 0 && pos < ncores ? core_in(t, all, pos) : mine;
+    }
+    }
+    return mine;
+}
+
+/* ---- The thread ---------------------------------------------------------------- */
+
+static struct {
+    pthread_mutex_t lock;       /* guards start/stop */
+    pthread_t th;
+    int running;
+    _Atomic int stop;
+    int core;                   /* OS index of the core it is bound to, -1 */
+    int yield;                  /* 1: shares its core with the application (bind) */
+    hwloc_topology_t topo;
+    hwloc_cpuset_t set;
+} g_pt = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, -1, 0, NULL, NULL };
+
+static void *progress_main(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "tc-progress");
+    if (g_pt.set && hwloc_set_cpubind(g_pt.topo, g_pt.set, HWLOC_CPUBIND_THREAD) != 0)
+        tc_warn("progress thread: cannot bind to core %d; running unbound", g_pt.core);
+    while (!atomic_load_explicit(&g_pt.stop, memory_order_acquire)) {
+        if (tc_nb_outstanding() == 0) {
+            tc_nb_wait_for_work(&g_pt.stop);
+            continue;
+        }
+        tc_nb_sweep_try();
+        /* On a communication core the thread polls (the core is its own);
+         * sharing the application's core it gives the core back after
+         * each pass. */
+        if (g_pt.yield) sched_yield();
+        else tc_cpu_relax();
+    }
+    return NULL;
+}
+
+int tc_nb_thread_level(int required)
+{
+    return tc_config_get()->comm_cores > 0 ? MPI_THREAD_MULTIPLE : required;
+}
+
+int tc_nb_threads_start(int provided)
+{
+    const tc_config_t *cfg = tc_config_get();
+    if (cfg->comm_cores <= 0 || cfg->disable) return 0;
+    pthread_mutex_lock(&g_pt.lock);
+    if (g_pt.running) { pthread_mutex_unlock(&g_pt.lock); return 1; }
+    if (provided < MPI_THREAD_MULTIPLE) {
+        pthread_mutex_unlock(&g_pt.lock);
+        tc_warn("TOPOCOLL_COMM_CORES=%d needs MPI_THREAD_MULTIPLE, which the MPI library did not provide; "
+                "progress in the application's calls only", cfg->comm_cores);
+        return 0;
+    }
+    /* The real host's cores (an emulated XML topology has nothing to bind to). */
+    g_pt.core = -1;
+    const tc_loc_t *l = tc_loc_process();
+    if (hwloc_topology_init(&g_pt.topo) == 0 && hwloc_topology_load(g_pt.topo) == 0) {
+        hwloc_cpuset_t mine = hwloc_bitmap_alloc();
+        int bound = hwloc_get_cpubind(g_pt.topo, mine, HWLOC_CPUBIND_PROCESS) == 0 &&
+                    !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(g_pt.topo), mine);
+        hwloc_obj_t core = tc_nb_place(g_pt.topo, bound, mine, l ? l->hrank : 0, l ? l->hsize : 1,
+                                       cfg->comm_cores, cfg->placement);
+        hwloc_bitmap_free(mine);
+        if (core) {
+            g_pt.set = hwloc_bitmap_dup(core->cpuset);
+            g_pt.core = (int)core->os_index;
+        }
+    }
+    g_pt.yield = cfg->placement == TC_PLACE_BIND;
+    atomic_store(&g_pt.stop, 0);
+    if (pthread_create(&g_pt.th, NULL, progress_main, NULL) != 0) {
+        pthread_mutex_unlock(&g_pt.lock);
+        tc_warn("cannot create the progress thread; progress in the application's calls only");
+        return 0;
+    }
+    g_pt.running = 1;
+    pthread_mutex_unlock(&g_pt.lock);
+    tc_debug(cfg, 1, "progress thread on core %d (placement %s, %d communication core(s))", g_pt.core,
+             tc_place_name(cfg->placement), cfg->comm_cores);
+    return 1;
+}
+
+void tc_nb_threads_stop(void)
+{
+    pthread_mutex_lock(&g_pt.lock);
+    if (g_pt.running) {
+        atomic_store_explicit(&g_pt.stop, 1, memory_order_release);
+        tc_nb_wake();
+        pthread_join(g_pt.th, NULL);
+        g_pt.running = 0;
+    }
+    if (g_pt.set) hwloc_bitmap_free(g_pt.set);
+    if (g_pt.topo) hwloc_topology_destroy(g_pt.topo);
+    g_pt.set = NULL;
+    g_pt.topo = NULL;
+    g_pt.core = -1;
+    pthread_mutex_unlock(&g_pt.lock);
+}
+
+int tc_nb_thread_core(void)
+{
+    return g_pt.running ? g_pt.core : -1;
+}
+
+int tc_nb_threads_running(void)
+{
+    return g_pt.running;
+}

@@ -1,0 +1,351 @@
+/*
+ * test_nbc -- the nonblocking collectives (MPI_Ibcast, MPI_Ibarrier,
+ * MPI_Ireduce, MPI_Iallreduce, MPI_Iallgather, MPI_Iscan through
+ * libtopocoll_pmpi) against the native blocking results (PMPI_*), with
+ * several operations outstanding on one communicator and on several,
+ * completed by every completion call mixed with native point-to-point
+ * requests, MPI_Request_free, blocking collectives behind outstanding
+ * ones, non-contiguous datatypes, and a pattern that deadlocks unless
+ * waiting on a native request progresses topocoll's operations.
+ * The counters of topocoll_comm_query prove topocoll (not the native MPI)
+ * ran them.  Exit status: 0 when every check passed.
+ */
+#include "topocoll.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size, fails;
+
+#define CHECK(cond, ...)                                                      \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            if (fails++ < 10) {                                               \
+                fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__); \
+                fprintf(stderr, __VA_ARGS__);                                 \
+                fprintf(stderr, "\n");                                        \
+            }                                                                 \
+        }                                                                     \
+    } while (0)
+
+/* A non-commutative op (2x2 integer matrix product, row-major): the
+ * result shows any departure from rank order. */
+static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    int *a = in, *b = inout;
+    for (int k = 0; k < *len; k++, a += 4, b += 4) {
+        int r[4] = { a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+                     a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3] };
+        for (int i = 0; i < 4; i++) b[i] = r[i] & 0xffff;
+    }
+}
+
+/* Complete @n requests in one of several ways, chosen by @how. */
+static void complete(int how, int n, MPI_Request *r)
+{
+    int done = 0, idx[64], oc, flag, i;
+    MPI_Status st[64];   /* (MPICH's MPI_STATUSES_IGNORE trips gcc's -Wstringop-overflow) */
+    switch (how % 6) {
+    case 0: {   /* Waitall in reverse order */
+        MPI_Request rev[64];
+        for (i = 0; i < n; i++) rev[i] = r[n - 1 - i];
+        CHECK(MPI_Waitall(n, rev, st) == MPI_SUCCESS, "Waitall");
+        for (i = 0; i < n; i++) r[i] = rev[n - 1 - i];
+        break;
+    }
+    case 1:   /* Waitany until all done */
+        while (done < n) {
+            CHECK(MPI_Waitany(n, r, &i, MPI_STATUS_IGNORE) == MPI_SUCCESS, "Waitany");
+            if (i == MPI_UNDEFINED) break;
+            done++;
+        }
+        break;
+    case 2:   /* Testall polling */
+        do CHECK(MPI_Testall(n, r, &flag, st) == MPI_SUCCESS, "Testall"); while (!flag);
+        break;
+    case 3:   /* Waitsome */
+        while (done < n) {
+            CHECK(MPI_Waitsome(n, r, &oc, idx, st) == MPI_SUCCESS, "Waitsome");
+            if (oc == MPI_UNDEFINED) break;
+            done += oc;
+        }
+        break;
+    case 4:   /* Wait each, last first */
+        for (i = n - 1; i >= 0; i--) CHECK(MPI_Wait(&r[i], MPI_STATUS_IGNORE) == MPI_SUCCESS, "Wait");
+        break;
+    case 5:   /* Test each, then Testany */
+        for (i = 0; i < n; i++) {
+            do MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE); while (!flag);
+        }
+        MPI_Testany(n, r, &i, &flag, MPI_STATUS_IGNORE);
+        CHECK(flag && i == MPI_UNDEFINED, "Testany on completed requests");
+        break;
+    }
+    for (i = 0; i < n; i++) CHECK(r[i] == MPI_REQUEST_NULL, "request %d not freed", i);
+}
+
+/* One round on @comm: every nonblocking collective at @count elements,
+ * outstanding together with a native Isend/Irecv ring exchange. */
+static void round_on(MPI_Comm comm, int count, int root, int how, int in_place)
+{
+    int me, n;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    size_t c = (size_t)count, cc = c ? c : 1;
+    int *bc = malloc(cc * sizeof(int)), *bc_ref = malloc(cc * sizeof(int));
+    double *rin = malloc(cc * sizeof(double)), *rout = calloc(cc, sizeof(double)), *rref = calloc(cc, sizeof(double));
+    int *ain = malloc(cc * sizeof(int)), *aout = malloc(cc * sizeof(int)), *aref = malloc(cc * sizeof(int));
+    int *gin = malloc(cc * sizeof(int)), *gout = malloc(cc * (size_t)n * sizeof(int)),
+        *gref = malloc(cc * (size_t)n * sizeof(int));
+    long *sin = malloc(cc * sizeof(long)), *sout = malloc(cc * sizeof(long)), *sref = malloc(cc * sizeof(long));
+    for (size_t i = 0; i < c; i++) {
+        bc[i] = bc_ref[i] = me == root ? (int)(i * 7 + 3 + how) : -1;
+        rin[i] = (double)((me + 1) * (int)(i % 1000)) * 0.5;
+        ain[i] = aout[i] = (int)(i % 97) + me * 3;
+        gin[i] = me * 1000003 + (int)i;
+        sin[i] = sout[i] = (long)(i % 13) * (me + 1) - 5;
+    }
+    int sendv = me * 11, recvv = -1;
+    MPI_Request r[8];
+    int k = 0;
+    MPI_Ibcast(bc, count, MPI_INT, root, comm, &r[k++]);
+    MPI_Ireduce(rin, rout, count, MPI_DOUBLE, MPI_MAX, root, comm, &r[k++]);
+    MPI_Iallreduce(in_place ? MPI_IN_PLACE : ain, aout, count, MPI_INT, MPI_SUM, comm, &r[k++]);
+    MPI_Irecv(&recvv, 1, MPI_INT, (me + n - 1) % n, 42, comm, &r[k++]);
+    MPI_Iallgather(gin, count, MPI_INT, gout, count, MPI_INT, comm, &r[k++]);
+    MPI_Iscan(in_place ? MPI_IN_PLACE : sin, sout, count, MPI_LONG, MPI_SUM, comm, &r[k++]);
+    MPI_Ibarrier(comm, &r[k++]);
+    MPI_Isend(&sendv, 1, MPI_INT, (me + 1) % n, 42, comm, &r[k++]);
+    complete(how, k, r);
+
+    /* references, blocking and native */
+    PMPI_Bcast(bc_ref, count, MPI_INT, root, comm);
+    PMPI_Reduce(rin, rref, count, MPI_DOUBLE, MPI_MAX, root, comm);
+    PMPI_Allreduce(ain, aref, count, MPI_INT, MPI_SUM, comm);
+    PMPI_Allgather(gin, count, MPI_INT, gref, count, MPI_INT, comm);
+    PMPI_Scan(sin, sref, count, MPI_LONG, MPI_SUM, comm);
+    CHECK(recvv == ((me + n - 1) % n) * 11, "native Irecv got %d", recvv);
+    CHECK(!memcmp(bc, bc_ref, c * sizeof(int)), "Ibcast count %d root %d", count, root);
+    if (me == root) CHECK(!memcmp(rout, rref, c * sizeof(double)), "Ireduce count %d root %d", count, root);
+    CHECK(!memcmp(aout, aref, c * sizeof(int)), "Iallreduce count %d in_place %d", count, in_place);
+    CHECK(!memcmp(gout, gref, c * (size_t)n * sizeof(int)), "Iallgather count %d", count);
+    CHECK(!memcmp(sout, sref, c * sizeof(long)), "Iscan count %d in_place %d", count, in_place);
+    free(bc); free(bc_ref); free(rin); free(rout); free(rref); free(ain); free(aout); free(aref);
+    free(gin); free(gout); free(gref); free(sin); free(sout); free(sref);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm dup, rev;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
+    topocoll_comm_attach(MPI_COMM_WORLD);
+    topocoll_comm_info_t before, after;
+    topocoll_comm_query(MPI_COMM_WORLD, &before);
+
+    /* 1. every collective, several outstanding, every completion call */
+    const int counts[] = { 0, 1, 7, 1000, 4099, 65536 + 3, 262147 };
+    const int ncounts = (int)(sizeof(counts) / sizeof(counts[0]));
+    MPI_Comm comms[3] = { MPI_COMM_WORLD, dup, rev };
+    int how = 0, world_bcasts = 0;
+    for (int ci = 0; ci < 3; ci++)
+        for (int i = 0; i < ncounts; i++, how++) {
+            round_on(comms[ci], counts[i], (i + ci) % size, how, i & 1);
+            if (ci == 0 && counts[i] > 0 && size > 1) world_bcasts++;
+        }
+
+    /* 2. two communicators outstanding, completed in opposite orders on
+     *    even and odd ranks */
+    {
+        enum { N = 300000 };
+        int *a = malloc(N * sizeof(int)), *b = malloc(N * sizeof(int));
+        for (int i = 0; i < N; i++) { a[i] = rank == size - 1 ? i : 0; b[i] = rank + i; }
+        MPI_Request ra, rb;
+        MPI_Ibcast(a, N, MPI_INT, size - 1, dup, &ra);
+        MPI_Iallreduce(MPI_IN_PLACE, b, N, MPI_INT, MPI_SUM, rev, &rb);
+        if (rank % 2) { MPI_Wait(&rb, MPI_STATUS_IGNORE); MPI_Wait(&ra, MPI_STATUS_IGNORE); }
+        else { MPI_Wait(&ra, MPI_STATUS_IGNORE); MPI_Wait(&rb, MPI_STATUS_IGNORE); }
+        int bad = 0;
+        for (int i = 0; i < N; i++) bad += a[i] != i || b[i] != size * (size - 1) / 2 + size * i;
+        CHECK(!bad, "two communicators: %d wrong elements", bad);
+        free(a); free(b);
+    }
+
+    /* 3. MPI_Request_free on a running Iallreduce, then blocking collectives
+     *    on the same communicator (they come after it) */
+    {
+        int v[5] = { rank, rank, rank, rank, rank }, w = rank, wsum;
+        MPI_Request r;
+        MPI_Iallreduce(MPI_IN_PLACE, v, 5, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+        MPI_Request_free(&r);
+        CHECK(r == MPI_REQUEST_NULL, "Request_free");
+        MPI_Allreduce(&w, &wsum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK(v[4] == size * (size - 1) / 2 && wsum == v[0], "freed Iallreduce %d, then Allreduce %d", v[4], wsum);
+    }
+
+    /* 4. a blocking Bcast behind an outstanding Ibcast on one communicator */
+    {
+        int x[3000], y[3000];
+        for (int i = 0; i < 3000; i++) { x[i] = rank == 0 ? i : -1; y[i] = rank == size - 1 ? 2 * i : -1; }
+        MPI_Request r;
+        MPI_Ibcast(x, 3000, MPI_INT, 0, MPI_COMM_WORLD, &r);
+        MPI_Bcast(y, 3000, MPI_INT, size - 1, MPI_COMM_WORLD);
+        int flag = 0;
+        MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+        if (!flag) MPI_Wait(&r, MPI_STATUS_IGNORE);
+        int bad = 0;
+        for (int i = 0; i < 3000; i++) bad += x[i] != i || y[i] != 2 * i;
+        CHECK(!bad, "Bcast behind Ibcast: %d wrong", bad);
+        world_bcasts += size > 1 ? 2 : 0;
+    }
+
+    /* 5. non-contiguous datatype, freed right after the call */
+    {
+        MPI_Datatype vec;
+        MPI_Type_vector(500, 1, 3, MPI_INT, &vec);
+        MPI_Type_commit(&vec);
+        int buf[1500], i, bad = 0;
+        for (i = 0; i < 1500; i++) buf[i] = rank == 1 % size ? i : -7;
+        MPI_Request r;
+        MPI_Ibcast(buf, 1, vec, 1 % size, MPI_COMM_WORLD, &r);
+        MPI_Type_free(&vec);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        for (i = 0; i < 1500; i++) bad += buf[i] != (i % 3 == 0 || rank == 1 % size ? i : -7);
+        CHECK(!bad, "vector Ibcast: %d wrong", bad);
+        world_bcasts += size > 1;
+    }
+
+    /* 6. progress while waiting on a native request: rank 0 waits for a
+     *    message that rank 1 sends only after its Ibcast completed */
+    if (size > 1) {
+        enum { N = 1 << 20 };
+        char *big = malloc(N);
+        memset(big, rank == 0 ? 'x' : 0, N);
+        MPI_Request rb, rr;
+        int token = 0;
+        MPI_Ibcast(big, N, MPI_CHAR, 0, MPI_COMM_WORLD, &rb);
+        if (rank == 0) {
+            MPI_Irecv(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &rr);
+            MPI_Wait(&rr, MPI_STATUS_IGNORE);
+            MPI_Wait(&rb, MPI_STATUS_IGNORE);
+            CHECK(token == 99, "token %d", token);
+        } else {
+            MPI_Wait(&rb, MPI_STATUS_IGNORE);
+            if (rank == 1) { token = 99; MPI_Send(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD); }
+        }
+        int bad = 0;
+        for (int i = 0; i < N; i++) bad += big[i] != 'x';
+        CHECK(!bad, "progress-dependent Ibcast: %d wrong", bad);
+        free(big);
+        world_bcasts++;
+    }
+
+    /* 7. a non-commutative user op in Iscan: rank order kept */
+    {
+        MPI_Op mm;
+        MPI_Op_create(matmul, 0, &mm);
+        MPI_Datatype m4;
+        MPI_Type_contiguous(4, MPI_INT, &m4);
+        MPI_Type_commit(&m4);
+        int in[8], out[8], all[64 * 8];
+        for (int k = 0; k < 2; k++) { in[4 * k] = 1 + rank; in[4 * k + 1] = k + 1; in[4 * k + 2] = rank % 3; in[4 * k + 3] = 1; }
+        MPI_Request r;
+        MPI_Iscan(in, out, 2, m4, mm, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (size <= 64) {
+            PMPI_Allgather(in, 8, MPI_INT, all, 8, MPI_INT, MPI_COMM_WORLD);
+            int ref[8];
+            memcpy(ref, all, sizeof(ref));
+            for (int q = 1; q <= rank; q++) {   /* ref = ref * in_q, in rank order */
+                int len = 2, tmp[8];
+                memcpy(tmp, all + 8 * q, sizeof(tmp));
+                matmul(ref, tmp, &len, NULL);
+                memcpy(ref, tmp, sizeof(ref));
+            }
+            CHECK(!memcmp(ref, out, sizeof(ref)), "non-commutative Iscan");
+        }
+        MPI_Op_free(&mm);
+        MPI_Type_free(&m4);
+    }
+
+    /* 8. errors: an invalid root comes back as MPI_ERR_ROOT */
+    {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        int x = 1, y, cls = -1;
+        MPI_Request r = MPI_REQUEST_NULL;
+        int rc = MPI_Ireduce(&x, &y, 1, MPI_INT, MPI_SUM, size + 3, MPI_COMM_WORLD, &r);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_ROOT, "Ireduce invalid root: class %d", cls);
+        rc = MPI_Iallreduce(&x, &y, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_COUNT, "Iallreduce negative count: class %d", cls);
+    }
+
+    /* 9. progress threads (TOPOCOLL_COMM_CORES > 0): the operations
+     *    complete while every process computes and calls nothing; the
+     *    native PMPI_Test, which cannot progress them, sees them done */
+    const char *cc = getenv("TOPOCOLL_COMM_CORES");
+    if (cc && atoi(cc) > 0) {
+        CHECK(topocoll_progress_core() >= 0, "no progress thread running");
+        enum { N = 1 << 18 };
+        int *a = malloc(N * sizeof(int)), *b = malloc(N * sizeof(int));
+        for (int i = 0; i < N; i++) { a[i] = rank + i; b[i] = rank == 0 ? i : -1; }
+        MPI_Request r[2];
+        MPI_Status st[2];
+        int flag = 0;
+        MPI_Iallreduce(MPI_IN_PLACE, a, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[0]);
+        MPI_Ibcast(b, N, MPI_INT, 0, MPI_COMM_WORLD, &r[1]);
+        world_bcasts += size > 1;
+        double t0 = MPI_Wtime();
+        volatile double x = 0;
+        while (!flag && MPI_Wtime() - t0 < 5.0) {
+            for (int i = 0; i < 1000000; i++) x += i * 0.5;   /* computation, no MPI call */
+            PMPI_Testall(2, r, &flag, st);
+        }
+        CHECK(flag, "progress thread: operations not complete after %.1f s of computation", MPI_Wtime() - t0);
+        if (!flag) PMPI_Waitall(2, r, st);   /* (would hang without progress) */
+        int bad = 0;
+        for (int i = 0; i < N; i++) bad += a[i] != size * (size - 1) / 2 + size * i || b[i] != i;
+        CHECK(!bad, "progress thread: %d wrong", bad);
+        if (rank == 0) printf("progress thread on core %d: completed during %.3f s of computation\n",
+                              topocoll_progress_core(), MPI_Wtime() - t0);
+        free(a); free(b);
+    }
+
+    topocoll_comm_query(MPI_COMM_WORLD, &after);
+    if (size > 1 && after.enabled)
+        CHECK(after.bcast_calls - before.bcast_calls == (unsigned long long)world_bcasts,
+              "topocoll ran %llu broadcasts on MPI_COMM_WORLD, expected %d",
+              (unsigned long long)(after.bcast_calls - before.bcast_calls), world_bcasts);
+    CHECK(topocoll_progress() == 0, "operations left outstanding");
+
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&rev);
+    int all = 0;
+    PMPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("test_nbc: %d processes, %s (%d failures)\n", size, all ? "FAILED" : "passed", all);
+    MPI_Finalize();
+    /* no progress thread survives MPI_Finalize */
+    char path[300], name[32];
+    int left = 0;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        if (fgets(name, sizeof(name), f) && !strncmp(name, "tc-progress", 11)) left++;
+        fclose(f);
+    }
+    if (d) closedir(d);
+    if (left) fprintf(stderr, "rank %d: FAIL: %d progress thread(s) alive after MPI_Finalize\n", rank, left);
+    return all != 0 || left;
+}
