@@ -53,6 +53,7 @@ extern "C" {
 #define TOPOCOLL_ERR_NOSPACE    (-6)  /* the owner's region table is full */
 #define TOPOCOLL_ERR_SYS        (-7)  /* the kernel refused the copy (errno kept) */
 #define TOPOCOLL_ERR_NOCTX      (-8)  /* communicator not attached (see attach) */
+#define TOPOCOLL_COPY_PENDING   (-9)  /* an asynchronous copy's status before it ran */
 
 /** Human-readable name of a TOPOCOLL_ERR_* code (static string). */
 const char *topocoll_strerror(int err);
@@ -166,6 +167,42 @@ int topocoll_region_destroy(MPI_Comm comm, topocoll_cookie_t cookie);
  */
 long long topocoll_copy(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
                         const struct iovec *local, int nlocal, int direction);
+
+/**
+ * KNEM "region copy" (KNEM paper, section 3.4): copy @length bytes from
+ * region @src at @src_offset to region @dst at @dst_offset; neither region
+ * need belong to the caller, so a process (or its progress thread) can
+ * move data between two other processes of its node.  Rights (READ on
+ * @src, WRITE on @dst) and bounds are checked on both before any byte
+ * moves.  Linux CMA has no third-party copy: when the caller owns neither
+ * region the bytes go through a 256 KiB bounce buffer of the caller's
+ * (two kernel copies; KNEM made one).  Returns @length, or a
+ * TOPOCOLL_ERR_*.  Local; not thread-safe on one communicator.
+ */
+long long topocoll_region_copy(MPI_Comm comm, topocoll_cookie_t src, size_t src_offset,
+                               topocoll_cookie_t dst, size_t dst_offset, size_t length);
+
+/**
+ * Asynchronous copies (KNEM paper, sections 3.4 and 4.3): as
+ * topocoll_copy and topocoll_region_copy, but the call only checks its
+ * arguments and queues the copy; *@status is TOPOCOLL_COPY_PENDING until
+ * the copy has run, then its result (bytes moved, or a TOPOCOLL_ERR_*).
+ * The copy runs on this process's progress thread when one runs
+ * (TOPOCOLL_COMM_CORES > 0: the paper's offload to another core), else
+ * in topocoll_copy_poll / topocoll_progress.  @local, the regions and
+ * @status must stay valid until the status is final.  Returns
+ * TOPOCOLL_SUCCESS, or TOPOCOLL_ERR_INVAL, TOPOCOLL_ERR_NOSPACE (64
+ * copies pending), TOPOCOLL_ERR_NOCTX, TOPOCOLL_ERR_NOSUPPORT.
+ */
+int topocoll_copy_async(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
+                        const struct iovec *local, int nlocal, int direction, long long *status);
+int topocoll_region_copy_async(MPI_Comm comm, topocoll_cookie_t src, size_t src_offset,
+                               topocoll_cookie_t dst, size_t dst_offset, size_t length,
+                               long long *status);
+/** Poll an asynchronous copy's @status (knem_poll_copy_status): runs
+ *  pending copies if no progress thread has, then returns the status
+ *  (TOPOCOLL_COPY_PENDING, bytes moved, or a TOPOCOLL_ERR_*). */
+long long topocoll_copy_poll(const long long *status);
 
 /* ---- Collectives (HierKNEM paper, sections 3.2-3.4) ----------------------- */
 

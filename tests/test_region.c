@@ -3,7 +3,9 @@
  * and writes through cookies, bounds and rights refused before any byte
  * moves, vectorial regions and local vectors, stale cookies, a full region
  * table, bad arguments, an unattached communicator, and (when run with
- * TOPOCOLL_SINGLE_COPY=none) the refusal of remote copies.  Rank 0 owns the
+ * TOPOCOLL_SINGLE_COPY=none) the refusal of remote copies; KNEM's region
+ * copy between two other processes' regions and the asynchronous copies
+ * (polled, or run by the progress thread under TOPOCOLL_COMM_CORES).  Rank 0 owns the
  * regions; every other rank copies.  All ranks must share one node.
  */
 #include "topocoll.h"
@@ -21,7 +23,11 @@ static unsigned char pat(size_t i) { return (unsigned char)(i * 7 + 3); }
 int main(int argc, char **argv)
 {
     int size;
-    MPI_Init(&argc, &argv);
+    /* the native API's way to a progress thread (libtopocoll_pmpi.so's
+     * MPI_Init does the same) */
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, topocoll_progress_thread_level(MPI_THREAD_SINGLE), &provided);
+    topocoll_progress_init(provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm comm = MPI_COMM_WORLD;
@@ -195,10 +201,90 @@ int main(int argc, char **argv)
     PMPI_Barrier(comm);
     if (rank == 0) topocoll_region_destroy(comm, cb);
 
+    /* 9. KNEM region copy between two other processes' regions (rank
+     *    size-1 moves rank 0's bytes into rank 1's buffer: third party when
+     *    np >= 3), more than the 256 KiB bounce buffer, rights and bounds;
+     *    then the asynchronous inline and region copies, polled, or (with
+     *    TOPOCOLL_COMM_CORES) run by the progress thread without a poll. */
+    if (size >= 2) {
+        enum { R = 600000 };
+        unsigned char *rb = malloc(R), *ro = malloc(R), *loc = malloc(R);
+        for (size_t i = 0; i < R; i++) { rb[i] = (unsigned char)(pat(i) + rank); ro[i] = 0; }
+        topocoll_cookie_t mine, rdonly, cks[64], rcks[64];
+        struct iovec v2[2] = { { rb, R / 3 }, { rb + R / 3, R - R / 3 } };   /* vectorial */
+        CHECK(topocoll_region_create(comm, v2, 2, TOPOCOLL_RIGHT_READ | TOPOCOLL_RIGHT_WRITE, &mine) == 0, "create rw");
+        struct iovec vo = { ro, R };
+        CHECK(topocoll_region_create(comm, &vo, 1, TOPOCOLL_RIGHT_READ, &rdonly) == 0, "create ro");
+        PMPI_Allgather(&mine, 1, MPI_UINT64_T, cks, 1, MPI_UINT64_T, comm);
+        PMPI_Allgather(&rdonly, 1, MPI_UINT64_T, rcks, 1, MPI_UINT64_T, comm);
+        const size_t L = R - 1000;
+        int mover = size - 1;
+        if (rank == mover) {
+            long long n = topocoll_region_copy(comm, cks[0], 10, cks[1], 20, L);
+            if (none) CHECK(n == TOPOCOLL_ERR_NOSUPPORT, "region copy without single copy gave %lld", n);
+            else CHECK(n == (long long)L, "region copy returned %lld", n);
+            CHECK(topocoll_region_copy(comm, cks[0], 0, rcks[1], 0, 10) == TOPOCOLL_ERR_RIGHTS, "read-only destination");
+            CHECK(topocoll_region_copy(comm, cks[0], 10, cks[1], R - 5, 10) == TOPOCOLL_ERR_BOUNDS, "destination bounds");
+            CHECK(topocoll_region_copy(comm, cks[0], R - 5, cks[1], 0, 10) == TOPOCOLL_ERR_BOUNDS, "source bounds");
+        }
+        PMPI_Barrier(comm);
+        if (rank == 1 && !none) {
+            int ok = 1;
+            for (size_t i = 0; i < R; i++) {
+                unsigned char want = i >= 20 && i < 20 + L ? (unsigned char)(pat(i - 10)) : (unsigned char)(pat(i) + 1);
+                if (rb[i] != want) { ok = 0; break; }
+            }
+            CHECK(ok, "region copy: rank 1's buffer wrong");
+        }
+        PMPI_Barrier(comm);
+        /* asynchronous: rank size-1 copies all of rank 0's region over rank
+         * 1's (region copy) and reads rank 0's region into a local buffer
+         * (inline copy) */
+        const char *ccs = getenv("TOPOCOLL_COMM_CORES");
+        int thread = ccs && atoi(ccs) > 0;
+        if (rank == mover && !none) {
+            long long st1 = 12345, st2 = 12345;
+            struct iovec lv = { loc, R };
+            CHECK(topocoll_region_copy_async(comm, cks[0], 0, cks[1], 0, R, &st1) == 0, "submit region copy");
+            CHECK(topocoll_copy_async(comm, cks[0], 0, &lv, 1, TOPOCOLL_COPY_FROM_REGION, &st2) == 0, "submit inline");
+            CHECK(st1 == TOPOCOLL_COPY_PENDING || thread, "status %lld right after submit", st1);
+            double t0 = MPI_Wtime();
+            if (thread) {   /* no poll: the progress thread runs them */
+                while ((__atomic_load_n(&st1, __ATOMIC_ACQUIRE) == TOPOCOLL_COPY_PENDING ||
+                        __atomic_load_n(&st2, __ATOMIC_ACQUIRE) == TOPOCOLL_COPY_PENDING) && MPI_Wtime() - t0 < 10)
+                    ;
+            } else {
+                while ((topocoll_copy_poll(&st1) == TOPOCOLL_COPY_PENDING || topocoll_copy_poll(&st2) == TOPOCOLL_COPY_PENDING)
+                       && MPI_Wtime() - t0 < 10)
+                    ;
+            }
+            CHECK(st1 == R && st2 == R, "async statuses %lld %lld (want %d)", st1, st2, R);
+            int ok = 1;
+            for (size_t i = 0; i < R; i++) if (loc[i] != pat(i)) { ok = 0; break; }
+            CHECK(ok, "async inline read wrong");
+            long long st3 = 0;
+            CHECK(topocoll_region_copy_async(comm, cks[0], 0, rcks[1], 0, 10, &st3) == 0, "submit bad");
+            while (topocoll_copy_poll(&st3) == TOPOCOLL_COPY_PENDING) ;
+            CHECK(st3 == TOPOCOLL_ERR_RIGHTS, "async copy into a read-only region: %lld", st3);
+            CHECK(topocoll_progress() == 0, "copies left pending");
+        }
+        PMPI_Barrier(comm);
+        if (rank == 1 && !none) {
+            int ok = 1;
+            for (size_t i = 0; i < R; i++) if (rb[i] != pat(i)) { ok = 0; break; }
+            CHECK(ok, "async region copy: rank 1's buffer wrong");
+        }
+        PMPI_Barrier(comm);
+        topocoll_region_destroy(comm, mine);
+        topocoll_region_destroy(comm, rdonly);
+        free(rb); free(ro); free(loc);
+    }
+
     free(big); free(a); free(s0); free(s2);
     int tot[2] = { failures, checks }, sum[2];
     PMPI_Reduce(tot, sum, 2, MPI_INT, MPI_SUM, 0, comm);
     if (rank == 0) printf("test_region np=%d single_copy=%s: %d checks, %d failed\n", size, none ? "none" : "cma", sum[1], sum[0]);
+    topocoll_progress_fini();
     MPI_Finalize();
     return failures ? 1 : 0;
 }

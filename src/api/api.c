@@ -36,6 +36,7 @@ const char *topocoll_strerror(int err)
     case TOPOCOLL_ERR_NOSPACE: return "region table full";
     case TOPOCOLL_ERR_SYS: return "the kernel refused the copy";
     case TOPOCOLL_ERR_NOCTX: return "communicator not attached to topocoll";
+    case TOPOCOLL_COPY_PENDING: return "asynchronous copy still pending";
     default: return "unknown error";
     }
 }
@@ -128,6 +129,46 @@ long long topocoll_copy(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
     int err;
     tc_shm_t *s = shm_of(comm, &err);
     return s ? tc_region_copy(s, cookie, offset, local, nlocal, direction) : err;
+}
+
+long long topocoll_region_copy(MPI_Comm comm, topocoll_cookie_t src, size_t src_offset, topocoll_cookie_t dst,
+                               size_t dst_offset, size_t length)
+{
+    int err;
+    tc_shm_t *s = shm_of(comm, &err);
+    return s ? tc_region_copy2(s, src, src_offset, dst, dst_offset, length) : err;
+}
+
+int topocoll_copy_async(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset, const struct iovec *local, int nlocal,
+                        int direction, long long *status)
+{
+    int err;
+    tc_shm_t *s = shm_of(comm, &err);
+    if (!s) return err;
+    if (direction != TC_DIR_FROM_REGION && direction != TC_DIR_TO_REGION) return TOPOCOLL_ERR_INVAL;
+    if ((err = tc_async_submit_inline(s, cookie, offset, local, nlocal, direction, status)) == 0)
+        tc_nb_watch(tc_ctx_lookup(comm));
+    return err;
+}
+
+int topocoll_region_copy_async(MPI_Comm comm, topocoll_cookie_t src, size_t src_offset, topocoll_cookie_t dst,
+                               size_t dst_offset, size_t length, long long *status)
+{
+    int err;
+    tc_shm_t *s = shm_of(comm, &err);
+    if (!s) return err;
+    if ((err = tc_async_submit_region(s, src, src_offset, dst, dst_offset, length, status)) == 0)
+        tc_nb_watch(tc_ctx_lookup(comm));
+    return err;
+}
+
+long long topocoll_copy_poll(const long long *status)
+{
+    if (!status) return TOPOCOLL_ERR_INVAL;
+    long long r = tc_async_status(status);
+    if (r != TOPOCOLL_COPY_PENDING) return r;
+    tc_nb_progress();
+    return tc_async_status(status);
 }
 
 /* One wait step of a blocking call: a process waiting on shared-memory

@@ -45,14 +45,17 @@ int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MP
         root >= size || PMPI_Type_size(datatype, &tsize) != MPI_SUCCESS)
         goto native;
     size_t bytes = (size_t)tsize * (size_t)count;
-    if (size == 1 || bytes == 0) return tc_nb_start_done(request);
+    if (size == 1 || bytes == 0) goto native;   /* nothing to move: the native call's trivial request */
     tc_ctx_t *c = tc_ctx_get(comm);
     if (!c) goto native;
     if (!c->enabled) { c->bcast_fallbacks++; goto native; }
-    tc_nb_t *op = tc_nb_new(c, TC_NB_BCAST);
+    /* with communication cores: the split tree (progress-threads paper, section 6) */
+    int tree = c->cfg->nbc_split_tree;
+    tc_nb_t *op = tc_nb_new(c, tree ? TC_NB_TREE_BCAST : TC_NB_BCAST);
     if (!op) goto native;
     op->n = bytes;
     op->root = root;
+    if (tree) op->split = tc_tree_split(c, c->cfg->comm_cores);
     if (tc_api_contiguous(count, datatype, bytes, &lb)) {
         op->out = (char *)buffer + lb;
     } else {
@@ -78,7 +81,7 @@ int topocoll_ibarrier(MPI_Comm comm, MPI_Request *request)
     if (!request || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
         PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         return PMPI_Ibarrier(comm, request);
-    if (size == 1) return tc_nb_start_done(request);
+    if (size == 1) return PMPI_Ibarrier(comm, request);
     tc_ctx_t *c = tc_ctx_get(comm);
     tc_nb_t *op = c && c->enabled ? tc_nb_new(c, TC_NB_BARRIER) : NULL;
     if (!op) return PMPI_Ibarrier(comm, request);
@@ -106,13 +109,15 @@ int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     if (!tc_fold_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
         why = "single copy unavailable"; fb = 1; goto native;
     }
-    tc_nb_t *op = tc_nb_new(c, TC_NB_REDUCE);
+    int tree = c->cfg->nbc_split_tree && t.commutative;
+    tc_nb_t *op = tc_nb_new(c, tree ? TC_NB_TREE_REDUCE : TC_NB_REDUCE);
     if (!op) goto native;
     op->in = in;
     op->out = recvbuf;
     op->n = (size_t)count;
     op->t = t;
     op->root = root;
+    if (tree) op->split = tc_tree_split(c, c->cfg->comm_cores);
     return tc_nb_start(op, request);
 native:
     if (c && fb) c->reduce_fallbacks++;
@@ -175,10 +180,7 @@ int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     if (!in_place && (size_t)ssize * (size_t)sendcount != block) goto native;
     PMPI_Comm_size(comm, &size);
     PMPI_Comm_rank(comm, &rank);
-    if (block == 0 || size == 1 || block > (size_t)INT_MAX) {
-        if (block == 0) return tc_nb_start_done(request);
-        why = "one process or block too large"; goto native;
-    }
+    if (block == 0 || size == 1 || block > (size_t)INT_MAX) { why = "nothing to exchange or block too large"; goto native; }
     c = tc_ctx_get(comm);
     if (!c) goto native;
     if (!c->enabled) { fb = 1; why = "topocoll disabled on this communicator"; goto native; }
@@ -234,11 +236,7 @@ int topocoll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (in == recvbuf && sendbuf != MPI_IN_PLACE) { why = "aliased buffers"; goto native; }
     PMPI_Comm_size(comm, &size);
-    if (count == 0) return tc_nb_start_done(request);
-    if (size == 1) {
-        if (in != recvbuf) memcpy(recvbuf, in, tc_span(&t, (size_t)count));
-        return tc_nb_start_done(request);
-    }
+    if (count == 0 || size == 1) { why = "nothing to combine"; goto native; }
     tc_ctx_t *c = tc_ctx_get(comm);
     if (!c || !c->enabled) { why = "topocoll disabled on this communicator"; goto native; }
     tc_nb_t *op = tc_nb_new(c, TC_NB_SCAN);

@@ -89,6 +89,12 @@ static void config_parse(void)
     else if (s && *s && strcmp(s, "numa") != 0)
         tc_warn("TOPOCOLL_PROGRESS_PLACEMENT=%s unknown (bind|numa|odd-even); using numa", s);
     c->split_tree_s = (int)env_size("TOPOCOLL_SPLIT_TREE_S", -1, -1, 64);
+    s = getenv("TOPOCOLL_NBC_ALG");
+    c->nbc_split_tree = c->comm_cores > 0;
+    if (s && strcmp(s, "split-tree") == 0) c->nbc_split_tree = 1;
+    else if (s && strcmp(s, "hier") == 0) c->nbc_split_tree = 0;
+    else if (s && *s && strcmp(s, "auto") != 0)
+        tc_warn("TOPOCOLL_NBC_ALG=%s unknown (auto|hier|split-tree); using auto", s);
 }
 
 const tc_config_t *tc_config_get(void)

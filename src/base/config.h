@@ -44,6 +44,8 @@ typedef struct tc_config {
     int comm_cores;            /* TOPOCOLL_COMM_CORES: communication cores per node,
                                   0 = progress only in the application's calls */
     tc_place_policy_t placement; /* TOPOCOLL_PROGRESS_PLACEMENT=bind|numa|odd-even */
+    int nbc_split_tree;        /* TOPOCOLL_NBC_ALG: 1 = split tree for Ibcast/Ireduce
+                                  (default when comm_cores > 0), 0 = hierarchical */
     int split_tree_s;          /* TOPOCOLL_SPLIT_TREE_S: tree levels run in the
                                   initiating call; -1 = the model's choice */
 } tc_config_t;

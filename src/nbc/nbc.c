@@ -3,6 +3,7 @@
 
 #include "../base/sync.h"
 #include "../topo/loc.h"
+#include "../xfer/region.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,6 +42,17 @@ static int waiter_spin(void)
 
 /* ---- The operations' steps, by kind ------------------------------------------ */
 
+/* 1 on the progress thread: the split tree gives it the root-side levels. */
+static _Thread_local int tl_comm_core;
+
+void tc_nb_mark_progress_thread(void) { tl_comm_core = 1; }
+
+static int executor(void)
+{
+    if (!tc_nb_threads_running()) return TC_EXEC_ANY;   /* nobody else will run them */
+    return tl_comm_core ? TC_EXEC_COMM : TC_EXEC_APP;
+}
+
 static int op_init(tc_nb_t *op)
 {
     tc_ctx_t *c = op->ctx;
@@ -51,6 +63,10 @@ static int op_init(tc_nb_t *op)
     case TC_NB_ALLREDUCE: return tc_allreduce_init(&op->u.allreduce, c, op->in, op->out, op->n, &op->t, 0);
     case TC_NB_ALLGATHER: return tc_allgather_init(&op->u.allgather, c, op->in, op->out, op->n);
     case TC_NB_SCAN: return tc_scan_init(&op->u.scan, c, op->in, op->out, op->n, &op->t);
+    case TC_NB_TREE_BCAST:
+        return tc_tree_init(&op->u.tree, c, TC_TREE_BCAST, NULL, op->out, 0, NULL, op->n, op->root, op->split);
+    case TC_NB_TREE_REDUCE:
+        return tc_tree_init(&op->u.tree, c, TC_TREE_REDUCE, op->in, op->out, op->n, &op->t, 0, op->root, op->split);
     }
     return MPI_ERR_INTERN;
 }
@@ -64,6 +80,8 @@ static int op_work(tc_nb_t *op)
     case TC_NB_ALLREDUCE: return tc_allreduce_work(&op->u.allreduce);
     case TC_NB_ALLGATHER: return tc_allgather_work(&op->u.allgather);
     case TC_NB_SCAN: return tc_scan_work(&op->u.scan);
+    case TC_NB_TREE_BCAST:
+    case TC_NB_TREE_REDUCE: return tc_tree_work(&op->u.tree, executor());
     }
     return MPI_ERR_INTERN;
 }
@@ -78,6 +96,8 @@ static void op_fini(tc_nb_t *op)
     case TC_NB_ALLREDUCE: tc_allreduce_fini(&op->u.allreduce); c->allreduce_calls++; break;
     case TC_NB_ALLGATHER: tc_allgather_fini(&op->u.allgather); c->allgather_calls++; break;
     case TC_NB_SCAN: tc_scan_fini(&op->u.scan); break;
+    case TC_NB_TREE_BCAST: tc_tree_fini(&op->u.tree); c->bcast_calls++; break;
+    case TC_NB_TREE_REDUCE: tc_tree_fini(&op->u.tree); c->reduce_calls++; break;
     }
 }
 
@@ -144,7 +164,9 @@ static void sweep_locked(void)
     while (*pp) {
         tc_ctx_t *c = *pp;
         advance_ctx(c);
-        if (!c->nb_head) {
+        int ran = tc_async_run(c->shm);   /* KNEM asynchronous copies */
+        if (ran) atomic_fetch_sub_explicit(&g_nb.outstanding, ran, memory_order_release);
+        if (!c->nb_head && !tc_async_pending(c->shm)) {
             *pp = c->nb_next;
             c->nb_next = NULL;
             c->nb_listed = 0;
@@ -231,7 +253,7 @@ void tc_nb_drain(tc_ctx_t *c)
     tc_backoff_init(&b, waiter_spin());
     for (;;) {
         pthread_mutex_lock(&g_nb.lock);
-        int empty = c->nb_head == NULL;
+        int empty = c->nb_head == NULL && !tc_async_pending(c->shm);
         pthread_mutex_unlock(&g_nb.lock);
         if (empty) break;
         progress_pass(0);
@@ -279,7 +301,36 @@ int tc_nb_start(tc_nb_t *op, MPI_Request *req)
     /* Start it now if it is at the head: processes that others read from
      * publish their buffers at once (and one pass over the others). */
     progress_pass(0);
+    if (op->kind == TC_NB_TREE_REDUCE && tc_nb_threads_running()) {
+        /* Split tree, all-to-one: the S leaf-side levels run here, in the
+         * initiating call, before the progress thread takes the rest. */
+        tc_backoff_t b;
+        tc_backoff_init(&b, waiter_spin());
+        for (;;) {
+            pthread_mutex_lock(&g_nb.lock);
+            int left = op->state != NB_FINISHED && (op->state != NB_RUNNING || !tc_tree_leaves_done(&op->u.tree));
+            pthread_mutex_unlock(&g_nb.lock);
+            if (!left) break;
+            progress_pass(1);
+            tc_backoff(&b);
+        }
+    }
     return MPI_SUCCESS;
+}
+
+void tc_nb_watch(tc_ctx_t *c)
+{
+    if (!c) return;
+    atomic_fetch_add_explicit(&g_nb.outstanding, 1, memory_order_relaxed);
+    pthread_mutex_lock(&g_nb.lock);
+    c->nb_drain = drain_hook;
+    if (!c->nb_listed) {
+        c->nb_listed = 1;
+        c->nb_next = g_nb.active;
+        g_nb.active = c;
+    }
+    pthread_cond_broadcast(&g_nb.work);
+    pthread_mutex_unlock(&g_nb.lock);
 }
 
 int tc_nb_start_done(MPI_Request *req)

@@ -45,12 +45,14 @@
 #include "../coll/ctx.h"
 #include "../coll/reduce.h"
 #include "../coll/scan.h"
+#include "../coll/tree.h"
 
 #include <hwloc.h>
 #include <mpi.h>
 
 typedef enum {
-    TC_NB_BCAST = 1, TC_NB_BARRIER, TC_NB_REDUCE, TC_NB_ALLREDUCE, TC_NB_ALLGATHER, TC_NB_SCAN
+    TC_NB_BCAST = 1, TC_NB_BARRIER, TC_NB_REDUCE, TC_NB_ALLREDUCE, TC_NB_ALLGATHER, TC_NB_SCAN,
+    TC_NB_TREE_BCAST, TC_NB_TREE_REDUCE   /* the split tree (coll/tree) */
 } tc_nb_kind_t;
 
 typedef struct tc_nb {
@@ -68,6 +70,7 @@ typedef struct tc_nb {
     void *out;                 /* output bytes (idem) */
     size_t n;                  /* bytes (Bcast), elements (reductions), bytes per block (Allgather) */
     int root;
+    int split;                 /* split tree: leaf-side levels the application runs (S) */
     tc_rtype_t t;
     /* after success, unpack @out into the user's non-contiguous buffer */
     void *ubuf;
@@ -81,6 +84,7 @@ typedef struct tc_nb {
         tc_allreduce_t allreduce;
         tc_allgather_t allgather;
         tc_scan_t scan;
+        tc_tree_t tree;
     } u;
 } tc_nb_t;
 
@@ -101,6 +105,11 @@ int tc_nb_start_done(MPI_Request *req);
  *  the finished ones toward MPI.  Returns the number still outstanding.
  *  Application thread; never blocks. */
 int tc_nb_progress(void);
+
+/** An asynchronous copy was queued on @ctx's node segment (xfer/region):
+ *  list the context so progress (the thread, or tc_nb_progress) runs it;
+ *  it counts as outstanding until it has run.  Application thread. */
+void tc_nb_watch(tc_ctx_t *ctx);
 
 /** Operations started and not yet completed toward MPI (any thread). */
 int tc_nb_outstanding(void);
@@ -127,6 +136,7 @@ int tc_nb_request_get_status(MPI_Request req, int *flag, MPI_Status *st);
 /* For nbc/progress: one progress pass if the lock is free (1 if it ran);
  * sleep until an operation is queued or *@stop; wake the sleepers. */
 int tc_nb_sweep_try(void);
+void tc_nb_mark_progress_thread(void);   /* the calling thread is the communication core's */
 void tc_nb_wait_for_work(_Atomic int *stop);
 void tc_nb_wake(void);
 

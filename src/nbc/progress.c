@@ -81,6 +81,7 @@ static void *progress_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "tc-progress");
+    tc_nb_mark_progress_thread();
     if (g_pt.set && hwloc_set_cpubind(g_pt.topo, g_pt.set, HWLOC_CPUBIND_THREAD) != 0)
         tc_warn("progress thread: cannot bind to core %d; running unbound", g_pt.core);
     while (!atomic_load_explicit(&g_pt.stop, memory_order_acquire)) {

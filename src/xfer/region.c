@@ -156,3 +156,142 @@ long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset,
     if (rc < 0) return rc;
     return (long long)done;
 }
+
+/* ---- Region copy (two cookies) --------------------------------------------- */
+
+/* Validate @cookie for @right and [off, off + len): 0 or a TOPOCOLL_ERR_*. */
+static int region_check(tc_shm_t *s, uint64_t cookie, unsigned right, size_t off, size_t len)
+{
+    int owner = COOKIE_OWNER(cookie), slot = COOKIE_SLOT(cookie);
+    if (owner >= s->nlocal || slot >= TC_REGION_SLOTS || !(COOKIE_GEN(cookie) & 1)) return TOPOCOLL_ERR_STALE;
+    tc_region_desc_t *d = desc_of(s, owner, slot);
+    if (atomic_load_explicit(&d->gen, memory_order_acquire) != COOKIE_GEN(cookie)) return TOPOCOLL_ERR_STALE;
+    if (!(atomic_load_explicit(&d->rights, memory_order_relaxed) & right)) return TOPOCOLL_ERR_RIGHTS;
+    uint64_t rlen = atomic_load_explicit(&d->len, memory_order_relaxed);
+    if (off > rlen || len > rlen - off) return TOPOCOLL_ERR_BOUNDS;
+    return TOPOCOLL_SUCCESS;
+}
+
+/* The caller's own region @cookie, [off, off + len), as local segments. */
+static int own_segments(tc_shm_t *s, uint64_t cookie, size_t off, size_t len, struct iovec *v, int *n)
+{
+    tc_region_desc_t *d = desc_of(s, s->me, COOKIE_SLOT(cookie));
+    int rn = (int)atomic_load_explicit(&d->niov, memory_order_relaxed);
+    *n = 0;
+    for (int i = 0; i < rn && len > 0; i++) {
+        size_t b = (size_t)atomic_load_explicit(&d->iov[i].base, memory_order_relaxed);
+        size_t l = (size_t)atomic_load_explicit(&d->iov[i].len, memory_order_relaxed);
+        if (off >= l) { off -= l; continue; }
+        size_t take = l - off < len ? l - off : len;
+        v[*n].iov_base = (void *)(b + off);
+        v[*n].iov_len = take;
+        (*n)++;
+        len -= take;
+        off = 0;
+    }
+    return len == 0 ? TOPOCOLL_SUCCESS : TOPOCOLL_ERR_BOUNDS;
+}
+
+#define TC_BOUNCE (256u << 10)
+
+long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff, size_t len)
+{
+    int rc;
+    if ((rc = region_check(s, src, TC_RIGHT_READ, soff, len)) != 0) return rc;
+    if ((rc = region_check(s, dst, TC_RIGHT_WRITE, doff, len)) != 0) return rc;
+    if (len == 0) return 0;
+    struct iovec v[TC_REGION_MAX_IOV];
+    int n;
+    if (COOKIE_OWNER(src) == s->me) {          /* our source: one write into dst */
+        if ((rc = own_segments(s, src, soff, len, v, &n)) != 0) return rc;
+        return tc_region_copy(s, dst, doff, v, n, TC_DIR_TO_REGION);
+    }
+    if (COOKIE_OWNER(dst) == s->me) {          /* our destination: one read from src */
+        if ((rc = own_segments(s, dst, doff, len, v, &n)) != 0) return rc;
+        return tc_region_copy(s, src, soff, v, n, TC_DIR_FROM_REGION);
+    }
+    if (!s->bounce && !(s->bounce = malloc(TC_BOUNCE))) return TOPOCOLL_ERR_INVAL;
+    size_t done = 0;
+    while (done < len) {
+        size_t k = len - done < TC_BOUNCE ? len - done : TC_BOUNCE;
+        long long r = tc_region_read(s, src, soff + done, s->bounce, k);
+        if (r == (long long)k) {
+            struct iovec b = { s->bounce, k };
+            r = tc_region_copy(s, dst, doff + done, &b, 1, TC_DIR_TO_REGION);
+        }
+        if (r < 0) return done ? TOPOCOLL_ERR_SYS : r;
+        if (r != (long long)k) return TOPOCOLL_ERR_SYS;
+        done += k;
+    }
+    return (long long)done;
+}
+
+/* ---- Asynchronous copies ------------------------------------------------------ */
+
+static tc_async_t *async_slot(tc_shm_t *s)
+{
+    for (int i = 0; i < TC_ASYNC_SLOTS; i++)
+        if (atomic_load_explicit(&s->async[i].state, memory_order_acquire) == TC_ASYNC_FREE) return &s->async[i];
+    return NULL;
+}
+
+static void async_queue(tc_shm_t *s, tc_async_t *a, long long *status)
+{
+    a->status = status;
+    __atomic_store_n(status, (long long)TOPOCOLL_COPY_PENDING, __ATOMIC_RELAXED);
+    /* Release: the executor that acquires QUEUED sees the descriptor. */
+    atomic_store_explicit(&a->state, TC_ASYNC_QUEUED, memory_order_release);
+    atomic_fetch_add_explicit(&s->async_queued, 1, memory_order_release);
+}
+
+int tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local, int nlocal,
+                           int dir, long long *status)
+{
+    if (!status || nlocal < 0 || nlocal > TC_REGION_MAX_IOV || (nlocal > 0 && !local)) return TOPOCOLL_ERR_INVAL;
+    tc_async_t *a = async_slot(s);
+    if (!a) return TOPOCOLL_ERR_NOSPACE;
+    a->region_copy = 0;
+    a->cookie = cookie;
+    a->offset = offset;
+    a->dir = dir;
+    a->nlocal = nlocal;
+    if (nlocal) memcpy(a->local, local, (size_t)nlocal * sizeof(*local));
+    async_queue(s, a, status);
+    return TOPOCOLL_SUCCESS;
+}
+
+int tc_async_submit_region(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff, size_t len,
+                           long long *status)
+{
+    if (!status) return TOPOCOLL_ERR_INVAL;
+    tc_async_t *a = async_slot(s);
+    if (!a) return TOPOCOLL_ERR_NOSPACE;
+    a->region_copy = 1;
+    a->cookie = src;
+    a->offset = soff;
+    a->cookie2 = dst;
+    a->offset2 = doff;
+    a->len = len;
+    async_queue(s, a, status);
+    return TOPOCOLL_SUCCESS;
+}
+
+int tc_async_run(tc_shm_t *s)
+{
+    int ran = 0;
+    if (!tc_async_pending(s)) return 0;
+    for (int i = 0; i < TC_ASYNC_SLOTS; i++) {
+        tc_async_t *a = &s->async[i];
+        if (atomic_load_explicit(&a->state, memory_order_acquire) != TC_ASYNC_QUEUED) continue;
+        long long r = a->region_copy
+            ? tc_region_copy2(s, a->cookie, a->offset, a->cookie2, a->offset2, a->len)
+            : tc_region_copy(s, a->cookie, a->offset, a->local, a->nlocal, a->dir);
+        long long *st = a->status;
+        atomic_store_explicit(&a->state, TC_ASYNC_FREE, memory_order_release);
+        atomic_fetch_sub_explicit(&s->async_queued, 1, memory_order_release);
+        /* Release: the submitter that reads the result sees the copied bytes. */
+        __atomic_store_n(st, r, __ATOMIC_RELEASE);
+        ran++;
+    }
+    return ran;
+}

@@ -38,6 +38,48 @@ int tc_region_destroy(tc_shm_t *s, uint64_t cookie);
 long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset,
                          const struct iovec *local, int nlocal, int dir);
 
+/**
+ * KNEM's region copy (KNEM paper, section 3.4, knem_region_copy): @len
+ * bytes from region @src at @soff to region @dst at @doff, neither of
+ * which need belong to the caller (a progress thread copying on behalf
+ * of two other processes).  Both cookies are checked (READ on the
+ * source, WRITE on the destination, bounds) before a byte moves.  When
+ * the caller owns one of them it is one CMA call; otherwise CMA, which
+ * has no third-party copy, goes through the caller's bounce buffer
+ * (256 KiB chunks: two kernel copies where KNEM makes one).
+ * Returns @len, or a TOPOCOLL_ERR_* (partial copies: TOPOCOLL_ERR_SYS).
+ */
+long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff, size_t len);
+
+/**
+ * Asynchronous copies (KNEM paper, sections 3.4 and 4.3): submit an
+ * inline copy (as tc_region_copy) or a region copy (as tc_region_copy2);
+ * *@status becomes TOPOCOLL_COPY_PENDING at once and the copy's result
+ * (bytes or a TOPOCOLL_ERR_*) once it has run, published with a release
+ * store (read it with tc_async_status).  The copy runs in
+ * tc_async_run: the process's progress thread, or the caller's own
+ * polls.  The local segments and the status word must stay valid until
+ * then.  TOPOCOLL_SUCCESS, or TOPOCOLL_ERR_INVAL / TOPOCOLL_ERR_NOSPACE
+ * (TC_ASYNC_SLOTS copies pending).  The submitting thread only.
+ */
+int tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local, int nlocal,
+                           int dir, long long *status);
+int tc_async_submit_region(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff, size_t len,
+                           long long *status);
+/** Run the queued copies (one executor at a time: the caller serialises,
+ *  nbc's progress lock).  Returns how many ran. */
+int tc_async_run(tc_shm_t *s);
+/** Copies queued and not yet run. */
+static inline int tc_async_pending(const tc_shm_t *s)
+{
+    return s ? atomic_load_explicit(&s->async_queued, memory_order_acquire) : 0;
+}
+/** Read a status word written by tc_async_run (acquire). */
+static inline long long tc_async_status(const long long *status)
+{
+    return __atomic_load_n(status, __ATOMIC_ACQUIRE);
+}
+
 /** Contiguous read: @len bytes at @offset of region @cookie into @dst. */
 static inline long long tc_region_read(tc_shm_t *s, uint64_t cookie, size_t offset,
                                        void *dst, size_t len)

@@ -132,5 +132,6 @@ void tc_shm_destroy(tc_shm_t *s)
 {
     if (!s) return;
     if (s->base) munmap(s->base, s->size);
+    free(s->bounce);
     free(s);
 }

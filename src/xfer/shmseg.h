@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #define TC_CTL_PARTS 4              /* parts a producer publishes separately */
 #define TC_REGION_SLOTS 64          /* live regions per process */
@@ -73,6 +74,22 @@ typedef struct tc_region_desc {
     struct { _Atomic uint64_t base, len; } iov[TC_REGION_MAX_IOV];
 } __attribute__((aligned(TC_CACHELINE))) tc_region_desc_t;
 
+/* KNEM's asynchronous copies (KNEM paper, sections 3.4 and 4.3): a copy
+ * submitted by this process, run later by its progress thread (the
+ * paper's kernel-thread offload) or when it polls; the result goes to the
+ * caller's status word.  Process-local (not in the shared segment). */
+#define TC_ASYNC_SLOTS 64
+enum { TC_ASYNC_FREE = 0, TC_ASYNC_QUEUED };
+typedef struct tc_async {
+    _Atomic int state;            /* FREE -> QUEUED (submitter, release) -> FREE (executor) */
+    int region_copy;              /* 1: region to region, 0: inline */
+    uint64_t cookie, cookie2;     /* inline: the region; region copy: source, destination */
+    size_t offset, offset2, len;
+    int dir, nlocal;
+    struct iovec local[TC_REGION_MAX_IOV];
+    long long *status;            /* the caller's status word */
+} tc_async_t;
+
 typedef struct tc_shm {
     void *base;
     size_t size;
@@ -90,6 +107,10 @@ typedef struct tc_shm {
     uint64_t probe;         /* word read by peers to test CMA */
     uint64_t bytes_sc;      /* statistics: bytes this process moved by CMA */
     uint64_t bytes_cico;    /*             and through CICO slots */
+    char *bounce;           /* region copies between two peers' regions: CMA
+                               has no third-party copy, they go through here */
+    tc_async_t async[TC_ASYNC_SLOTS]; /* submitted asynchronous copies */
+    _Atomic int async_queued;
 } tc_shm_t;
 
 /**
