@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define TOPOCOLL_VERSION_MAJOR 0
-#define TOPOCOLL_VERSION_MINOR 4
+#define TOPOCOLL_VERSION_MINOR 5
 
 /* ---- Error codes of the engine functions --------------------------------- */
 #define TOPOCOLL_SUCCESS         0
@@ -112,6 +112,10 @@ typedef struct topocoll_comm_info {
     int nic_score;        /* this process's distance to rail 0's NIC: 0 inside its
                              locality, 1 same NUMA node, 2 same package, 10+ by
                              NUMA distance, 1000 unbound; -1 without a NIC */
+    /* Since 0.5 (appended). */
+    uint64_t nb_calls;    /* nonblocking collectives topocoll ran on this
+                             communicator (the blocking counters above count
+                             them too, by kind, once they finished) */
 } topocoll_comm_info_t;
 
 /**

@@ -350,6 +350,7 @@ int main(int argc, char **argv)
         CHECK(after.bcast_calls - before.bcast_calls == (unsigned long long)world_bcasts,
               "topocoll ran %llu broadcasts on MPI_COMM_WORLD, expected %d",
               (unsigned long long)(after.bcast_calls - before.bcast_calls), world_bcasts);
+    if (size > 1 && after.enabled) CHECK(after.nb_calls > before.nb_calls, "nb_calls did not grow");
     CHECK(topocoll_progress() == 0, "operations left outstanding");
 
     MPI_Comm_free(&dup);

@@ -25,11 +25,25 @@
  *          [--min 4K] [--max 16M] [--reps 11] [--iters N] [--root R] [--pool 64M]
  *          [--csv FILE]
  *
+ * --overlap [--size 2M]: the nonblocking collectives' overlap, built like
+ * the progress-threads paper's tool (section 7, IMB-NBC's method): for
+ * Ibcast, Ireduce, Iallreduce, Iallgather (size / p per block), Iscan
+ * (size / 2, as the paper) and Ibarrier, native (PMPI_I*) and topocoll:
+ * the pure time (start, then wait at once), the computation time
+ * (t_cpu = t_pure: sized for perfect overlap), the overlapped time (start,
+ * compute t_cpu without any MPI call, wait) and the overlap as IMB-NBC
+ * defines it: 100 * max(0, min(1, (t_pure + t_cpu - t_ovrl) /
+ * min(t_pure, t_cpu))).  Medians over --reps of the slowest rank.  The
+ * progress configuration (TOPOCOLL_COMM_CORES, _PROGRESS_PLACEMENT,
+ * _NBC_ALG, _SPLIT_TREE_S) is the environment's, printed in the header
+ * with the model's S; scripts/overlap.sh sweeps it.
+ *
  * May call: the native API, PMPI.
  */
 #include "topocoll.h"
 
 #include "base/config.h"
+#include "nbc/model.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -37,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct opts {
@@ -44,6 +59,8 @@ typedef struct opts {
     size_t min, max, pool;
     int reps, iters, root;
     const char *csv;
+    int overlap;
+    size_t size;        /* --overlap: buffer bytes */
 } opts_t;
 
 enum { C_BCAST, C_REDUCE, C_ALLREDUCE, C_ALLGATHER };
@@ -65,7 +82,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier] [--min SIZE]\n"
                     "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
-                    "                      [--csv FILE]\n");
+                    "                      [--csv FILE]\n"
+                    "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n");
 }
 
 static int parse(int argc, char **argv, opts_t *o)
@@ -75,9 +93,10 @@ static int parse(int argc, char **argv, opts_t *o)
         { "max", required_argument, 0, 'M' },  { "reps", required_argument, 0, 'r' },
         { "iters", required_argument, 0, 'i' }, { "root", required_argument, 0, 'R' },
         { "pool", required_argument, 0, 'p' }, { "csv", required_argument, 0, 'o' },
+        { "overlap", no_argument, 0, 'O' },    { "size", required_argument, 0, 's' },
         { "help", no_argument, 0, 'h' },       { 0, 0, 0, 0 }
     };
-    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL };
+    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL, 0, 2 << 20 };
     int ch;
     long long v;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -90,6 +109,8 @@ static int parse(int argc, char **argv, opts_t *o)
         case 'i': o->iters = atoi(optarg); break;
         case 'R': o->root = atoi(optarg); break;
         case 'o': o->csv = optarg; break;
+        case 'O': o->overlap = 1; break;
+        case 's': if ((v = tc_parse_size(optarg)) < 64) return -1; o->size = (size_t)v; break;
         default: return -1;
         }
     }
@@ -223,15 +244,165 @@ static void bench_barrier(const opts_t *o, int rank, FILE *csv, int size, int nn
     free(tt);
 }
 
+/* ---- --overlap: the nonblocking collectives' overlap (IMB-NBC method) ------- */
+
+enum { NB_IBCAST, NB_IREDUCE, NB_IALLREDUCE, NB_IALLGATHER, NB_ISCAN, NB_IBARRIER, NB_N };
+static const char *nb_names[] = { "ibcast", "ireduce", "iallreduce", "iallgather", "iscan", "ibarrier" };
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Computation for @sec seconds, no MPI call (a progress thread, if any,
+ * is the only thing advancing communication meanwhile). */
+static double compute(double sec)
+{
+    volatile double x = 1.0;
+    double t0 = now();
+    while (now() - t0 < sec)
+        for (int i = 0; i < 2000; i++) x = x * 1.0000001 + 1e-9;
+    return x;
+}
+
+/* Start nonblocking collective @c on @buf (native or topocoll) over @n
+ * bytes (doubles for the reductions). */
+static int nb_start(int c, int native, double *in, double *out, size_t bytes, int size, MPI_Request *r)
+{
+    MPI_Comm w = MPI_COMM_WORLD;
+    int n = (int)(bytes / sizeof(double)), blk = (int)(bytes / (size_t)size / sizeof(double));
+    switch (c) {
+    case NB_IBCAST: return native ? PMPI_Ibcast(in, n, MPI_DOUBLE, 0, w, r) : topocoll_ibcast(in, n, MPI_DOUBLE, 0, w, r);
+    case NB_IREDUCE: return native ? PMPI_Ireduce(in, out, n, MPI_DOUBLE, MPI_SUM, 0, w, r)
+                                   : topocoll_ireduce(in, out, n, MPI_DOUBLE, MPI_SUM, 0, w, r);
+    case NB_IALLREDUCE: return native ? PMPI_Iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, w, r)
+                                      : topocoll_iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, w, r);
+    case NB_IALLGATHER: return native ? PMPI_Iallgather(in, blk, MPI_DOUBLE, out, blk, MPI_DOUBLE, w, r)
+                                      : topocoll_iallgather(in, blk, MPI_DOUBLE, out, blk, MPI_DOUBLE, w, r);
+    case NB_ISCAN: return native ? PMPI_Iscan(in, out, n / 2, MPI_DOUBLE, MPI_SUM, w, r)
+                                 : topocoll_iscan(in, out, n / 2, MPI_DOUBLE, MPI_SUM, w, r);
+    default: return native ? PMPI_Ibarrier(w, r) : topocoll_ibarrier(w, r);
+    }
+}
+
+static void nb_wait(int native, MPI_Request *r)
+{
+    if (native) PMPI_Wait(r, MPI_STATUS_IGNORE);
+    else topocoll_wait(r, MPI_STATUS_IGNORE);
+}
+
+/* One measurement: start, compute @cpu seconds (0: none), wait; the
+ * slowest rank's time. */
+static double nb_once(int c, int native, double *in, double *out, size_t bytes, int size, double cpu)
+{
+    MPI_Request r;
+    PMPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now();
+    nb_start(c, native, in, out, bytes, size, &r);
+    if (cpu > 0) compute(cpu);
+    nb_wait(native, &r);
+    double t = now() - t0, tmax;
+    PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return tmax;
+}
+
+static int bench_overlap(const opts_t *o, int rank, int size, FILE *csv, const topocoll_comm_info_t *info)
+{
+    const tc_config_t *cfg = tc_config_get();
+    size_t bytes = o->size / ((size_t)size * sizeof(double)) * (size_t)size * sizeof(double);
+    if (bytes == 0) bytes = (size_t)size * sizeof(double);
+    const int npool = 4;
+    double *in[4], *out[4];
+    for (int i = 0; i < npool; i++) {
+        in[i] = malloc(bytes);
+        out[i] = malloc(bytes);
+        for (size_t k = 0; k < bytes / sizeof(double); k++) in[i][k] = (double)((k + (size_t)rank) % 7);
+        memset(out[i], 0, bytes);
+    }
+    int n = info->local_size, h = 0;
+    while ((1 << h) < size) h++;
+    int model_s = -1;
+    if (cfg->comm_cores > 0) {
+        model_s = tc_st_best_s(n, n + cfg->comm_cores, 0);
+    }
+    int s_used = cfg->split_tree_s >= 0 ? (cfg->split_tree_s > h ? h : cfg->split_tree_s) : model_s;
+    if (rank == 0) {
+        const char *pl[] = { "bind", "numa", "odd-even" };
+        printf("# topocoll_bench --overlap: np=%d on %d node(s), %ld cores on this host; buffer %zu bytes "
+               "(iallgather: %zu per rank, iscan: %zu); median of %d reps of the slowest rank\n", size,
+               info->nnodes, sysconf(_SC_NPROCESSORS_ONLN), bytes, bytes / (size_t)size, bytes / 2, o->reps);
+        if (cfg->comm_cores > 0)
+            printf("# progress: TOPOCOLL_COMM_CORES=%d, placement %s, thread on core %d; Ibcast/Ireduce: %s, "
+                   "H=%d, S=%d (model's S=%d)\n", cfg->comm_cores, pl[cfg->placement], topocoll_progress_core(),
+                   cfg->nbc_split_tree ? "split tree" : "hierarchical", h, cfg->nbc_split_tree ? s_used : -1, model_s);
+        else
+            printf("# progress: no communication core (progress only inside MPI calls); Ibcast/Ireduce: %s\n",
+                   cfg->nbc_split_tree ? "split tree" : "hierarchical");
+        printf("# t_cpu = t_pure (perfect-overlap sizing); overlap%% = 100*max(0,min(1,(t_pure+t_cpu-t_ovrl)/"
+               "min(t_pure,t_cpu))) (IMB-NBC)\n");
+        printf("%11s %9s %10s %10s %10s %9s\n", "collective", "impl", "t_pure_us", "t_cpu_us", "t_ovrl_us",
+               "overlap%");
+    }
+    int bad_any = 0;
+    double *v = malloc((size_t)o->reps * sizeof(double));
+    for (int c = 0; c < NB_N; c++) {
+        /* validation: topocoll's result equals the native one */
+        if (c != NB_IBARRIER) {
+            double *ref = malloc(bytes), *got = malloc(bytes), *b1 = malloc(bytes), *b2 = malloc(bytes);
+            for (size_t k = 0; k < bytes / sizeof(double); k++) b1[k] = b2[k] = (double)((k * 3 + (size_t)rank) % 11);
+            memset(ref, 0, bytes);
+            memset(got, 0, bytes);
+            MPI_Request r;
+            if (c == NB_IBCAST && rank != 0) { memset(b1, 0, bytes); memset(b2, 0, bytes); }
+            nb_start(c, 1, b1, ref, bytes, size, &r);
+            nb_wait(1, &r);
+            nb_start(c, 0, b2, got, bytes, size, &r);
+            nb_wait(0, &r);
+            size_t cmp = c == NB_IALLGATHER ? bytes / (size_t)size * (size_t)size : c == NB_ISCAN ? bytes / 2 : bytes;
+            int bad = c == NB_IBCAST ? memcmp(b1, b2, bytes) != 0
+                    : (c == NB_IREDUCE && rank != 0) ? 0 : memcmp(ref, got, cmp / sizeof(double) * sizeof(double)) != 0;
+            PMPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            bad_any |= bad;
+            if (bad && rank == 0) fprintf(stderr, "topocoll_bench: %s VALIDATION FAILED\n", nb_names[c]);
+            free(ref); free(got); free(b1); free(b2);
+        }
+        for (int native = 1; native >= 0; native--) {
+            nb_once(c, native, in[0], out[0], bytes, size, 0);   /* warm-up */
+            for (int r = 0; r < o->reps; r++) v[r] = nb_once(c, native, in[r % npool], out[r % npool], bytes, size, 0);
+            double tp = median(v, o->reps), tc = tp;
+            for (int r = 0; r < o->reps; r++) v[r] = nb_once(c, native, in[r % npool], out[r % npool], bytes, size, tc);
+            double to = median(v, o->reps);
+            double mn = tp < tc ? tp : tc, ov = mn > 0 ? (tp + tc - to) / mn : 0;
+            ov = 100.0 * (ov < 0 ? 0 : ov > 1 ? 1 : ov);
+            if (rank == 0) {
+                printf("%11s %9s %10.1f %10.1f %10.1f %9.1f\n", nb_names[c], native ? "native" : "topocoll", tp * 1e6,
+                       tc * 1e6, to * 1e6, ov);
+                if (csv) fprintf(csv, "%s,%s,%d,%zu,%d,%d,%d,%d,%.2f,%.2f,%.2f,%.2f\n", nb_names[c],
+                                 native ? "native" : "topocoll", size, bytes, cfg->comm_cores, (int)cfg->placement,
+                                 cfg->nbc_split_tree ? s_used : -1, model_s, tp * 1e6, tc * 1e6, to * 1e6, ov);
+                fflush(stdout);
+            }
+        }
+    }
+    free(v);
+    for (int i = 0; i < npool; i++) { free(in[i]); free(out[i]); }
+    return bad_any;
+}
+
 int main(int argc, char **argv)
 {
-    int rank, size;
+    int rank, size, provided = MPI_THREAD_SINGLE;
     opts_t o;
-    MPI_Init(&argc, &argv);
+    /* progress threads when TOPOCOLL_COMM_CORES asks for them */
+    MPI_Init_thread(&argc, &argv, topocoll_progress_thread_level(MPI_THREAD_SINGLE), &provided);
+    topocoll_progress_init(provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (parse(argc, argv, &o) != 0 || o.root < 0 || o.root >= size) {
         if (rank == 0) usage();
+        topocoll_progress_fini();
         MPI_Finalize();
         return 2;
     }
@@ -245,6 +416,15 @@ int main(int argc, char **argv)
     topocoll_comm_attach(MPI_COMM_WORLD);
     topocoll_comm_info_t info;
     topocoll_comm_query(MPI_COMM_WORLD, &info);
+    if (o.overlap) {
+        if (csv) fprintf(csv, "coll,impl,np,bytes,comm_cores,placement,S,model_S,t_pure_us,t_cpu_us,t_ovrl_us,overlap\n");
+        int bad = bench_overlap(&o, rank, size, csv, &info);
+        if (csv) fclose(csv);
+        PMPI_Comm_free(&host);
+        topocoll_progress_fini();
+        MPI_Finalize();
+        return bad ? 1 : 0;
+    }
     if (strcmp(o.coll, "barrier") == 0) {
         if (rank == 0)
             printf("# topocoll_bench barrier: np=%d on %d node(s) (%d per node), %ld cores on this host; "
@@ -253,6 +433,7 @@ int main(int argc, char **argv)
         bench_barrier(&o, rank, csv, size, info.nnodes);
         if (csv) fclose(csv);
         PMPI_Comm_free(&host);
+        topocoll_progress_fini();
         MPI_Finalize();
         return 0;
     }
@@ -328,6 +509,7 @@ int main(int argc, char **argv)
     }
     if (csv) fclose(csv);
     PMPI_Comm_free(&host);
+    topocoll_progress_fini();
     MPI_Finalize();
     return invalid ? 1 : 0;
 }

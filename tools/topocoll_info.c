@@ -31,6 +31,7 @@
 #include "coll/reduce.h"
 #include "hier/hier.h"
 #include "nbc/model.h"
+#include "nbc/nbc.h"
 #include "topo/nic.h"
 #include "topo/topo.h"
 
@@ -199,6 +200,32 @@ static void nuioa_report(const tc_ctx_t *c, size_t bytes)
     free(in); free(rk); free(dl); free(dof); free(src); free(pkg); free(all);
 }
 
+/* --comm-cores C: where each rank's progress thread goes under each
+ * placement (nbc/progress: bind, numa = eq. 1, odd-even = eq. 2), on the
+ * process topology (emulated or this host) and binding.  Collective. */
+static void placement_report(const tc_ctx_t *c, int comm_cores, int rank, int size)
+{
+    const tc_topo_t *t = tc_topo_process();
+    int mine[3] = { -1, -1, -1 };
+    for (int p = 0; p < 3 && t && c && c->enabled; p++) {
+        hwloc_obj_t core = tc_nb_place(t->hw, c->map.bound, c->map.cpuset, c->map.lrank, c->map.lsize, comm_cores,
+                                       (tc_place_policy_t)p);
+        mine[p] = core ? (int)core->logical_index : -1;
+    }
+    int *all = rank == 0 ? malloc(sizeof(int) * 3 * (size_t)size) : NULL;
+    MPI_Gather(mine, 3, MPI_INT, all, 3, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("progress-thread placement (TOPOCOLL_PROGRESS_PLACEMENT; %d communication core(s) per node; "
+               "core logical index per rank):\n", comm_cores);
+        for (int p = 0; p < 3; p++) {
+            printf("  %-9s", tc_place_name((tc_place_policy_t)p));
+            for (int r = 0; r < size; r++) printf(" %d", all[3 * r + p]);
+            printf("\n");
+        }
+    }
+    free(all);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -298,6 +325,8 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (c && c->enabled) nuioa_report(c, model);
     if (rank == 0 && comm_cores >= 0) split_tree_table(size, comm_cores);
+    fflush(stdout);
+    if (comm_cores >= 0) placement_report(c, comm_cores, rank, size);
     MPI_Finalize();
     return 0;
 }

@@ -68,6 +68,7 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
     info->allreduce_fallbacks = c->allreduce_fallbacks;
     info->allgather_calls = c->allgather_calls;
     info->allgather_fallbacks = c->allgather_fallbacks;
+    info->nb_calls = c->nb_calls;
     if (!c->enabled) {
         snprintf(info->mechanism_why, sizeof(info->mechanism_why), "%s",
                  c->cfg->disable ? "TOPOCOLL_DISABLE=1" : "set-up failed: native MPI collectives");

@@ -37,7 +37,7 @@ static void spin_init(void)
 static int waiter_spin(void)
 {
     pthread_once(&g_nb.spin_once, spin_init);
-    return g_nb.spin;
+    return tc_nb_thread_shares_core() ? 0 : g_nb.spin;
 }
 
 /* ---- The operations' steps, by kind ------------------------------------------ */
@@ -111,8 +111,9 @@ static int greq_query(void *extra, MPI_Status *st)
     MPI_Status_set_cancelled(st, 0);
     st->MPI_SOURCE = MPI_UNDEFINED;
     st->MPI_TAG = MPI_UNDEFINED;
-    st->MPI_ERROR = op ? op->rc : MPI_SUCCESS;
-    return op ? op->rc : MPI_SUCCESS;
+    int rc = op ? atomic_load_explicit(&op->rc, memory_order_acquire) : MPI_SUCCESS;
+    st->MPI_ERROR = rc;
+    return rc;
 }
 
 static void op_release(tc_nb_t *op)
@@ -147,7 +148,7 @@ static void advance_ctx(tc_ctx_t *c)
         }
         if (rc == MPI_SUCCESS && (rc = op_work(op)) == TC_OP_PENDING) return;
         op_fini(op);
-        op->rc = rc;
+        atomic_store_explicit(&op->rc, rc, memory_order_release);
         op->state = NB_FINISHED;
         c->nb_head = op->next;
         if (!c->nb_head) c->nb_tail = NULL;
@@ -183,7 +184,7 @@ static void complete_list(tc_nb_t *fin)
     while (fin) {
         tc_nb_t *op = fin;
         fin = op->next;
-        if (op->rc == MPI_SUCCESS && op->ubuf) {
+        if (atomic_load_explicit(&op->rc, memory_order_relaxed) == MPI_SUCCESS && op->ubuf) {
             int pos = 0, psize = 0;
             PMPI_Pack_size(op->ucount, op->utype, MPI_COMM_SELF, &psize);
             PMPI_Unpack(op->out, psize, &pos, op->ubuf, op->ucount, op->utype, MPI_COMM_SELF);

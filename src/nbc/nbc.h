@@ -49,6 +49,7 @@
 
 #include <hwloc.h>
 #include <mpi.h>
+#include <stdatomic.h>
 
 typedef enum {
     TC_NB_BCAST = 1, TC_NB_BARRIER, TC_NB_REDUCE, TC_NB_ALLREDUCE, TC_NB_ALLGATHER, TC_NB_SCAN,
@@ -60,7 +61,10 @@ typedef struct tc_nb {
     tc_ctx_t *ctx;
     int kind;
     int state;                 /* queued, running, finished (nbc.c) */
-    int rc;                    /* MPI_SUCCESS or the error the operation ended with */
+    _Atomic int rc;            /* MPI_SUCCESS or the error the operation ended with:
+                                  written (release) before MPI_Grequest_complete by
+                                  the thread that finished it, read (acquire) by the
+                                  query callback in the application's completion call */
     MPI_Request greq;          /* the application's handle */
     _Atomic int refs;          /* 2 at start: the engine's and MPI's (MPICH runs
                                   the free callback in MPI_Request_free, before
@@ -175,5 +179,9 @@ void tc_nb_threads_stop(void);
  *  or it is unbound; and the number of running progress threads. */
 int tc_nb_thread_core(void);
 int tc_nb_threads_running(void);
+/** 1 when a progress thread runs without a core of its own (it then
+ *  yields, and so do the application's waits: spinning would take the
+ *  core from the thread they wait for). */
+int tc_nb_thread_shares_core(void);
 
 #endif

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 const char *tc_place_name(tc_place_policy_t policy)
 {
@@ -131,7 +132,11 @@ int tc_nb_threads_start(int provided)
             g_pt.core = (int)core->os_index;
         }
     }
-    g_pt.yield = cfg->placement == TC_PLACE_BIND;
+    /* The thread polls only on a core of its own: under bind, or when the
+     * host has fewer cores than processes + communication cores (no core
+     * is free), it shares one and yields after each pass. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    g_pt.yield = cfg->placement == TC_PLACE_BIND || (l && l->hsize + cfg->comm_cores > ncpu);
     atomic_store(&g_pt.stop, 0);
     if (pthread_create(&g_pt.th, NULL, progress_main, NULL) != 0) {
         pthread_mutex_unlock(&g_pt.lock);
@@ -170,4 +175,9 @@ int tc_nb_thread_core(void)
 int tc_nb_threads_running(void)
 {
     return g_pt.running;
+}
+
+int tc_nb_thread_shares_core(void)
+{
+    return g_pt.running && g_pt.yield;
 }
