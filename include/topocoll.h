@@ -365,7 +365,9 @@ int topocoll_progress_thread_level(int required);
 /** After MPI_Init_thread (@provided: what MPI gave): start the progress
  *  thread if communication cores are configured and @provided is
  *  MPI_THREAD_MULTIPLE (else a one-line warning).  1 if a thread runs.
- *  libtopocoll_pmpi.so calls it from MPI_Init / MPI_Init_thread. */
+ *  Collective over MPI_COMM_WORLD (call it on every process, right after
+ *  MPI_Init_thread).  libtopocoll_pmpi.so calls it from MPI_Init /
+ *  MPI_Init_thread. */
 int topocoll_progress_init(int provided);
 /** Before MPI_Finalize: finish the operations still running (released
  *  with MPI_Request_free) and join the progress thread.

@@ -18,8 +18,14 @@ int tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t
     op->tag = TC_SCAN_TAG_BASE + (int)(op->seq & 0xff);
     PMPI_Comm_rank(ctx->pcomm, &op->rank);
     PMPI_Comm_size(ctx->pcomm, &op->size);
-    size_t per = TC_SCAN_SEGSIZE / (t->extent ? t->extent : 1);
-    op->seg = per ? per : 1;
+    /* Segments pay only along a chain of 3 or more (a rank forwards one
+     * while the next arrives): 2 ranks send the vector whole; longer
+     * chains cut it into up to 8 segments of at least TC_SCAN_SEGSIZE. */
+    size_t ext = t->extent ? t->extent : 1, per = TC_SCAN_SEGSIZE / ext;
+    if (per == 0) per = 1;
+    if (op->size <= 2) per = count;
+    else if (count / 8 > per) per = count / 8;
+    op->seg = per;
     op->nseg = (count + op->seg - 1) / op->seg;
     for (int w = 0; w < TC_SCAN_WINDOW; w++) op->rreq[w] = op->sreq[w] = MPI_REQUEST_NULL;
     if (in != out) memcpy(out, in, tc_span(t, count));

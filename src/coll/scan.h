@@ -2,9 +2,10 @@
  * coll/scan -- the chain-based inclusive prefix reduction (MPI_Scan /
  * MPI_Iscan) the progress-threads paper studies (section 5, after libNBC):
  * rank r receives the prefix of ranks 0..r-1 from rank r-1, combines it
- * with its own input and sends the result on to rank r+1.  The vector is
- * cut into segments so that the chain is a pipeline: rank r forwards
- * segment k while segment k+1 is still on its way from r-1.  The order of
+ * with its own input and sends the result on to rank r+1.  From 3 ranks
+ * the vector is cut into up to 8 segments (at least TC_SCAN_SEGSIZE
+ * each) so that the chain is a pipeline: rank r forwards segment k while
+ * segment k+1 is still on its way from r-1; 2 ranks send it whole.  The order of
  * combination is the canonical rank order, so non-commutative ops are
  * exact and every run gives the same bits.
  *
@@ -28,7 +29,7 @@
 #include <stdint.h>
 
 #define TC_SCAN_WINDOW 4              /* segments in flight per link */
-#define TC_SCAN_SEGSIZE (64u << 10)   /* bytes per pipeline segment */
+#define TC_SCAN_SEGSIZE (64u << 10)   /* smallest pipeline segment (bytes) */
 
 typedef struct tc_scan {
     tc_ctx_t *ctx;

@@ -169,7 +169,9 @@ int tc_nb_thread_level(int required);
 /** After MPI_Init: start the progress thread when communication cores
  *  are configured and MPI provided MPI_THREAD_MULTIPLE (@provided), bound
  *  by the placement policy; a one-line warning and no thread otherwise.
- *  Returns 1 if a thread runs. */
+ *  Collective over MPI_COMM_WORLD when it starts threads (the host's
+ *  bindings are exchanged: the thread polls only on a core no process of
+ *  the host runs on).  Returns 1 if a thread runs. */
 int tc_nb_threads_start(int provided);
 
 /** Stop and join the progress thread (before MPI_Finalize; idempotent). */

@@ -10,7 +10,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 const char *tc_place_name(tc_place_policy_t policy)
 {
@@ -105,6 +106,17 @@ int tc_nb_thread_level(int required)
     return tc_config_get()->comm_cores > 0 ? MPI_THREAD_MULTIPLE : required;
 }
 
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes first thing: the thread
+ * stops there even when the application (native API) did not call
+ * topocoll_progress_fini. */
+static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm; (void)attr; (void)extra;
+    tc_nb_threads_stop();
+    PMPI_Comm_free_keyval(&keyval);
+    return MPI_SUCCESS;
+}
+
 int tc_nb_threads_start(int provided)
 {
     const tc_config_t *cfg = tc_config_get();
@@ -120,23 +132,42 @@ int tc_nb_threads_start(int provided)
     /* The real host's cores (an emulated XML topology has nothing to bind to). */
     g_pt.core = -1;
     const tc_loc_t *l = tc_loc_process();
+    /* The thread polls only on a core of its own; it yields after each
+     * pass under bind, or when a process of the host may run on its core
+     * (the host's bindings are exchanged: an unbound process may run
+     * anywhere). */
+    g_pt.yield = 1;
     if (hwloc_topology_init(&g_pt.topo) == 0 && hwloc_topology_load(g_pt.topo) == 0) {
-        hwloc_cpuset_t mine = hwloc_bitmap_alloc();
+        hwloc_cpuset_t mine = hwloc_bitmap_alloc(), used = hwloc_bitmap_alloc(), other = hwloc_bitmap_alloc();
         int bound = hwloc_get_cpubind(g_pt.topo, mine, HWLOC_CPUBIND_PROCESS) == 0 &&
                     !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(g_pt.topo), mine);
         hwloc_obj_t core = tc_nb_place(g_pt.topo, bound, mine, l ? l->hrank : 0, l ? l->hsize : 1,
                                        cfg->comm_cores, cfg->placement);
-        hwloc_bitmap_free(mine);
+        /* every process of the host: where it may run */
+        enum { W = 256 };
+        char me[W] = "", *all = NULL;
+        MPI_Comm host;
+        int hs = 1;
+        if (!bound) hwloc_bitmap_copy(mine, hwloc_topology_get_topology_cpuset(g_pt.topo));
+        if (hwloc_bitmap_list_snprintf(me, W, mine) >= W) snprintf(me, W, "0-%d", 1 << 20);   /* too long: all */
+        if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) == MPI_SUCCESS) {
+            PMPI_Comm_size(host, &hs);
+            if ((all = malloc((size_t)hs * W)) && PMPI_Allgather(me, W, MPI_CHAR, all, W, MPI_CHAR, host) == MPI_SUCCESS)
+                for (int i = 0; i < hs; i++)
+                    if (hwloc_bitmap_list_sscanf(other, all + (size_t)i * W) == 0) hwloc_bitmap_or(used, used, other);
+            PMPI_Comm_free(&host);
+        }
+        free(all);
         if (core) {
             g_pt.set = hwloc_bitmap_dup(core->cpuset);
             g_pt.core = (int)core->os_index;
+            g_pt.yield = cfg->placement == TC_PLACE_BIND || hwloc_bitmap_iszero(used) ||
+                         hwloc_bitmap_intersects(core->cpuset, used);
         }
+        hwloc_bitmap_free(mine);
+        hwloc_bitmap_free(used);
+        hwloc_bitmap_free(other);
     }
-    /* The thread polls only on a core of its own: under bind, or when the
-     * host has fewer cores than processes + communication cores (no core
-     * is free), it shares one and yields after each pass. */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    g_pt.yield = cfg->placement == TC_PLACE_BIND || (l && l->hsize + cfg->comm_cores > ncpu);
     atomic_store(&g_pt.stop, 0);
     if (pthread_create(&g_pt.th, NULL, progress_main, NULL) != 0) {
         pthread_mutex_unlock(&g_pt.lock);
@@ -145,6 +176,9 @@ int tc_nb_threads_start(int provided)
     }
     g_pt.running = 1;
     pthread_mutex_unlock(&g_pt.lock);
+    int kv;
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &kv, NULL) == MPI_SUCCESS)
+        PMPI_Comm_set_attr(MPI_COMM_SELF, kv, NULL);
     tc_debug(cfg, 1, "progress thread on core %d (placement %s, %d communication core(s))", g_pt.core,
              tc_place_name(cfg->placement), cfg->comm_cores);
     return 1;

@@ -119,9 +119,10 @@ long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset,
         skip = 0;
     }
     /* The descriptor may have been recycled while we read it (the owner
-     * destroyed the region concurrently, a user error): detect it. */
+     * destroyed the region concurrently, a user error): detect it, and
+     * segments that no longer cover what len promised. */
     atomic_thread_fence(memory_order_acquire);
-    if (atomic_load_explicit(&d->gen, memory_order_relaxed) != COOKIE_GEN(cookie))
+    if (atomic_load_explicit(&d->gen, memory_order_relaxed) != COOKIE_GEN(cookie) || want > 0)
         return TOPOCOLL_ERR_STALE;
 
     struct iovec lstore[16], *lbuf = lstore;
