@@ -209,6 +209,24 @@ int main(int argc, char **argv)
         world_bcasts += size > 1 ? 2 : 0;
     }
 
+    /* 4b. MPI_Comm_free with an operation outstanding: it completes (the
+     *     communicator goes once its operations are done), then the
+     *     request is waited for */
+    {
+        MPI_Comm tmp;
+        MPI_Comm_dup(MPI_COMM_WORLD, &tmp);
+        enum { N = 200000 };
+        int *x = malloc(N * sizeof(int)), bad = 0;
+        for (int i = 0; i < N; i++) x[i] = rank == 0 ? i ^ 0x55 : 0;
+        MPI_Request r;
+        MPI_Ibcast(x, N, MPI_INT, 0, tmp, &r);
+        MPI_Comm_free(&tmp);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        for (int i = 0; i < N; i++) bad += x[i] != (i ^ 0x55);
+        CHECK(!bad && tmp == MPI_COMM_NULL, "Ibcast on a freed communicator: %d wrong", bad);
+        free(x);
+    }
+
     /* 5. non-contiguous datatype, freed right after the call */
     {
         MPI_Datatype vec;

@@ -27,10 +27,13 @@ int main(int argc, char **argv)
      * MPI_Init does the same) */
     int provided = MPI_THREAD_SINGLE;
     MPI_Init_thread(&argc, &argv, topocoll_progress_thread_level(MPI_THREAD_SINGLE), &provided);
+    /* without MPI_THREAD_MULTIPLE: a warning and no thread, not a crash */
+    int none_started = topocoll_progress_init(MPI_THREAD_FUNNELED) == 0 && topocoll_progress_core() == -1;
     topocoll_progress_init(provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm comm = MPI_COMM_WORLD;
+    CHECK(none_started, "a progress thread started without MPI_THREAD_MULTIPLE");
     topocoll_comm_attach(comm);
     topocoll_comm_info_t info;
     CHECK(topocoll_comm_query(comm, &info) == MPI_SUCCESS, "query");
