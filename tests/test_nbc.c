@@ -11,6 +11,7 @@
  * ran them.  Exit status: 0 when every check passed.
  */
 #include "topocoll.h"
+#include "nbc/model.h"   /* the split tree's S, to know what may complete unattended */
 
 #include <dirent.h>
 #include <stdio.h>
@@ -18,6 +19,13 @@
 #include <string.h>
 
 static int rank, size, fails;
+
+/* processes on this rank's node (topocoll's view of MPI_COMM_WORLD) */
+static int after_ls(void)
+{
+    topocoll_comm_info_t i;
+    return topocoll_comm_query(MPI_COMM_WORLD, &i) == MPI_SUCCESS && i.enabled ? i.local_size : size;
+}
 
 #define CHECK(cond, ...)                                                      \
     do {                                                                      \
@@ -321,39 +329,44 @@ int main(int argc, char **argv)
         MPI_Request r[2];
         MPI_Status st[2];
         int flag = 0, bflag = 0;
-        MPI_Iallreduce(MPI_IN_PLACE, a, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[0]);
-        MPI_Ibcast(b, N, MPI_INT, 0, MPI_COMM_WORLD, &r[1]);
-        world_bcasts += size > 1;
         /* Under the split tree (TOPOCOLL_NBC_ALG=split-tree, the default with
-         * communication cores) the Ibcast's levels <= S belong to the
-         * application: this rank's Ibcast completes in the background only
-         * when all its steps are above S. */
+         * communication cores) the levels <= S belong to the application
+         * (the split tree's Iallreduce: a Reduce to 0, then a Bcast, over
+         * the same levels).  A rank whose steps are all above S completes
+         * unattended; a rank that receives the Ibcast at a level <= S
+         * cannot (the root starts last, so nothing has arrived while the
+         * others were in MPI_Ibcast). */
         const char *alg = getenv("TOPOCOLL_NBC_ALG"), *ss = getenv("TOPOCOLL_SPLIT_TREE_S");
-        int split = !alg || strcmp(alg, "hier") != 0, S = ss ? atoi(ss) : -1, minlevel = 1 << 20;
-        if (rank) minlevel = __builtin_ctz((unsigned)rank) + 1;   /* receive level (root 0) */
-        for (int i = 1; i < (rank ? minlevel : 64) && i < 31; i++)
+        int split = !alg || strcmp(alg, "hier") != 0, minlevel, h = tc_st_height(size);
+        int S = ss ? atoi(ss) : tc_st_best_s(after_ls(), after_ls() + atoi(cc), 0);
+        if (S > h) S = h;
+        int lr = rank ? __builtin_ctz((unsigned)rank) + 1 : h + 1;   /* receive level (root 0) */
+        minlevel = rank ? lr : 1 << 20;
+        for (int i = 1; i < lr && i < 31; i++)
             if (rank + (1 << (i - 1)) < size) { minlevel = i; break; }   /* lowest send level */
-        int expect_bg = !split || (S >= 0 && minlevel > S);
-        double t0 = MPI_Wtime();
+        int all_comm = !split || minlevel > S, recv_app = split && rank != 0 && lr <= S;
         volatile double x = 0;
-        while (!flag && MPI_Wtime() - t0 < 5.0) {
+        double t0 = MPI_Wtime();
+        MPI_Iallreduce(MPI_IN_PLACE, a, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[0]);
+        while (all_comm && !flag && MPI_Wtime() - t0 < 5.0) {
             for (int i = 0; i < 1000000; i++) x += i * 0.5;   /* computation, no MPI call */
             PMPI_Test(&r[0], &flag, &st[0]);
         }
-        CHECK(flag, "progress thread: Iallreduce not complete after %.1f s of computation", MPI_Wtime() - t0);
-        if (!flag) PMPI_Wait(&r[0], &st[0]);   /* (would hang without progress) */
-        if (split && S >= 0) {
-            double t1 = MPI_Wtime();
-            while (!bflag && MPI_Wtime() - t1 < (expect_bg ? 5.0 : 0.3)) {
-                for (int i = 0; i < 1000000; i++) x += i * 0.5;
-                PMPI_Test(&r[1], &bflag, &st[1]);
-            }
-            CHECK(bflag == expect_bg, "split tree S=%d: rank %d (lowest level %d) Ibcast %s in the background",
-                  S, rank, minlevel, bflag ? "completed" : "did not complete");
-        } else if (!split) {
-            while (!bflag && MPI_Wtime() - t0 < 5.0) PMPI_Test(&r[1], &bflag, &st[1]);
-            CHECK(bflag, "progress thread: Ibcast not complete in the background");
+        if (all_comm) CHECK(flag, "progress thread (S=%d): Iallreduce not complete after %.1f s of computation", S,
+                            MPI_Wtime() - t0);
+        if (!flag) MPI_Wait(&r[0], &st[0]);   /* the application's levels (would hang without progress) */
+        if (rank != 0) MPI_Ibcast(b, N, MPI_INT, 0, MPI_COMM_WORLD, &r[1]);
+        PMPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) MPI_Ibcast(b, N, MPI_INT, 0, MPI_COMM_WORLD, &r[1]);
+        world_bcasts += size > 1;
+        double t1 = MPI_Wtime();
+        while ((all_comm || recv_app) && !bflag && MPI_Wtime() - t1 < (all_comm ? 5.0 : 0.3)) {
+            for (int i = 0; i < 1000000; i++) x += i * 0.5;
+            PMPI_Test(&r[1], &bflag, &st[1]);
         }
+        if (all_comm) CHECK(bflag, "S=%d: rank %d (lowest level %d) Ibcast not complete unattended", S, rank, minlevel);
+        if (recv_app) CHECK(!bflag, "S=%d: rank %d receives at level %d <= S, yet its Ibcast completed unattended", S,
+                            rank, lr);
         if (!bflag) MPI_Wait(&r[1], &st[1]);   /* the application's levels */
         int bad = 0;
         for (int i = 0; i < N; i++) bad += a[i] != size * (size - 1) / 2 + size * i || b[i] != i;

@@ -138,6 +138,16 @@ int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     if (!c || fb) goto native;
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (in == recvbuf && sendbuf != MPI_IN_PLACE) { why = "aliased buffers"; fb = 1; goto native; }
+    if (c->cfg->nbc_split_tree && t.commutative) {   /* with communication cores: the split tree */
+        tc_nb_t *op = tc_nb_new(c, TC_NB_TREE_ALLREDUCE);
+        if (!op) goto native;
+        op->in = in;
+        op->out = recvbuf;
+        op->n = (size_t)count;
+        op->t = t;
+        op->split = tc_tree_split(c, c->cfg->comm_cores);
+        return tc_nb_start(op, request);
+    }
     int cico = tc_fold_uses_cico(c, tc_span(&t, (size_t)count));
     if (!cico && !c->all_sc) { why = "single copy unavailable"; fb = 1; goto native; }
     if (!cico && c->map.nnodes > 1 && !c->slice_ready) {

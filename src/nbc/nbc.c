@@ -67,6 +67,8 @@ static int op_init(tc_nb_t *op)
         return tc_tree_init(&op->u.tree, c, TC_TREE_BCAST, NULL, op->out, 0, NULL, op->n, op->root, op->split);
     case TC_NB_TREE_REDUCE:
         return tc_tree_init(&op->u.tree, c, TC_TREE_REDUCE, op->in, op->out, op->n, &op->t, 0, op->root, op->split);
+    case TC_NB_TREE_ALLREDUCE:
+        return tc_tree_init(&op->u.tree, c, TC_TREE_REDUCE, op->in, op->out, op->n, &op->t, 0, 0, op->split);
     }
     return MPI_ERR_INTERN;
 }
@@ -82,6 +84,17 @@ static int op_work(tc_nb_t *op)
     case TC_NB_SCAN: return tc_scan_work(&op->u.scan);
     case TC_NB_TREE_BCAST:
     case TC_NB_TREE_REDUCE: return tc_tree_work(&op->u.tree, executor());
+    case TC_NB_TREE_ALLREDUCE: {
+        /* the tree parts of Allreduce: a split-tree Reduce to rank 0, then
+         * a split-tree Bcast of its result (bit-identical everywhere) */
+        int rc = tc_tree_work(&op->u.tree, executor());
+        if (rc != TC_OP_DONE || op->phase) return rc;
+        tc_tree_fini(&op->u.tree);
+        op->phase = 1;
+        rc = tc_tree_init(&op->u.tree, op->ctx, TC_TREE_BCAST, NULL, op->out, 0, NULL, tc_span(&op->t, op->n), 0,
+                          op->split);
+        return rc != MPI_SUCCESS ? rc : tc_tree_work(&op->u.tree, executor());
+    }
     }
     return MPI_ERR_INTERN;
 }
@@ -98,6 +111,7 @@ static void op_fini(tc_nb_t *op)
     case TC_NB_SCAN: tc_scan_fini(&op->u.scan); break;
     case TC_NB_TREE_BCAST: tc_tree_fini(&op->u.tree); c->bcast_calls++; break;
     case TC_NB_TREE_REDUCE: tc_tree_fini(&op->u.tree); c->reduce_calls++; break;
+    case TC_NB_TREE_ALLREDUCE: tc_tree_fini(&op->u.tree); c->allreduce_calls++; break;
     }
 }
 
@@ -302,14 +316,16 @@ int tc_nb_start(tc_nb_t *op, MPI_Request *req)
     /* Start it now if it is at the head: processes that others read from
      * publish their buffers at once (and one pass over the others). */
     progress_pass(0);
-    if (op->kind == TC_NB_TREE_REDUCE && tc_nb_threads_running()) {
+    if ((op->kind == TC_NB_TREE_REDUCE || op->kind == TC_NB_TREE_ALLREDUCE) && tc_nb_threads_running()) {
         /* Split tree, all-to-one: the S leaf-side levels run here, in the
-         * initiating call, before the progress thread takes the rest. */
+         * initiating call, before the progress thread takes the rest
+         * (Allreduce: those of its Reduce phase). */
         tc_backoff_t b;
         tc_backoff_init(&b, waiter_spin());
         for (;;) {
             pthread_mutex_lock(&g_nb.lock);
-            int left = op->state != NB_FINISHED && (op->state != NB_RUNNING || !tc_tree_leaves_done(&op->u.tree));
+            int left = op->state != NB_FINISHED && !op->phase &&
+                       (op->state != NB_RUNNING || !tc_tree_leaves_done(&op->u.tree));
             pthread_mutex_unlock(&g_nb.lock);
             if (!left) break;
             progress_pass(1);

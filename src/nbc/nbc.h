@@ -53,7 +53,8 @@
 
 typedef enum {
     TC_NB_BCAST = 1, TC_NB_BARRIER, TC_NB_REDUCE, TC_NB_ALLREDUCE, TC_NB_ALLGATHER, TC_NB_SCAN,
-    TC_NB_TREE_BCAST, TC_NB_TREE_REDUCE   /* the split tree (coll/tree) */
+    TC_NB_TREE_BCAST, TC_NB_TREE_REDUCE,  /* the split tree (coll/tree) */
+    TC_NB_TREE_ALLREDUCE                  /* split-tree Reduce to 0, then split-tree Bcast */
 } tc_nb_kind_t;
 
 typedef struct tc_nb {
@@ -75,6 +76,7 @@ typedef struct tc_nb {
     size_t n;                  /* bytes (Bcast), elements (reductions), bytes per block (Allgather) */
     int root;
     int split;                 /* split tree: leaf-side levels the application runs (S) */
+    int phase;                 /* TREE_ALLREDUCE: 0 reduce, 1 broadcast */
     tc_rtype_t t;
     /* after success, unpack @out into the user's non-contiguous buffer */
     void *ubuf;
