@@ -4,7 +4,8 @@
 # its NIC-aware leaders (each policy, with the link-crossing model), run
 # ASP (all-pairs shortest paths) on the Rome road network with the
 # native MPI_Bcast and with topocoll, then the benchmark of the five
-# collectives (native vs topocoll in the same run; CSV files in build/).
+# collectives (native vs topocoll in the same run; CSV files in build/), and
+# the nonblocking collectives' overlap (scripts/overlap.sh).
 #   scripts/main.sh [NP]        (NP defaults to 2: this host has 2 cores)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,3 +32,6 @@ for coll in bcast reduce allreduce allgather barrier; do
   run "$np" "$root/build/topocoll_bench" --coll "$coll" --min 4K --max 16M --csv "$root/build/bench_${coll}_np$np.csv"
   echo
 done
+echo "== nonblocking collectives: overlap with computation (np=$np; no communication core, then 1 per node"
+echo "   under each progress-thread placement and split-tree S; this host has $(nproc) cores)"
+BUILD="$root/build" "$root/scripts/overlap.sh" "$np" 1
