@@ -28,6 +28,21 @@ static int keep_type(tc_nb_t *op, void *ubuf, int ucount, MPI_Datatype dt)
     return 0;
 }
 
+/* Queue a reduction-type operation (@kind) of @count elements of @t. */
+static int nb_reduction(tc_ctx_t *c, int kind, const void *in, void *out, int count, const tc_rtype_t *t, int root,
+                        int split, MPI_Request *request)
+{
+    tc_nb_t *op = tc_nb_new(c, kind);
+    if (!op) return -1;
+    op->in = in;
+    op->out = out;
+    op->n = (size_t)count;
+    op->t = *t;
+    op->root = root;
+    if (split) op->split = tc_tree_split(c, c->cfg->comm_cores);
+    return tc_nb_start(op, request);
+}
+
 static void nb_discard(tc_nb_t *op)
 {
     free(op->tmp[0]);
@@ -110,15 +125,8 @@ int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
         why = "single copy unavailable"; fb = 1; goto native;
     }
     int tree = c->cfg->nbc_split_tree && t.commutative;
-    tc_nb_t *op = tc_nb_new(c, tree ? TC_NB_TREE_REDUCE : TC_NB_REDUCE);
-    if (!op) goto native;
-    op->in = in;
-    op->out = recvbuf;
-    op->n = (size_t)count;
-    op->t = t;
-    op->root = root;
-    if (tree) op->split = tc_tree_split(c, c->cfg->comm_cores);
-    return tc_nb_start(op, request);
+    int rc = nb_reduction(c, tree ? TC_NB_TREE_REDUCE : TC_NB_REDUCE, in, recvbuf, count, &t, root, tree, request);
+    if (rc >= 0) return rc;
 native:
     if (c && fb) c->reduce_fallbacks++;
     tc_api_why_native("MPI_Ireduce", why);
@@ -139,14 +147,9 @@ int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (in == recvbuf && sendbuf != MPI_IN_PLACE) { why = "aliased buffers"; fb = 1; goto native; }
     if (c->cfg->nbc_split_tree && t.commutative) {   /* with communication cores: the split tree */
-        tc_nb_t *op = tc_nb_new(c, TC_NB_TREE_ALLREDUCE);
-        if (!op) goto native;
-        op->in = in;
-        op->out = recvbuf;
-        op->n = (size_t)count;
-        op->t = t;
-        op->split = tc_tree_split(c, c->cfg->comm_cores);
-        return tc_nb_start(op, request);
+        int rc = nb_reduction(c, TC_NB_TREE_ALLREDUCE, in, recvbuf, count, &t, 0, 1, request);
+        if (rc >= 0) return rc;
+        goto native;
     }
     int cico = tc_fold_uses_cico(c, tc_span(&t, (size_t)count));
     if (!cico && !c->all_sc) { why = "single copy unavailable"; fb = 1; goto native; }
@@ -156,13 +159,8 @@ int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
         tc_nb_drain(c);
         if (tc_ctx_slices(c) != MPI_SUCCESS) { why = "slice communicators"; fb = 1; goto native; }
     }
-    tc_nb_t *op = tc_nb_new(c, TC_NB_ALLREDUCE);
-    if (!op) goto native;
-    op->in = in;
-    op->out = recvbuf;
-    op->n = (size_t)count;
-    op->t = t;
-    return tc_nb_start(op, request);
+    int rc = nb_reduction(c, TC_NB_ALLREDUCE, in, recvbuf, count, &t, 0, 0, request);
+    if (rc >= 0) return rc;
 native:
     if (c && fb) c->allreduce_fallbacks++;
     tc_api_why_native("MPI_Iallreduce", why);
@@ -249,13 +247,8 @@ int topocoll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     if (count == 0 || size == 1) { why = "nothing to combine"; goto native; }
     tc_ctx_t *c = tc_ctx_get(comm);
     if (!c || !c->enabled) { why = "topocoll disabled on this communicator"; goto native; }
-    tc_nb_t *op = tc_nb_new(c, TC_NB_SCAN);
-    if (!op) goto native;
-    op->in = in;
-    op->out = recvbuf;
-    op->n = (size_t)count;
-    op->t = t;
-    return tc_nb_start(op, request);
+    int rc = nb_reduction(c, TC_NB_SCAN, in, recvbuf, count, &t, 0, 0, request);
+    if (rc >= 0) return rc;
 native:
     tc_api_why_native("MPI_Iscan", why);
     return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op_, comm, request);

@@ -39,6 +39,22 @@ static void seg_range(const tc_scan_t *op, size_t k, size_t *first, size_t *n)
     *n = op->count - *first < op->seg ? op->count - *first : op->seg;
 }
 
+/* Post the receives of the next segments from the left, a window at a
+ * time: a slot is free once its segment has been folded (sposted). */
+static int post_receives(tc_scan_t *op, size_t span)
+{
+    const size_t W = TC_SCAN_WINDOW;
+    size_t first, n;
+    while (op->rank > 0 && op->rposted < op->nseg && op->rposted - op->sposted < W) {
+        seg_range(op, op->rposted, &first, &n);
+        int rc = PMPI_Irecv(op->rbuf + (op->rposted % W) * span, (int)n, op->t.dt, op->rank - 1, op->tag,
+                            op->ctx->pcomm, &op->rreq[op->rposted % W]);
+        if (rc != MPI_SUCCESS) return rc;
+        op->rposted++;
+    }
+    return MPI_SUCCESS;
+}
+
 int tc_scan_work(tc_scan_t *op)
 {
     const int W = TC_SCAN_WINDOW;
@@ -46,15 +62,7 @@ int tc_scan_work(tc_scan_t *op)
     size_t span = tc_span(&op->t, op->seg), first, n;
     int flag, rc;
     if (op->rank == 0) op->rdone = op->nseg;   /* the chain starts here: nothing to receive */
-    /* receives of the next segments from the left, a window at a time: a
-     * slot is free once its segment has been folded (sposted) */
-    while (op->rank > 0 && op->rposted < op->nseg && op->rposted - op->sposted < (size_t)W) {
-        seg_range(op, op->rposted, &first, &n);
-        rc = PMPI_Irecv(op->rbuf + (op->rposted % W) * span, (int)n, op->t.dt, op->rank - 1, op->tag, pc,
-                        &op->rreq[op->rposted % W]);
-        if (rc != MPI_SUCCESS) return rc;
-        op->rposted++;
-    }
+    if ((rc = post_receives(op, span)) != MPI_SUCCESS) return rc;
     for (;;) {
         /* a segment may be folded once it arrived and, on a rank with a
          * right neighbour, once its send slot is free again */
@@ -81,13 +89,7 @@ int tc_scan_work(tc_scan_t *op)
         }
         op->sposted++;
         /* the receive slot k % W is free again: post the next receive */
-        while (op->rank > 0 && op->rposted < op->nseg && op->rposted - op->sposted < (size_t)W) {
-            seg_range(op, op->rposted, &first, &n);
-            rc = PMPI_Irecv(op->rbuf + (op->rposted % W) * span, (int)n, op->t.dt, op->rank - 1, op->tag, pc,
-                            &op->rreq[op->rposted % W]);
-            if (rc != MPI_SUCCESS) return rc;
-            op->rposted++;
-        }
+        if ((rc = post_receives(op, span)) != MPI_SUCCESS) return rc;
     }
     if (op->sposted < op->nseg) return TC_OP_PENDING;
     while (op->rank + 1 < op->size && op->sdone < op->sposted) {

@@ -277,6 +277,19 @@ void tc_nb_drain(tc_ctx_t *c)
     progress_pass(1);   /* complete what finished (the context may be going) */
 }
 
+/* Put @c on the active list (once) and wake a sleeping progress thread.
+ * Progress lock held. */
+static void list_ctx_locked(tc_ctx_t *c)
+{
+    c->nb_drain = drain_hook;
+    if (!c->nb_listed) {
+        c->nb_listed = 1;
+        c->nb_next = g_nb.active;
+        g_nb.active = c;
+    }
+    pthread_cond_broadcast(&g_nb.work);
+}
+
 tc_nb_t *tc_nb_new(tc_ctx_t *ctx, int kind)
 {
     tc_nb_t *op = calloc(1, sizeof(*op));
@@ -303,15 +316,9 @@ int tc_nb_start(tc_nb_t *op, MPI_Request *req)
     c->nb_calls++;
     atomic_fetch_add_explicit(&g_nb.outstanding, 1, memory_order_relaxed);
     pthread_mutex_lock(&g_nb.lock);
-    c->nb_drain = drain_hook;
     if (c->nb_tail) c->nb_tail->next = op; else c->nb_head = op;
     c->nb_tail = op;
-    if (!c->nb_listed) {
-        c->nb_listed = 1;
-        c->nb_next = g_nb.active;
-        g_nb.active = c;
-    }
-    pthread_cond_broadcast(&g_nb.work);
+    list_ctx_locked(c);
     pthread_mutex_unlock(&g_nb.lock);
     /* Start it now if it is at the head: processes that others read from
      * publish their buffers at once (and one pass over the others). */
@@ -340,13 +347,7 @@ void tc_nb_watch(tc_ctx_t *c)
     if (!c) return;
     atomic_fetch_add_explicit(&g_nb.outstanding, 1, memory_order_relaxed);
     pthread_mutex_lock(&g_nb.lock);
-    c->nb_drain = drain_hook;
-    if (!c->nb_listed) {
-        c->nb_listed = 1;
-        c->nb_next = g_nb.active;
-        g_nb.active = c;
-    }
-    pthread_cond_broadcast(&g_nb.work);
+    list_ctx_locked(c);
     pthread_mutex_unlock(&g_nb.lock);
 }
 
