@@ -351,13 +351,6 @@ void tc_nb_watch(tc_ctx_t *c)
     pthread_mutex_unlock(&g_nb.lock);
 }
 
-int tc_nb_start_done(MPI_Request *req)
-{
-    int rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, req);
-    if (rc == MPI_SUCCESS) rc = PMPI_Grequest_complete(*req);
-    return rc;
-}
-
 /* ---- Completion calls with progress --------------------------------------------- */
 
 /* Repeat @test (a native Test* call) with progress in between until it

@@ -103,10 +103,6 @@ tc_nb_t *tc_nb_new(tc_ctx_t *ctx, int kind);
  *  MPI_SUCCESS or an MPI error code (op released).  Local. */
 int tc_nb_start(tc_nb_t *op, MPI_Request *req);
 
-/** A request that is already complete (nothing to exchange: size 1,
- *  count 0), for calls that must still return one.  Local. */
-int tc_nb_start_done(MPI_Request *req);
-
 /** Advance every outstanding operation of this process once and complete
  *  the finished ones toward MPI.  Returns the number still outstanding.
  *  Application thread; never blocks. */

@@ -195,7 +195,9 @@ static int own_segments(tc_shm_t *s, uint64_t cookie, size_t off, size_t len, st
 
 #define TC_BOUNCE (256u << 10)
 
-long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff, size_t len)
+/* tc_region_copy2 through the bounce buffer *@bounce (allocated on first use). */
+static long long region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff, size_t len,
+                              char **bounce)
 {
     int rc;
     if ((rc = region_check(s, src, TC_RIGHT_READ, soff, len)) != 0) return rc;
@@ -211,13 +213,13 @@ long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, 
         if ((rc = own_segments(s, dst, doff, len, v, &n)) != 0) return rc;
         return tc_region_copy(s, src, soff, v, n, TC_DIR_FROM_REGION);
     }
-    if (!s->bounce && !(s->bounce = malloc(TC_BOUNCE))) return TOPOCOLL_ERR_INVAL;
+    if (!*bounce && !(*bounce = malloc(TC_BOUNCE))) return TOPOCOLL_ERR_INVAL;
     size_t done = 0;
     while (done < len) {
         size_t k = len - done < TC_BOUNCE ? len - done : TC_BOUNCE;
-        long long r = tc_region_read(s, src, soff + done, s->bounce, k);
+        long long r = tc_region_read(s, src, soff + done, *bounce, k);
         if (r == (long long)k) {
-            struct iovec b = { s->bounce, k };
+            struct iovec b = { *bounce, k };
             r = tc_region_copy(s, dst, doff + done, &b, 1, TC_DIR_TO_REGION);
         }
         if (r < 0) return done ? TOPOCOLL_ERR_SYS : r;
@@ -225,6 +227,11 @@ long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, 
         done += k;
     }
     return (long long)done;
+}
+
+long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff, size_t len)
+{
+    return region_copy2(s, src, soff, dst, doff, len, &s->bounce);
 }
 
 /* ---- Asynchronous copies ------------------------------------------------------ */
@@ -285,7 +292,7 @@ int tc_async_run(tc_shm_t *s)
         tc_async_t *a = &s->async[i];
         if (atomic_load_explicit(&a->state, memory_order_acquire) != TC_ASYNC_QUEUED) continue;
         long long r = a->region_copy
-            ? tc_region_copy2(s, a->cookie, a->offset, a->cookie2, a->offset2, a->len)
+            ? region_copy2(s, a->cookie, a->offset, a->cookie2, a->offset2, a->len, &s->bounce_async)
             : tc_region_copy(s, a->cookie, a->offset, a->local, a->nlocal, a->dir);
         long long *st = a->status;
         atomic_store_explicit(&a->state, TC_ASYNC_FREE, memory_order_release);

@@ -133,5 +133,6 @@ void tc_shm_destroy(tc_shm_t *s)
     if (!s) return;
     if (s->base) munmap(s->base, s->size);
     free(s->bounce);
+    free(s->bounce_async);
     free(s);
 }

@@ -108,7 +108,10 @@ typedef struct tc_shm {
     uint64_t bytes_sc;      /* statistics: bytes this process moved by CMA */
     uint64_t bytes_cico;    /*             and through CICO slots */
     char *bounce;           /* region copies between two peers' regions: CMA
-                               has no third-party copy, they go through here */
+                               has no third-party copy, they go through here
+                               (the calling thread's copies) */
+    char *bounce_async;     /* the same, for asynchronous copies (run by the
+                               progress thread beside the application's) */
     tc_async_t async[TC_ASYNC_SLOTS]; /* submitted asynchronous copies */
     _Atomic int async_queued;
 } tc_shm_t;
