@@ -43,6 +43,7 @@
 #include "topocoll.h"
 
 #include "base/config.h"
+#include "coll/tree.h"
 #include "nbc/model.h"
 
 #include <getopt.h>
@@ -327,7 +328,8 @@ static int bench_overlap(const opts_t *o, int rank, int size, FILE *csv, const t
     if (cfg->comm_cores > 0) {
         model_s = tc_st_best_s(n, n + cfg->comm_cores, 0);
     }
-    int s_used = cfg->split_tree_s >= 0 ? (cfg->split_tree_s > h ? h : cfg->split_tree_s) : model_s;
+    const tc_ctx_t *ctx = tc_ctx_lookup(MPI_COMM_WORLD);
+    int s_used = ctx && ctx->enabled ? tc_tree_split(ctx, cfg->comm_cores) : -1;   /* what the operations use */
     if (rank == 0) {
         const char *pl[] = { "bind", "numa", "odd-even" };
         printf("# topocoll_bench --overlap: np=%d on %d node(s), %ld cores on this host; buffer %zu bytes "

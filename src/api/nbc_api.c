@@ -65,7 +65,7 @@ int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MP
     if (!c) goto native;
     if (!c->enabled) { c->bcast_fallbacks++; goto native; }
     /* with communication cores: the split tree (progress-threads paper, section 6) */
-    int tree = c->cfg->nbc_split_tree;
+    int tree = c->cfg->nbc_split_tree && bytes <= (size_t)INT_MAX;   /* (the tree sends the bytes as one message) */
     tc_nb_t *op = tc_nb_new(c, tree ? TC_NB_TREE_BCAST : TC_NB_BCAST);
     if (!op) goto native;
     op->n = bytes;
@@ -146,7 +146,8 @@ int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     if (!c || fb) goto native;
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (in == recvbuf && sendbuf != MPI_IN_PLACE) { why = "aliased buffers"; fb = 1; goto native; }
-    if (c->cfg->nbc_split_tree && t.commutative) {   /* with communication cores: the split tree */
+    if (c->cfg->nbc_split_tree && t.commutative && tc_span(&t, (size_t)count) <= (size_t)INT_MAX) {
+        /* with communication cores: the split tree (its Bcast phase sends the bytes as one message) */
         int rc = nb_reduction(c, TC_NB_TREE_ALLREDUCE, in, recvbuf, count, &t, 0, 1, request);
         if (rc >= 0) return rc;
         goto native;
