@@ -452,38 +452,51 @@ int tc_api_contiguous(int count, MPI_Datatype dt, size_t bytes, MPI_Aint *lb_out
            (size_t)tsize * (size_t)count == bytes;
 }
 
+int tc_api_allgather_screen(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm, size_t *block, tc_ctx_t **ctx,
+                            int *is_fallback, const char **why)
+{
+    int inter = 0, size, rsize, ssize = 0, in_place = sendbuf == MPI_IN_PLACE;
+    *ctx = NULL;
+    *is_fallback = 0;
+    *why = "argument the native MPI will check";
+    /* (Open MPI 4.1.4's PMPI_Allgather dereferences MPI_COMM_NULL: seen) */
+    if (comm == MPI_COMM_NULL) return tc_api_arg_error(comm, MPI_ERR_COMM, call, "invalid communicator MPI_COMM_NULL", 0);
+    if (recvcount < 0 || (!in_place && sendcount < 0))
+        return tc_api_arg_error(comm, MPI_ERR_COUNT, call, "negative count", recvcount < 0 ? recvcount : sendcount);
+    if (recvtype == MPI_DATATYPE_NULL || (!in_place && sendtype == MPI_DATATYPE_NULL))
+        return tc_api_arg_error(comm, MPI_ERR_TYPE, call, "datatype is MPI_DATATYPE_NULL", 0);
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) { *why = "intercommunicator"; return MPI_SUCCESS; }
+    if (PMPI_Type_size(recvtype, &rsize) != MPI_SUCCESS) return MPI_SUCCESS;
+    if (!in_place && PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS) return MPI_SUCCESS;
+    *block = (size_t)rsize * (size_t)recvcount;
+    if (!in_place && (size_t)ssize * (size_t)sendcount != *block) return MPI_SUCCESS;   /* signature mismatch */
+    PMPI_Comm_size(comm, &size);
+    if (*block == 0 || size == 1 || *block > (size_t)INT_MAX) { *why = "nothing to exchange or block too large"; return MPI_SUCCESS; }
+    tc_ctx_t *c = tc_ctx_get(comm);
+    if (!c) return MPI_SUCCESS;
+    *is_fallback = 1;
+    if (!c->enabled) { *why = "topocoll disabled on this communicator"; *ctx = c; return MPI_SUCCESS; }
+    if (tc_allgather_alg(c, *block) != TC_AG_USE_CICO && !c->all_sc) { *why = "single copy unavailable"; *ctx = c; return MPI_SUCCESS; }
+    *is_fallback = 0;
+    *ctx = c;
+    return MPI_SUCCESS;
+}
+
 int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                        MPI_Datatype recvtype, MPI_Comm comm)
 {
-    int inter = 0, size, rank, rsize, ssize = 0, fb = 0, rc;
-    const char *why = "argument the native MPI will check";
-    tc_ctx_t *c = NULL;
+    int size, rank, fb, rc;
+    const char *why;
+    tc_ctx_t *c;
+    size_t block = 0;
     int in_place = sendbuf == MPI_IN_PLACE;
-    /* (Open MPI 4.1.4's PMPI_Allgather dereferences MPI_COMM_NULL: seen) */
-    if (comm == MPI_COMM_NULL) return tc_api_arg_error(comm, MPI_ERR_COMM, "MPI_Allgather", "invalid communicator MPI_COMM_NULL", 0);
-    if (recvcount < 0 || (!in_place && sendcount < 0))
-        return tc_api_arg_error(comm, MPI_ERR_COUNT, "MPI_Allgather", "negative count", recvcount < 0 ? recvcount : sendcount);
-    if (recvtype == MPI_DATATYPE_NULL || (!in_place && sendtype == MPI_DATATYPE_NULL))
-        return tc_api_arg_error(comm, MPI_ERR_TYPE, "MPI_Allgather", "datatype is MPI_DATATYPE_NULL", 0);
-    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
-        why = "intercommunicator";
-        goto native;
-    }
-    if (recvcount < 0 || recvtype == MPI_DATATYPE_NULL || PMPI_Type_size(recvtype, &rsize) != MPI_SUCCESS)
-        goto native;
-    if (!in_place && (sendcount < 0 || sendtype == MPI_DATATYPE_NULL || PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS))
-        goto native;
-    size_t block = (size_t)rsize * (size_t)recvcount;
-    if (!in_place && (size_t)ssize * (size_t)sendcount != block) goto native;   /* signature mismatch */
+    if ((rc = tc_api_allgather_screen("MPI_Allgather", sendbuf, sendcount, sendtype, recvcount, recvtype, comm, &block,
+                                      &c, &fb, &why)) != MPI_SUCCESS)
+        return rc;
+    if (!c || fb) goto native;
     PMPI_Comm_size(comm, &size);
     PMPI_Comm_rank(comm, &rank);
-    if (block == 0 || size == 1 || block > (size_t)INT_MAX) { why = "nothing to exchange or block too large"; goto native; }
-    c = tc_ctx_get(comm);
-    if (!c) goto native;
-    if (!c->enabled) { fb = 1; why = "topocoll disabled on this communicator"; goto native; }
-    if (tc_allgather_alg(c, block) != TC_AG_USE_CICO && !c->all_sc) {
-        fb = 1; why = "single copy unavailable"; goto native;
-    }
 
     /* Contiguous buffers are used in place; others are packed (every rank
      * takes this same path whatever its own datatypes). */

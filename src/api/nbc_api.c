@@ -171,29 +171,17 @@ native:
 int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    int inter = 0, size, rank, rsize, ssize = 0, fb = 0;
-    const char *why = "argument the native MPI will check";
-    tc_ctx_t *c = NULL;
+    int size, rank, fb, rc;
+    const char *why;
+    tc_ctx_t *c;
+    size_t block = 0;
     int in_place = sendbuf == MPI_IN_PLACE;
-    if (comm == MPI_COMM_NULL)
-        return tc_api_arg_error(comm, MPI_ERR_COMM, "MPI_Iallgather", "invalid communicator MPI_COMM_NULL", 0);
-    if (recvcount < 0 || (!in_place && sendcount < 0))
-        return tc_api_arg_error(comm, MPI_ERR_COUNT, "MPI_Iallgather", "negative count",
-                                recvcount < 0 ? recvcount : sendcount);
-    if (recvtype == MPI_DATATYPE_NULL || (!in_place && sendtype == MPI_DATATYPE_NULL))
-        return tc_api_arg_error(comm, MPI_ERR_TYPE, "MPI_Iallgather", "datatype is MPI_DATATYPE_NULL", 0);
-    if (!request || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) { why = "intercommunicator"; goto native; }
-    if (PMPI_Type_size(recvtype, &rsize) != MPI_SUCCESS) goto native;
-    if (!in_place && PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS) goto native;
-    size_t block = (size_t)rsize * (size_t)recvcount;
-    if (!in_place && (size_t)ssize * (size_t)sendcount != block) goto native;
+    if ((rc = tc_api_allgather_screen("MPI_Iallgather", sendbuf, sendcount, sendtype, recvcount, recvtype, comm,
+                                      &block, &c, &fb, &why)) != MPI_SUCCESS)
+        return rc;
+    if (!request || !c || fb) goto native;
     PMPI_Comm_size(comm, &size);
     PMPI_Comm_rank(comm, &rank);
-    if (block == 0 || size == 1 || block > (size_t)INT_MAX) { why = "nothing to exchange or block too large"; goto native; }
-    c = tc_ctx_get(comm);
-    if (!c) goto native;
-    if (!c->enabled) { fb = 1; why = "topocoll disabled on this communicator"; goto native; }
-    if (tc_allgather_alg(c, block) != TC_AG_USE_CICO && !c->all_sc) { fb = 1; why = "single copy unavailable"; goto native; }
 
     tc_nb_t *op = tc_nb_new(c, TC_NB_ALLGATHER);
     if (!op) { fb = 1; goto native; }
