@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static tc_config_t g_config;          /* written once under pthread_once */
 static pthread_once_t g_config_once = PTHREAD_ONCE_INIT;
@@ -101,4 +102,10 @@ const tc_config_t *tc_config_get(void)
 {
     pthread_once(&g_config_once, config_parse);
     return &g_config;
+}
+
+int tc_config_spin(const tc_config_t *cfg, int host_procs)
+{
+    if (cfg->spin_count >= 0) return cfg->spin_count;
+    return host_procs > sysconf(_SC_NPROCESSORS_ONLN) ? 0 : 200;
 }

@@ -53,6 +53,11 @@ typedef struct tc_config {
 /** The configuration (parsed on first call, thread-safe, never NULL). */
 const tc_config_t *tc_config_get(void);
 
+/** Polls before a waiter yields its core: TOPOCOLL_SPIN, else 200, or 0
+ *  when the host runs more processes (@host_procs) than it has cores
+ *  (spinning pays only if the process waited for is running). */
+int tc_config_spin(const tc_config_t *cfg, int host_procs);
+
 /** Parse a size such as "64K", "1M", "4096" (bytes).  Returns -1 on error. */
 long long tc_parse_size(const char *s);
 

@@ -5,7 +5,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static void ctx_destroy(tc_cattr_t *link)
 {
@@ -86,8 +85,7 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm)
             /* Spinning pays only if the process waited for is running: with
              * more ranks than cores on the host (measured: 4 ranks on 2
              * cores, small Bcasts 2x slower with 200 polls), yield at once. */
-            c->spin = c->cfg->spin_count >= 0 ? c->cfg->spin_count
-                    : c->map.host_size > sysconf(_SC_NPROCESSORS_ONLN) ? 0 : 200;
+            c->spin = tc_config_spin(c->cfg, c->map.host_size);
             if (!all_ok) { tc_shm_destroy(c->shm); c->shm = NULL; }
         }
         if (!c->enabled && c->map.rank == 0)

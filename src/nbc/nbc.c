@@ -9,7 +9,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum { NB_QUEUED = 0, NB_RUNNING, NB_FINISHED };
 
@@ -28,10 +27,8 @@ static struct {
 
 static void spin_init(void)
 {
-    const tc_config_t *cfg = tc_config_get();
     const tc_loc_t *l = tc_loc_process();
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    g_nb.spin = cfg->spin_count >= 0 ? cfg->spin_count : (l && l->hsize > cores) ? 0 : 200;
+    g_nb.spin = tc_config_spin(tc_config_get(), l ? l->hsize : 1);
 }
 
 static int waiter_spin(void)
