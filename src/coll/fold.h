@@ -49,9 +49,10 @@ void tc_part_piece(const tc_part_t *p, size_t i, int j, size_t *first, size_t *n
 int tc_fold_uses_cico(const tc_ctx_t *ctx, size_t bytes);
 
 /** Default segment (elements) for a reduction of @count elements of @t
- *  over @nw workers: TOPOCOLL_REDUCE_SEGSIZE, else HierKNEM Table 1 for
- *  Reduce (64 KiB up to 16 MiB, 1 MiB above) per worker, raised so that
- *  there are at most ~8 segments. */
+ *  over @nw workers: TOPOCOLL_REDUCE_SEGSIZE, else on one node the whole
+ *  vector (nothing to overlap), else HierKNEM Table 1 for Reduce (64 KiB
+ *  up to 16 MiB, 1 MiB above) per worker, raised so that there are at
+ *  most ~8 segments. */
 size_t tc_fold_segsize(const tc_ctx_t *ctx, const tc_rtype_t *t, size_t count, int nw);
 
 /** Scratch for folds: two accumulators of TC_FOLD_CHUNK, the context's
