@@ -35,6 +35,11 @@ typedef struct tc_config {
                                   the CICO slots at or below (bytes per process) */
     size_t allgather_cico_max; /* TOPOCOLL_ALLGATHER_CICO_MAX: same, per block */
     int allgather_alg;         /* TOPOCOLL_ALLGATHER_ALG: TC_AG_AUTO|LEADER|RING */
+    int tune;                  /* TOPOCOLL_TUNE=0|1: one-node Reduce/Allreduce/Allgather
+                                  choose CICO or single copy online above their
+                                  CICO_MAX, up to the slots' capacity (coll/tune) */
+    int tune_explore;          /* TOPOCOLL_TUNE_EXPLORE: every Nth call of a size
+                                  class re-tries the slower method */
     const char *leaders;       /* TOPOCOLL_LEADERS=auto|nic|first|numa|package (topo/nic
                                   parses it), NULL = auto */
     size_t multileader_min;    /* TOPOCOLL_MULTILEADER_MIN: under policy auto, Bcast and

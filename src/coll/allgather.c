@@ -66,6 +66,9 @@ int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->block = block;
     op->seq = ++ctx->seq;
     op->alg = tc_allgather_alg(ctx, block);
+    if (tc_tune_choose(&op->tune, ctx, TC_TUNE_ALLGATHER, block, ctx->cfg->allgather_cico_max,
+                       op->alg == TC_AG_USE_CICO, op->seq))
+        op->alg = TC_AG_USE_CICO;
     if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
     if (op->alg == TC_AG_USE_LEADER && m->lrank == m->leader_lrank && m->nnodes > 1) {
         int rc = node_types(ctx, block);
@@ -329,6 +332,7 @@ int tc_allgather_work(tc_allgather_t *op)
     switch (op->state) {
     case ST_START:
         if (s && !tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
+        tc_tune_start(&op->tune, op->ctx, op->seq);   /* before our post: see tune.h */
         if (s) {
             if (op->alg == TC_AG_USE_CICO) {
                 memcpy(tc_shm_cico(s, s->me, 0), op->in, op->block);
@@ -356,7 +360,9 @@ int tc_allgather_work(tc_allgather_t *op)
         op->state = ST_ACK;
         /* fall through */
     case ST_ACK:
-        if (s && op->alg != TC_AG_USE_CICO && !tc_shm_all_done(s, op->seq)) return TC_OP_PENDING;
+        if (s && (op->alg != TC_AG_USE_CICO || tc_tune_waits(&op->tune, op->ctx)) && !tc_shm_all_done(s, op->seq))
+            return TC_OP_PENDING;
+        tc_tune_end(&op->tune, op->ctx);
         op->state = ST_DONE;
         /* fall through */
     default:

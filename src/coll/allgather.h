@@ -30,6 +30,7 @@
 #define TC_COLL_ALLGATHER_H
 
 #include "ctx.h"
+#include "tune.h"
 
 #include <mpi.h>
 #include <stddef.h>
@@ -62,6 +63,7 @@ typedef struct tc_allgather {
     int left, right, lsame, rsame;
     size_t have, sent, sdone, rposted;
     MPI_Request *rreq, *sreq;
+    tc_tune_t tune;         /* CICO or single copy on one node (coll/tune) */
 } tc_allgather_t;
 
 /** Algorithm an Allgather of @block bytes per rank uses on ctx. */

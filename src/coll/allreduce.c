@@ -22,7 +22,8 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->may_block = may_block;
     op->seq = ++ctx->seq;
     op->multi = m->nnodes > 1;
-    op->cico = tc_fold_uses_cico(ctx, tc_span(t, count));
+    op->cico = tc_tune_choose(&op->tune, ctx, TC_TUNE_ALLREDUCE, tc_span(t, count), ctx->cfg->red_cico_max,
+                              tc_fold_uses_cico(ctx, tc_span(t, count)), op->seq);
     op->req = MPI_REQUEST_NULL;
     for (int w = 0; w < TC_ALLREDUCE_WINDOW; w++) op->rreq[w] = op->breq[w] = MPI_REQUEST_NULL;
     op->wid = -1;
@@ -226,6 +227,7 @@ int tc_allreduce_work(tc_allreduce_t *op)
             /* Our flags, slots and cookies may still be read for the
              * previous collective. */
             if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
+            tc_tune_start(&op->tune, op->ctx, op->seq);   /* before our post: see tune.h */
             if (op->cico) {
                 memcpy(tc_shm_cico(s, s->me, 0), op->in, tc_span(&op->t, op->count));
                 tc_fold_post(s, op->seq, 0, 0);
@@ -252,6 +254,7 @@ int tc_allreduce_work(tc_allreduce_t *op)
     case ST_ACK:
         /* Peers read our input, output or slots until they finish. */
         if (s && !tc_shm_all_done(s, op->seq)) return TC_OP_PENDING;
+        tc_tune_end(&op->tune, op->ctx);
         op->state = ST_DONE;
         /* fall through */
     default:

@@ -28,6 +28,7 @@
 #define TC_COLL_ALLREDUCE_H
 
 #include "fold.h"
+#include "tune.h"
 
 #define TC_ALLREDUCE_WINDOW 4
 
@@ -53,6 +54,7 @@ typedef struct tc_allreduce {
     MPI_Request req;       /* CICO path, leaders */
     int net_state;
     tc_fold_scratch_t f;
+    tc_tune_t tune;        /* CICO or single copy (coll/tune) */
 } tc_allreduce_t;
 
 /** Prepare.  @in may equal @out (MPI_IN_PLACE).  @may_block: called from

@@ -1,6 +1,7 @@
 /* coll/ctx -- see ctx.h. */
 #include "ctx.h"
 
+#include "tune.h"
 #include "../base/log.h"
 
 #include <stdlib.h>
@@ -10,6 +11,7 @@ static void ctx_destroy(tc_cattr_t *link)
 {
     tc_ctx_t *c = (tc_ctx_t *)link;
     if (c->nb_drain) c->nb_drain(c);   /* outstanding nonblocking operations complete first */
+    tc_tune_report(c);
     tc_shm_destroy(c->shm);
     free(c->scratch);
     tc_ctx_free_types(c);

@@ -26,7 +26,8 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     op->multi = m->nnodes > 1;
     op->first = op->multi ? m->leader_lrank : op->root_local;   /* the elected leader (topo/nic) */
     op->llroot = m->node_of[root];
-    op->cico = tc_fold_uses_cico(ctx, tc_span(t, count));
+    op->cico = tc_tune_choose(&op->tune, ctx, TC_TUNE_REDUCE, tc_span(t, count), ctx->cfg->red_cico_max,
+                              tc_fold_uses_cico(ctx, tc_span(t, count)), op->seq);
     op->wid = -1;
     for (int w = 0; w < TC_REDUCE_WINDOW; w++) op->rreq[w] = MPI_REQUEST_NULL;
     size_t span = tc_span(t, count);
@@ -258,6 +259,7 @@ int tc_reduce_work(tc_reduce_t *op)
     case ST_START:
         if (s) {
             if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
+            tc_tune_start(&op->tune, op->ctx, op->seq);   /* before our post: see tune.h */
             size_t span = tc_span(&op->t, op->count);
             if (op->cico) {
                 memcpy(tc_shm_cico(s, s->me, 0), op->in, span);
@@ -291,7 +293,9 @@ int tc_reduce_work(tc_reduce_t *op)
     case ST_ACK:
         /* Single copy: peers read our input (and write the root's buffer)
          * until they finish.  CICO: the next collective's start waits. */
-        if (s && !op->cico && !tc_shm_all_done(s, op->seq)) return TC_OP_PENDING;
+        if (s && (!op->cico || tc_tune_waits(&op->tune, op->ctx)) && !tc_shm_all_done(s, op->seq))
+            return TC_OP_PENDING;
+        tc_tune_end(&op->tune, op->ctx);
         op->state = ST_DONE;
         /* fall through */
     default:

@@ -32,6 +32,7 @@
 #define TC_COLL_REDUCE_H
 
 #include "fold.h"
+#include "tune.h"
 
 #define TC_REDUCE_WINDOW 4
 #define TC_REDUCE_SOLO_MAX (16u << 10)   /* one node, single copy: the root folds
@@ -59,6 +60,7 @@ typedef struct tc_reduce {
     MPI_Request rreq[TC_REDUCE_WINDOW];
     int llroot;            /* root's node = its rank in the leaders' comm */
     tc_fold_scratch_t f;
+    tc_tune_t tune;        /* CICO or single copy (coll/tune) */
 } tc_reduce_t;
 
 /** Prepare.  @out is the root's buffer (ignored elsewhere); @in == @out

@@ -24,6 +24,8 @@
 #define TC_CTL_PARTS 4              /* parts a producer publishes separately */
 #define TC_REGION_SLOTS 64          /* live regions per process */
 #define TC_REGION_MAX_IOV 16
+#define TC_TUNE_KINDS 3             /* collectives tuned online (coll/tune) */
+#define TC_TUNE_BUCKETS 8           /* size classes per collective */
 
 /*
  * One control line per local process; every field has a single writer,
@@ -53,6 +55,9 @@ typedef struct tc_ctl {
                                      0 before post_seq is published) */
     _Atomic uint64_t push_seq;    /* Allgather: collective whose block it has
                                      written into every local peer's buffer */
+    /* coll/tune, local rank 0's line only: the method chosen per
+     * (collective, size class), as (old | new << 1 | from_seq << 2) */
+    _Atomic uint64_t tune[TC_TUNE_KINDS * TC_TUNE_BUCKETS];
     int32_t pid;                  /* setup: the owner's pid (for CMA) */
     uint64_t probe_addr;          /* setup: address of the owner's probe word */
 } __attribute__((aligned(TC_CTL_ALIGN))) tc_ctl_t;

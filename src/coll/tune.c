@@ -1,0 +1,110 @@
+/* coll/tune -- see tune.h. */
+#include "tune.h"
+
+#include "../base/log.h"
+
+#include <time.h>
+
+#define TUNE_WARM 3          /* samples of each method before trusting the averages
+                                (the first one, cold, is dropped) */
+#define TUNE_ALPHA 0.25      /* weight of a new sample in the moving average */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Size class: ceil(log2(bytes)) - 13, so 8 KiB + 1 .. 16 KiB is class 1;
+ * the classes above TC_TUNE_BUCKETS - 1 share the last one. */
+static int bucket_of(size_t bytes)
+{
+    int lg = 0;
+    while (lg < 62 && ((size_t)1 << lg) < bytes) lg++;
+    int b = lg - 13;
+    return b < 0 ? 0 : b >= TC_TUNE_BUCKETS ? TC_TUNE_BUCKETS - 1 : b;
+}
+
+static _Atomic uint64_t *word_of(const tc_ctx_t *ctx, int kind, int bucket)
+{
+    return &ctx->shm->ctl[0].tune[kind * TC_TUNE_BUCKETS + bucket];
+}
+
+static int mode_at(uint64_t w, uint64_t seq)
+{
+    return seq >= (w >> 2) ? (int)((w >> 1) & 1) : (int)(w & 1);
+}
+
+int tc_tune_choose(tc_tune_t *tu, const tc_ctx_t *ctx, int kind, size_t bytes, size_t static_max, int static_cico,
+                   uint64_t seq)
+{
+    const tc_shm_t *s = ctx->shm;
+    size_t cap = (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot;
+    tu->kind = kind;
+    tu->bucket = -1;
+    tu->cico = static_cico;
+    tu->t0_ns = 0;
+    if (!ctx->cfg->tune || !s || !s->single_copy || !ctx->all_sc || ctx->map.nnodes != 1 || bytes <= static_max ||
+        bytes > cap)
+        return static_cico;
+    tu->bucket = bucket_of(bytes);
+    /* Relaxed: the word that decides @seq (written at the start of a call
+     * <= seq - 2 that this process has finished) is ordered before this
+     * read by that call's synchronisation (every tuned collective acquires
+     * the tuner's post, which follows its write); a newer word, or the one
+     * before it, gives the same method for @seq (see tune.h). */
+    uint64_t w = atomic_load_explicit(word_of(ctx, kind, tu->bucket), memory_order_relaxed);
+    tu->cico = mode_at(w, seq);
+    return tu->cico;
+}
+
+void tc_tune_start(tc_tune_t *tu, tc_ctx_t *ctx, uint64_t seq)
+{
+    if (!tc_tune_waits(tu, ctx)) return;
+    tu->t0_ns = now_ns();
+    __typeof__(ctx->tune[0][0]) *st = &ctx->tune[tu->kind][tu->bucket];
+    st->calls++;
+    int want;
+    if (st->n[1] < TUNE_WARM) want = 1;
+    else if (st->n[0] < TUNE_WARM) want = 0;
+    else {
+        int best = st->us[1] <= st->us[0];
+        want = st->calls % (unsigned)ctx->cfg->tune_explore == 0 ? !best : best;
+    }
+    _Atomic uint64_t *wp = word_of(ctx, tu->kind, tu->bucket);
+    uint64_t w = atomic_load_explicit(wp, memory_order_relaxed);   /* our own word */
+    if ((w >> 2) > seq) return;                  /* the last change is not in force yet */
+    int cur = (int)((w >> 1) & 1);               /* in force at seq */
+    if (want == cur) return;
+    /* Relaxed: published to the others by our post of this call (release),
+     * which every local process acquires before it completes (tune.h). */
+    atomic_store_explicit(wp, (uint64_t)cur | (uint64_t)want << 1 | (seq + 2) << 2, memory_order_relaxed);
+}
+
+void tc_tune_end(tc_tune_t *tu, tc_ctx_t *ctx)
+{
+    if (!tc_tune_waits(tu, ctx) || !tu->t0_ns) return;
+    double us = (double)(now_ns() - tu->t0_ns) / 1e3;
+    __typeof__(ctx->tune[0][0]) *st = &ctx->tune[tu->kind][tu->bucket];
+    int m = tu->cico;
+    tu->t0_ns = 0;
+    if (st->n[m]++ == 0) return;                 /* the first call of a method is cold */
+    if (st->n[m] == 2) { st->us[m] = us; return; }
+    /* a preempted call (oversubscription) counts as 4x the average at most */
+    if (us > 4 * st->us[m]) us = 4 * st->us[m];
+    st->us[m] += TUNE_ALPHA * (us - st->us[m]);
+}
+
+void tc_tune_report(const tc_ctx_t *ctx)
+{
+    static const char *const kind[TC_TUNE_KINDS] = { "reduce", "allreduce", "allgather" };
+    if (!ctx->shm || ctx->shm->me != 0 || ctx->cfg->verbose < 1) return;
+    for (int k = 0; k < TC_TUNE_KINDS; k++)
+        for (int b = 0; b < TC_TUNE_BUCKETS; b++) {
+            const __typeof__(ctx->tune[0][0]) *st = &ctx->tune[k][b];
+            if (!st->calls) continue;
+            tc_debug(ctx->cfg, 1, "tune: %s up to %zu KiB: %u calls; single copy %.1f us (%u), CICO %.1f us (%u)",
+                     kind[k], ((size_t)1 << (b + 13)) >> 10, st->calls, st->us[0], st->n[0], st->us[1], st->n[1]);
+        }
+}
