@@ -29,6 +29,7 @@
 #include "coll/bcast.h"
 #include "coll/ctx.h"
 #include "coll/reduce.h"
+#include "coll/tune.h"
 #include "hier/hier.h"
 #include "nbc/model.h"
 #include "nbc/nbc.h"
@@ -54,6 +55,8 @@ static void bcast_method(const tc_ctx_t *c, size_t b)
     printf("\n");
 }
 
+#define TUNED "CICO or single copy, chosen online per size class (coll/tune; TOPOCOLL_TUNE=0: static)"
+
 static void reduce_methods(const tc_ctx_t *c, size_t b)
 {
     tc_rtype_t t;
@@ -61,7 +64,9 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
     size_t n = b / sizeof(double);
     const tc_nodemap_t *m = &c->map;
     if (n == 0) { printf("    reduce     (under one double)\n"); return; }
-    if (tc_fold_uses_cico(c, b))
+    int tuned = tc_tune_range(c, b, c->cfg->red_cico_max);
+    if (tuned) printf("    reduce     %s\n", TUNED);
+    else if (tc_fold_uses_cico(c, b))
         printf("    reduce     CICO: %s\n", m->nnodes == 1 ? "every process folds a slice out of the slots, the root copies them"
                                                         : "leaders fold their node, PMPI_Reduce between leaders");
     else if (!c->all_sc)
@@ -73,7 +78,8 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
         printf("    reduce     HierKNEM Alg. 2: %d worker(s) per node fold by single copy into the leader's buffer, "
                "leaders reduce %zu B segments over MPI\n", m->lsize > 1 ? m->lsize - 1 : 1,
                tc_fold_segsize(c, &t, n, 1) * t.extent);
-    if (tc_fold_uses_cico(c, b))
+    if (tuned) printf("    allreduce  %s\n", TUNED);
+    else if (tc_fold_uses_cico(c, b))
         printf("    allreduce  CICO: %s\n", m->nnodes == 1 ? "reduce-scatter and allgather through the slots"
                                                         : "leaders fold their node, reduce + bcast between leaders");
     else if (!c->all_sc)
@@ -88,7 +94,8 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
 static void allgather_method(const tc_ctx_t *c, size_t b)
 {
     int alg = tc_allgather_alg(c, b);
-    if (alg != TC_AG_USE_CICO && !c->all_sc) printf("    allgather  native MPI (no single copy)\n");
+    if (tc_tune_range(c, b, c->cfg->allgather_cico_max)) printf("    allgather  %s\n", TUNED);
+    else if (alg != TC_AG_USE_CICO && !c->all_sc) printf("    allgather  native MPI (no single copy)\n");
     else printf("    allgather  %s%s\n", tc_allgather_alg_name(alg),
                 alg == TC_AG_USE_LEADER && tc_ctx_relays(c, b * (size_t)(c->map.size - c->map.lsize), c->all_sc)
                     ? (c->map.policy == TC_LEAD_NUMA ? ", per-NUMA-node relays" : ", per-package relays") : "");

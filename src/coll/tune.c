@@ -36,18 +36,22 @@ static int mode_at(uint64_t w, uint64_t seq)
     return seq >= (w >> 2) ? (int)((w >> 1) & 1) : (int)(w & 1);
 }
 
-int tc_tune_choose(tc_tune_t *tu, const tc_ctx_t *ctx, int kind, size_t bytes, size_t static_max, int static_cico,
-                   uint64_t seq)
+int tc_tune_range(const tc_ctx_t *ctx, size_t bytes, size_t static_max)
 {
     const tc_shm_t *s = ctx->shm;
     size_t cap = (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot;
+    return ctx->cfg->tune && s && s->single_copy && ctx->all_sc && ctx->map.nnodes == 1 && bytes > static_max &&
+           bytes <= cap;
+}
+
+int tc_tune_choose(tc_tune_t *tu, const tc_ctx_t *ctx, int kind, size_t bytes, size_t static_max, int static_cico,
+                   uint64_t seq)
+{
     tu->kind = kind;
     tu->bucket = -1;
     tu->cico = static_cico;
     tu->t0_ns = 0;
-    if (!ctx->cfg->tune || !s || !s->single_copy || !ctx->all_sc || ctx->map.nnodes != 1 || bytes <= static_max ||
-        bytes > cap)
-        return static_cico;
+    if (!tc_tune_range(ctx, bytes, static_max)) return static_cico;
     tu->bucket = bucket_of(bytes);
     /* Relaxed: the word that decides @seq (written at the start of a call
      * <= seq - 2 that this process has finished) is ordered before this

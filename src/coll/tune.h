@@ -49,6 +49,11 @@ typedef struct tc_tune {
     uint64_t t0_ns;    /* tuner: when the call started */
 } tc_tune_t;
 
+/** 1 if calls moving @bytes per process (per block for Allgather) on
+ *  @ctx are tuned online: TOPOCOLL_TUNE=1, one node, single copy working
+ *  everywhere, @static_max < @bytes <= the CICO slots' capacity. */
+int tc_tune_range(const tc_ctx_t *ctx, size_t bytes, size_t static_max);
+
 /**
  * The method of the call with sequence @seq of collective @kind moving
  * @bytes per process (per block for Allgather), on @ctx.  @static_cico is
