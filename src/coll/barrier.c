@@ -5,12 +5,17 @@
 
 enum { ST_ARRIVE = 0, ST_GATHER, ST_NETWORK, ST_RELEASE, ST_DONE };
 
+/* A process's arrive_seq once it signalled round @k of barrier @seq
+ * (k <= 32 rounds: up to 2^32 local processes). */
+#define ARRIVE(seq, k) ((uint64_t)(seq) * 64u + (uint64_t)(k) + 1u)
+
 void tc_barrier_init(tc_barrier_t *op, tc_ctx_t *ctx, int may_block)
 {
     op->may_block = may_block;
     op->ctx = ctx;
     op->seq = ++ctx->seq;
     op->state = ST_ARRIVE;
+    op->round = 0;
     op->req = MPI_REQUEST_NULL;
 }
 
@@ -24,20 +29,30 @@ int tc_barrier_work(tc_barrier_t *op)
     switch (op->state) {
     case ST_ARRIVE:
         /* Release: everything this process did before the barrier
-         * happens-before what the others do after it. */
-        if (s) atomic_store_explicit(&s->ctl[s->me].arrive_seq, op->seq, memory_order_release);
-        op->state = leader ? ST_GATHER : ST_RELEASE;
+         * happens-before what the others do after it (round 0's signal). */
+        if (s) atomic_store_explicit(&s->ctl[s->me].arrive_seq, ARRIVE(op->seq, 0), memory_order_release);
+        op->state = ST_GATHER;
         /* fall through */
     case ST_GATHER:
-        if (leader && s) {
-            for (int i = 0; i < s->nlocal; i++)   /* acquire: pairs with their arrival */
-                if (i != L && atomic_load_explicit(&s->ctl[i].arrive_seq, memory_order_acquire) < op->seq)
-                    return TC_OP_PENDING;
+        /* Dissemination: round k's signal is ARRIVE(seq, k), stored once
+         * round k-1's partner was seen; flags only grow, so a partner
+         * already further along also satisfies the test. */
+        for (; s && (1 << op->round) < s->nlocal; op->round++) {
+            int from = (s->me - (1 << op->round) + s->nlocal) % s->nlocal;
+            /* Acquire: pairs with the partner's release; with the chain of
+             * rounds, every local arrival happens-before our exit. */
+            if (atomic_load_explicit(&s->ctl[from].arrive_seq, memory_order_acquire) < ARRIVE(op->seq, op->round))
+                return TC_OP_PENDING;
+            atomic_store_explicit(&s->ctl[s->me].arrive_seq, ARRIVE(op->seq, op->round + 1), memory_order_release);
         }
-        if (leader && c->map.nnodes > 1 && op->may_block) {
+        if (!leader) {   /* one node: done; several: the leader's release */
+            op->state = ST_RELEASE;
+            goto release;
+        }
+        if (c->map.nnodes > 1 && op->may_block) {
             if ((rc = PMPI_Barrier(c->llcomm)) != MPI_SUCCESS) return rc;
             op->state = ST_RELEASE;
-        } else if (leader && c->map.nnodes > 1) {
+        } else if (c->map.nnodes > 1) {
             op->state = ST_NETWORK;
             if ((rc = PMPI_Ibarrier(c->llcomm, &op->req)) != MPI_SUCCESS) return rc;
         } else {
@@ -52,7 +67,8 @@ int tc_barrier_work(tc_barrier_t *op)
         }
         /* fall through */
     case ST_RELEASE:
-        if (s) {
+    release:
+        if (s && c->map.nnodes > 1) {
             if (leader) {
                 /* Release: every arrival we acquired (and the other nodes',
                  * ordered by the leaders' barrier) before our release. */
@@ -60,8 +76,8 @@ int tc_barrier_work(tc_barrier_t *op)
             } else if (atomic_load_explicit(&s->ctl[L].release_seq, memory_order_acquire) < op->seq) {
                 return TC_OP_PENDING;
             }
-            tc_shm_finish(s, op->seq);
         }
+        if (s) tc_shm_finish(s, op->seq);
         op->state = ST_DONE;
         /* fall through */
     default:
