@@ -14,6 +14,7 @@ static void ctx_destroy(tc_cattr_t *link)
     tc_tune_report(c);
     tc_shm_destroy(c->shm);
     free(c->scratch);
+    free(c->nodebuf);
     tc_ctx_free_types(c);
     tc_nodemap_free(&c->map);
     if (c->llcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->llcomm);
@@ -33,6 +34,18 @@ void tc_ctx_free_types(tc_ctx_t *c)
     free(c->ag_types);
     c->ag_types = NULL;
     c->ag_block = 0;
+}
+
+char *tc_ctx_nodebuf(tc_ctx_t *c, size_t bytes)
+{
+    if (bytes == 0) bytes = 1;
+    if (c->nodebuf_size < bytes) {
+        free(c->nodebuf);
+        c->nodebuf_size = 0;
+        if (!(c->nodebuf = malloc(bytes))) return NULL;
+        c->nodebuf_size = bytes;
+    }
+    return c->nodebuf;
 }
 
 int tc_ctx_slices(tc_ctx_t *c)
