@@ -41,10 +41,12 @@
 #include <string.h>
 
 #define LINE 512
+#define TUNED "CICO or single copy, chosen online per size class (coll/tune; TOPOCOLL_TUNE=0: static)"
 
 static void bcast_method(const tc_ctx_t *c, size_t b)
 {
     int sc = tc_bcast_uses_single_copy(c, b);
+    if (tc_tune_range(c, b, c->cfg->bcast_cico_max)) { printf("    bcast      %s\n", TUNED); return; }
     printf("    bcast      %s", !sc ? "CICO (shared segment)"
            : c->map.nnodes == 1 && b >= c->cfg->bcast_share_min ? "single copy, root writes 1/n of each receiver"
            : "single copy");
@@ -54,8 +56,6 @@ static void bcast_method(const tc_ctx_t *c, size_t b)
     if (tc_ctx_relays(c, b, sc)) printf(", per-%s relays", c->map.policy == TC_LEAD_NUMA ? "NUMA-node" : "package");
     printf("\n");
 }
-
-#define TUNED "CICO or single copy, chosen online per size class (coll/tune; TOPOCOLL_TUNE=0: static)"
 
 static void reduce_methods(const tc_ctx_t *c, size_t b)
 {

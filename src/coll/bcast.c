@@ -70,6 +70,7 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
     op->root = root;
     op->seq = ++ctx->seq;
     op->sc = tc_bcast_uses_single_copy(ctx, bytes);
+    op->sc = !tc_tune_choose(&op->tune, ctx, TC_TUNE_BCAST, bytes, ctx->cfg->bcast_cico_max, !op->sc, op->seq);
     op->relays = tc_ctx_relays(ctx, bytes, op->sc);
     op->nparts = tc_bcast_rails(ctx, bytes);
     op->state = ST_START;
@@ -292,6 +293,14 @@ int tc_bcast_work(tc_bcast_t *op)
 
     switch (op->state) {
     case ST_START:
+        if (tc_tune_waits(&op->tune, op->ctx) && !op->tune.t0_ns) {
+            /* The tuner: its choice word may change only once every local
+             * process has finished the previous call (coll/tune). */
+            if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
+            tc_tune_start(&op->tune, op->ctx, op->seq);
+            /* Release: the word before the start every process acquires. */
+            atomic_store_explicit(&s->ctl[0].tune_seq, op->seq, memory_order_release);
+        }
         if (op->am_source && s) {
             /* Our ready words and CICO slots may still be read by a process
              * that has not finished the previous collective. */
@@ -337,6 +346,10 @@ int tc_bcast_work(tc_bcast_t *op)
         /* Acquire: pairs with the producer's release after its write. */
         if (op->share && !producer && atomic_load_explicit(&s->inbox[s->me].share_seq, memory_order_acquire) != op->seq)
             pending = 1;
+        /* A tuned call: the tuner's start (and its choice word) before our
+         * completion (coll/tune). */
+        if (op->tune.bucket >= 0 && atomic_load_explicit(&s->ctl[0].tune_seq, memory_order_acquire) < op->seq)
+            pending = 1;
         if (pending) return TC_OP_PENDING;
         if (s) tc_shm_finish(s, op->seq);
         op->state = ST_ACK;
@@ -344,7 +357,9 @@ int tc_bcast_work(tc_bcast_t *op)
         /* fall through */
     case ST_ACK:
         /* A single-copy source's buffer is read by the others until they ack. */
-        if (op->am_source && op->sc && !tc_shm_all_done(s, op->seq)) return TC_OP_PENDING;
+        if (((op->am_source && op->sc) || tc_tune_waits(&op->tune, op->ctx)) && !tc_shm_all_done(s, op->seq))
+            return TC_OP_PENDING;
+        tc_tune_end(&op->tune, op->ctx);
         op->state = ST_DONE;
         /* fall through */
     default:

@@ -34,6 +34,7 @@
 #define TC_COLL_BCAST_H
 
 #include "ctx.h"
+#include "tune.h"
 #include "../xfer/shmseg.h"
 
 #include <mpi.h>
@@ -83,6 +84,7 @@ typedef struct tc_bcast {
                               that the root writes (0: receivers read all) */
     int share_next;        /* producer: next local rank to serve */
     uint64_t recv_cookie;  /* non-producer: its buffer, writable, when share > 0 */
+    tc_tune_t tune;        /* one node: CICO or single copy (coll/tune) */
 } tc_bcast_t;
 
 /** Rails a broadcast of @bytes uses: several when the nodes have a leader

@@ -102,7 +102,7 @@ void tc_tune_end(tc_tune_t *tu, tc_ctx_t *ctx)
 
 void tc_tune_report(const tc_ctx_t *ctx)
 {
-    static const char *const kind[TC_TUNE_KINDS] = { "reduce", "allreduce", "allgather" };
+    static const char *const kind[TC_TUNE_KINDS] = { "reduce", "allreduce", "allgather", "bcast" };
     if (!ctx->shm || ctx->shm->me != 0 || ctx->cfg->verbose < 1) return;
     for (int k = 0; k < TC_TUNE_KINDS; k++)
         for (int b = 0; b < TC_TUNE_BUCKETS; b++) {

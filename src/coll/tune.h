@@ -25,6 +25,13 @@
  * (its from_seq <= L).  Every process therefore derives the same method
  * for every call, whatever the timing of its reads.
  *
+ * The last step of that argument, that a process which finished call L
+ * has seen the word written at L's start, holds because every process of
+ * a tuned Reduce, Allreduce or Allgather acquires the tuner's post of L
+ * before completing.  A Bcast's receivers synchronise with its source
+ * only, so in a tuned Bcast the tuner publishes tune_seq = L (release)
+ * after its write, and every process acquires it before completing.
+ *
  * Only on one node (several nodes: the methods differ in their inter-node
  * part too), with single copy working, and TOPOCOLL_TUNE=1 (default).
  *
@@ -39,7 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { TC_TUNE_REDUCE = 0, TC_TUNE_ALLREDUCE, TC_TUNE_ALLGATHER };
+enum { TC_TUNE_REDUCE = 0, TC_TUNE_ALLREDUCE, TC_TUNE_ALLGATHER, TC_TUNE_BCAST };
 
 /* One call's part in the tuning (kept in the collective's op). */
 typedef struct tc_tune {

@@ -24,7 +24,7 @@
 #define TC_CTL_PARTS 4              /* parts a producer publishes separately */
 #define TC_REGION_SLOTS 64          /* live regions per process */
 #define TC_REGION_MAX_IOV 16
-#define TC_TUNE_KINDS 3             /* collectives tuned online (coll/tune) */
+#define TC_TUNE_KINDS 4             /* collectives tuned online (coll/tune) */
 #define TC_TUNE_BUCKETS 8           /* size classes per collective */
 
 /*
@@ -58,6 +58,8 @@ typedef struct tc_ctl {
     /* coll/tune, local rank 0's line only: the method chosen per
      * (collective, size class), as (old | new << 1 | from_seq << 2) */
     _Atomic uint64_t tune[TC_TUNE_KINDS * TC_TUNE_BUCKETS];
+    _Atomic uint64_t tune_seq;    /* coll/tune, local rank 0: the tuned Bcast it
+                                     has started (its choice word is written) */
     int32_t pid;                  /* setup: the owner's pid (for CMA) */
     uint64_t probe_addr;          /* setup: address of the owner's probe word */
 } __attribute__((aligned(TC_CTL_ALIGN))) tc_ctl_t;
