@@ -46,7 +46,7 @@
 static void bcast_method(const tc_ctx_t *c, size_t b)
 {
     int sc = tc_bcast_uses_single_copy(c, b);
-    if (tc_tune_range(c, b, c->cfg->bcast_cico_max)) { printf("    bcast      %s\n", TUNED); return; }
+    if (tc_tune_range(c, TC_TUNE_BCAST, b)) { printf("    bcast      %s\n", TUNED); return; }
     printf("    bcast      %s", !sc ? "CICO (shared segment)"
            : c->map.nnodes == 1 && b >= c->cfg->bcast_share_min ? "single copy, root writes 1/n of each receiver"
            : "single copy");
@@ -64,7 +64,7 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
     size_t n = b / sizeof(double);
     const tc_nodemap_t *m = &c->map;
     if (n == 0) { printf("    reduce     (under one double)\n"); return; }
-    int tuned = tc_tune_range(c, b, c->cfg->red_cico_max);
+    int tuned = tc_tune_range(c, TC_TUNE_REDUCE, b);
     if (tuned) printf("    reduce     %s\n", TUNED);
     else if (tc_fold_uses_cico(c, b))
         printf("    reduce     CICO: %s\n", m->nnodes == 1 ? "every process folds a slice out of the slots, the root copies them"
@@ -94,7 +94,7 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
 static void allgather_method(const tc_ctx_t *c, size_t b)
 {
     int alg = tc_allgather_alg(c, b);
-    if (tc_tune_range(c, b, c->cfg->allgather_cico_max)) printf("    allgather  %s\n", TUNED);
+    if (tc_tune_range(c, TC_TUNE_ALLGATHER, b)) printf("    allgather  %s\n", TUNED);
     else if (alg != TC_AG_USE_CICO && !c->all_sc) printf("    allgather  native MPI (no single copy)\n");
     else printf("    allgather  %s%s\n", tc_allgather_alg_name(alg),
                 alg == TC_AG_USE_LEADER && tc_ctx_relays(c, b * (size_t)(c->map.size - c->map.lsize), c->all_sc)

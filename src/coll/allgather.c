@@ -66,8 +66,7 @@ int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->block = block;
     op->seq = ++ctx->seq;
     op->alg = tc_allgather_alg(ctx, block);
-    if (tc_tune_choose(&op->tune, ctx, TC_TUNE_ALLGATHER, block, ctx->cfg->allgather_cico_max,
-                       op->alg == TC_AG_USE_CICO, op->seq))
+    if (tc_tune_choose(&op->tune, ctx, TC_TUNE_ALLGATHER, block, op->alg == TC_AG_USE_CICO, op->seq))
         op->alg = TC_AG_USE_CICO;
     if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
     if (op->alg == TC_AG_USE_LEADER && m->lrank == m->leader_lrank && m->nnodes > 1) {

@@ -22,7 +22,7 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->may_block = may_block;
     op->seq = ++ctx->seq;
     op->multi = m->nnodes > 1;
-    op->cico = tc_tune_choose(&op->tune, ctx, TC_TUNE_ALLREDUCE, tc_span(t, count), ctx->cfg->red_cico_max,
+    op->cico = tc_tune_choose(&op->tune, ctx, TC_TUNE_ALLREDUCE, tc_span(t, count),
                               tc_fold_uses_cico(ctx, tc_span(t, count)), op->seq);
     op->req = MPI_REQUEST_NULL;
     for (int w = 0; w < TC_ALLREDUCE_WINDOW; w++) op->rreq[w] = op->breq[w] = MPI_REQUEST_NULL;

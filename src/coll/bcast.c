@@ -70,7 +70,7 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
     op->root = root;
     op->seq = ++ctx->seq;
     op->sc = tc_bcast_uses_single_copy(ctx, bytes);
-    op->sc = !tc_tune_choose(&op->tune, ctx, TC_TUNE_BCAST, bytes, ctx->cfg->bcast_cico_max, !op->sc, op->seq);
+    op->sc = !tc_tune_choose(&op->tune, ctx, TC_TUNE_BCAST, bytes, !op->sc, op->seq);
     op->relays = tc_ctx_relays(ctx, bytes, op->sc);
     op->nparts = tc_bcast_rails(ctx, bytes);
     op->state = ST_START;

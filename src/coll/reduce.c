@@ -26,7 +26,7 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     op->multi = m->nnodes > 1;
     op->first = op->multi ? m->leader_lrank : op->root_local;   /* the elected leader (topo/nic) */
     op->llroot = m->node_of[root];
-    op->cico = tc_tune_choose(&op->tune, ctx, TC_TUNE_REDUCE, tc_span(t, count), ctx->cfg->red_cico_max,
+    op->cico = tc_tune_choose(&op->tune, ctx, TC_TUNE_REDUCE, tc_span(t, count),
                               tc_fold_uses_cico(ctx, tc_span(t, count)), op->seq);
     op->wid = -1;
     for (int w = 0; w < TC_REDUCE_WINDOW; w++) op->rreq[w] = MPI_REQUEST_NULL;

@@ -3,10 +3,12 @@
 
 #include "../base/log.h"
 
+#include <stdint.h>
 #include <time.h>
 
-#define TUNE_WARM 3          /* samples of each method before trusting the averages
-                                (the first one, cold, is dropped) */
+#define TUNE_WARM 4          /* samples of each method before trusting the averages
+                                (the first one, cold, is dropped; the best of
+                                the others starts the average) */
 #define TUNE_ALPHA 0.25      /* weight of a new sample in the moving average */
 
 static uint64_t now_ns(void)
@@ -36,22 +38,26 @@ static int mode_at(uint64_t w, uint64_t seq)
     return seq >= (w >> 2) ? (int)((w >> 1) & 1) : (int)(w & 1);
 }
 
-int tc_tune_range(const tc_ctx_t *ctx, size_t bytes, size_t static_max)
+int tc_tune_range(const tc_ctx_t *ctx, int kind, size_t bytes)
 {
     const tc_shm_t *s = ctx->shm;
-    size_t cap = (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot;
-    return ctx->cfg->tune && s && s->single_copy && ctx->all_sc && ctx->map.nnodes == 1 && bytes > static_max &&
-           bytes <= cap;
+    const tc_config_t *cfg = ctx->cfg;
+    size_t cap = (size_t)cfg->cico_slots * cfg->cico_slot, lo;
+    switch (kind) {
+    case TC_TUNE_BCAST: lo = cfg->bcast_cico_max; cap = SIZE_MAX; break;
+    case TC_TUNE_ALLGATHER: lo = cfg->allgather_cico_max; break;
+    default: lo = cfg->red_cico_max; break;
+    }
+    return cfg->tune && s && s->single_copy && ctx->all_sc && ctx->map.nnodes == 1 && bytes > lo && bytes <= cap;
 }
 
-int tc_tune_choose(tc_tune_t *tu, const tc_ctx_t *ctx, int kind, size_t bytes, size_t static_max, int static_cico,
-                   uint64_t seq)
+int tc_tune_choose(tc_tune_t *tu, const tc_ctx_t *ctx, int kind, size_t bytes, int static_cico, uint64_t seq)
 {
     tu->kind = kind;
     tu->bucket = -1;
     tu->cico = static_cico;
     tu->t0_ns = 0;
-    if (!tc_tune_range(ctx, bytes, static_max)) return static_cico;
+    if (!tc_tune_range(ctx, kind, bytes)) return static_cico;
     tu->bucket = bucket_of(bytes);
     /* Relaxed: the word that decides @seq (written at the start of a call
      * <= seq - 2 that this process has finished) is ordered before this
@@ -94,7 +100,10 @@ void tc_tune_end(tc_tune_t *tu, tc_ctx_t *ctx)
     int m = tu->cico;
     tu->t0_ns = 0;
     if (st->n[m]++ == 0) return;                 /* the first call of a method is cold */
-    if (st->n[m] == 2) { st->us[m] = us; return; }
+    /* Warm-up: the best of the first samples (one slow call, preempted or
+     * faulting, must not decide a size class that sees few calls). */
+    if (st->n[m] == 2 || (st->n[m] <= TUNE_WARM && us < st->us[m])) { st->us[m] = us; return; }
+    if (st->n[m] <= TUNE_WARM) return;
     /* a preempted call (oversubscription) counts as 4x the average at most */
     if (us > 4 * st->us[m]) us = 4 * st->us[m];
     st->us[m] += TUNE_ALPHA * (us - st->us[m]);
@@ -108,7 +117,9 @@ void tc_tune_report(const tc_ctx_t *ctx)
         for (int b = 0; b < TC_TUNE_BUCKETS; b++) {
             const __typeof__(ctx->tune[0][0]) *st = &ctx->tune[k][b];
             if (!st->calls) continue;
-            tc_debug(ctx->cfg, 1, "tune: %s up to %zu KiB: %u calls; single copy %.1f us (%u), CICO %.1f us (%u)",
-                     kind[k], ((size_t)1 << (b + 13)) >> 10, st->calls, st->us[0], st->n[0], st->us[1], st->n[1]);
+            tc_debug(ctx->cfg, 1, "tune: %s %s %zu KiB: %u calls; single copy %.1f us (%u), CICO %.1f us (%u)",
+                     kind[k], b == TC_TUNE_BUCKETS - 1 ? "above" : "up to",
+                     ((size_t)1 << (b + 13 - (b == TC_TUNE_BUCKETS - 1))) >> 10, st->calls, st->us[0], st->n[0],
+                     st->us[1], st->n[1]);
         }
 }

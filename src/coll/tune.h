@@ -56,21 +56,23 @@ typedef struct tc_tune {
     uint64_t t0_ns;    /* tuner: when the call started */
 } tc_tune_t;
 
-/** 1 if calls moving @bytes per process (per block for Allgather) on
- *  @ctx are tuned online: TOPOCOLL_TUNE=1, one node, single copy working
- *  everywhere, @static_max < @bytes <= the CICO slots' capacity. */
-int tc_tune_range(const tc_ctx_t *ctx, size_t bytes, size_t static_max);
+/** 1 if calls of collective @kind moving @bytes per process (per block
+ *  for Allgather) on @ctx are tuned online: TOPOCOLL_TUNE=1, one node,
+ *  single copy working everywhere, @bytes above the kind's
+ *  TOPOCOLL_*_CICO_MAX and, for Reduce, Allreduce and Allgather (whose
+ *  CICO paths hold the whole message in the slots), at most the slots'
+ *  capacity; Bcast's CICO path is pipelined through the slots: any size. */
+int tc_tune_range(const tc_ctx_t *ctx, int kind, size_t bytes);
 
 /**
  * The method of the call with sequence @seq of collective @kind moving
  * @bytes per process (per block for Allgather), on @ctx.  @static_cico is
  * the static choice (thresholds), used outside the tuned range
- * ((@static_max, slots' capacity]) and when tuning is off.  Fills @tu.
+ * (tc_tune_range) and when tuning is off.  Fills @tu.
  * Local (reads the tuner's word); every local process gets the same
  * answer for the same @seq.  Returns @tu->cico.
  */
-int tc_tune_choose(tc_tune_t *tu, const tc_ctx_t *ctx, int kind, size_t bytes, size_t static_max, int static_cico,
-                   uint64_t seq);
+int tc_tune_choose(tc_tune_t *tu, const tc_ctx_t *ctx, int kind, size_t bytes, int static_cico, uint64_t seq);
 
 /** At the start of call @seq, once every local process has finished
  *  @seq - 1 (the collectives' ST_START): the tuner stamps the start time

@@ -25,7 +25,7 @@
 #define TC_REGION_SLOTS 64          /* live regions per process */
 #define TC_REGION_MAX_IOV 16
 #define TC_TUNE_KINDS 4             /* collectives tuned online (coll/tune) */
-#define TC_TUNE_BUCKETS 8           /* size classes per collective */
+#define TC_TUNE_BUCKETS 12          /* size classes per collective (8 KiB-16 MiB) */
 
 /*
  * One control line per local process; every field has a single writer,
