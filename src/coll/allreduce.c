@@ -24,6 +24,22 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->multi = m->nnodes > 1;
     op->cico = tc_tune_choose(&op->tune, ctx, TC_TUNE_ALLREDUCE, tc_span(t, count),
                               tc_fold_uses_cico(ctx, tc_span(t, count)), op->seq);
+    if (op->cico && tc_allreduce_piped(ctx, tc_span(t, count))) {
+        int nl = m->lsize;
+        op->lane = tc_shm_lane_bytes(ctx->shm);
+        op->ce = op->lane / t->extent;
+        if (op->ce == 0) {
+            /* elements larger than a lane slot (the same on every process) */
+            op->cico = op->tune.cico = 0;
+        } else {
+            op->pipe = 1;
+            op->sent = calloc(2 * (size_t)nl, sizeof(size_t));
+            op->base = calloc(3 * (size_t)nl, sizeof(uint64_t));
+            if (!op->sent || !op->base) return MPI_ERR_NO_MEM;
+            op->got = op->sent + nl;
+            return MPI_SUCCESS;
+        }
+    }
     op->req = MPI_REQUEST_NULL;
     for (int w = 0; w < TC_ALLREDUCE_WINDOW; w++) op->rreq[w] = op->breq[w] = MPI_REQUEST_NULL;
     op->wid = -1;
@@ -110,6 +126,113 @@ static int cico_work(tc_allreduce_t *op)
     if (atomic_load_explicit(&s->ctl[L].prog, memory_order_acquire) < 1) return TC_OP_PENDING;
     memcpy(op->out, tc_shm_cico(s, L, 0), span);
     s->bytes_cico += span;
+    return MPI_SUCCESS;
+}
+
+/* ---- one node, pipelined copy-in/copy-out through the lanes ------------------ */
+
+int tc_allreduce_piped(const tc_ctx_t *ctx, size_t bytes)
+{
+    const tc_shm_t *s = ctx->shm;
+    return s && ctx->map.nnodes == 1 && bytes > (size_t)s->cico_slots * s->cico_slot && tc_shm_lane_bytes(s) >= 4096;
+}
+
+/* Chunk @c of piece @j: first element and count. */
+static size_t pipe_chunk(const tc_allreduce_t *op, const tc_part_t *p, int j, size_t c, size_t *k)
+{
+    size_t first, n;
+    tc_part_piece(p, 0, j, &first, &n);
+    size_t a = first + c * op->ce;
+    *k = first + n - a < op->ce ? first + n - a : op->ce;
+    return a;
+}
+
+static size_t pipe_chunks(const tc_allreduce_t *op, const tc_part_t *p, int j)
+{
+    size_t first, n;
+    tc_part_piece(p, 0, j, &first, &n);
+    return (n + op->ce - 1) / op->ce;
+}
+
+static int pipe_work(tc_allreduce_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const int nl = s->nlocal, me = s->me;
+    const size_t ext = op->t.extent;
+    tc_part_t p;
+    tc_part_init(&p, op->count, op->count, nl);   /* one segment, piece j owned by local rank j */
+    if (!op->posted) {
+        if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
+        op->posted = 1;
+    }
+    int progress = 1, rc;
+    size_t k;
+    while (progress) {
+        progress = 0;
+        /* Copy-in: chunk after chunk of piece j of our input into our lane to j. */
+        for (int d = 1; d < nl; d++) {
+            int j = (me + d) % nl;
+            for (size_t K = pipe_chunks(op, &p, j); op->sent[j] < K; op->sent[j]++) {
+                uint64_t item = op->base[j] + op->sent[j];
+                /* Acquire: j is done with the item two before, in this slot. */
+                if (item - atomic_load_explicit(tc_shm_lane_got(s, j, me), memory_order_acquire) >= 2) break;
+                size_t a = pipe_chunk(op, &p, j, op->sent[j], &k);
+                memcpy(tc_shm_lane_slot(s, me, j, item), op->in + a * ext, k * ext);
+                /* Release: the chunk before the count. */
+                atomic_store_explicit(tc_shm_lane_sent(s, me, j), item + 1, memory_order_release);
+                progress = 1;
+            }
+        }
+        /* Fold: chunk red of our piece once every process's copy of it has
+         * landed and every reader is done with our broadcast slot. */
+        for (size_t K = pipe_chunks(op, &p, me); op->red < K; op->red++) {
+            uint64_t bitem = op->base[me] + op->red;
+            int ready = 1;
+            for (int i = 0; i < nl && ready; i++) {
+                if (i == me) continue;
+                /* Acquire: the reader's copy-out two items back; the producer's chunk. */
+                ready = bitem - atomic_load_explicit(tc_shm_lane_bgot(s, i, me), memory_order_acquire) < 2 &&
+                        atomic_load_explicit(tc_shm_lane_sent(s, i, me), memory_order_acquire) >
+                            op->base[nl + i] + op->red;
+            }
+            if (!ready) break;
+            size_t a = pipe_chunk(op, &p, me, op->red, &k);
+            char *acc = tc_shm_lane_slot(s, me, me, bitem);
+            /* canonical order: x_0 op (x_1 op (... op x_{nl-1})) */
+#define X(r) ((r) == me ? op->in + a * ext : tc_shm_lane_slot(s, (r), me, op->base[nl + (r)] + op->red))
+            memcpy(acc, X(nl - 1), k * ext);
+            for (int r = nl - 2; r >= 0; r--)
+                if ((rc = tc_op_apply(&op->t, X(r), acc, k)) != MPI_SUCCESS) return rc;
+#undef X
+            memcpy(op->out + a * ext, acc, k * ext);   /* MPI_IN_PLACE: our operand is read */
+            s->bytes_cico += k * ext * (size_t)nl;
+            /* Release: the producers' slots are free; our result is published. */
+            for (int i = 0; i < nl; i++)
+                if (i != me) atomic_store_explicit(tc_shm_lane_got(s, me, i), op->base[nl + i] + op->red + 1,
+                                                   memory_order_release);
+            atomic_store_explicit(tc_shm_lane_sent(s, me, me), bitem + 1, memory_order_release);
+            progress = 1;
+        }
+        /* Copy-out: the other owners' finished chunks. */
+        for (int d = 1; d < nl; d++) {
+            int j = (me - d + nl) % nl;
+            for (size_t K = pipe_chunks(op, &p, j); op->got[j] < K; op->got[j]++) {
+                uint64_t item = op->base[2 * nl + j] + op->got[j];
+                /* Acquire: pairs with the owner's publication. */
+                if (atomic_load_explicit(tc_shm_lane_sent(s, j, j), memory_order_acquire) <= item) break;
+                size_t a = pipe_chunk(op, &p, j, op->got[j], &k);
+                memcpy(op->out + a * ext, tc_shm_lane_slot(s, j, j, item), k * ext);
+                s->bytes_cico += k * ext;
+                /* Release: our copy is done, the owner may reuse the slot. */
+                atomic_store_explicit(tc_shm_lane_bgot(s, me, j), item + 1, memory_order_release);
+                progress = 1;
+            }
+        }
+    }
+    if (op->red < pipe_chunks(op, &p, me)) return TC_OP_PENDING;
+    for (int j = 0; j < nl; j++)
+        if (j != me && (op->sent[j] < pipe_chunks(op, &p, j) || op->got[j] < pipe_chunks(op, &p, j)))
+            return TC_OP_PENDING;
     return MPI_SUCCESS;
 }
 
@@ -228,7 +351,17 @@ int tc_allreduce_work(tc_allreduce_t *op)
              * previous collective. */
             if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
             tc_tune_start(&op->tune, op->ctx, op->seq);   /* before our post: see tune.h */
-            if (op->cico) {
+            if (op->pipe) {
+                /* Lane counters now: every item of the previous calls has
+                 * been consumed (all finished), so they line up pairwise. */
+                for (int i = 0; i < s->nlocal; i++) {
+                    op->base[i] = atomic_load_explicit(tc_shm_lane_sent(s, s->me, i), memory_order_relaxed);
+                    op->base[s->nlocal + i] = atomic_load_explicit(tc_shm_lane_got(s, s->me, i), memory_order_relaxed);
+                    op->base[2 * s->nlocal + i] =
+                        atomic_load_explicit(tc_shm_lane_bgot(s, s->me, i), memory_order_relaxed);
+                }
+                tc_fold_post(s, op->seq, 0, 0);
+            } else if (op->cico) {
                 memcpy(tc_shm_cico(s, s->me, 0), op->in, tc_span(&op->t, op->count));
                 tc_fold_post(s, op->seq, 0, 0);
             } else {
@@ -246,7 +379,7 @@ int tc_allreduce_work(tc_allreduce_t *op)
         op->state = ST_WORK;
         /* fall through */
     case ST_WORK:
-        rc = op->cico ? cico_work(op) : sc_work(op);
+        rc = op->pipe ? pipe_work(op) : op->cico ? cico_work(op) : sc_work(op);
         if (rc != MPI_SUCCESS) return rc;
         if (s) tc_shm_finish(s, op->seq);
         op->state = ST_ACK;
@@ -270,5 +403,9 @@ void tc_allreduce_fini(tc_allreduce_t *op)
     op->in_cookie = op->out_cookie = 0;
     tc_fold_scratch_put(&op->f);
     free(op->cookies);
+    free(op->sent);
+    free(op->base);
     op->cookies = op->push = NULL;
+    op->sent = op->got = NULL;
+    op->base = NULL;
 }

@@ -17,7 +17,15 @@
  *   fini  - regions and scratch are released.
  * Small vectors (TOPOCOLL_REDUCE_CICO_MAX) go through the CICO slots:
  * every process folds all inputs itself (one node), or the leader folds
- * and the leaders reduce and broadcast over MPI.
+ * and the leaders reduce and broadcast over MPI.  On one node, when the
+ * online choice (coll/tune) says copy-in/copy-out for a vector larger
+ * than the slots, the same reduce-scatter and allgather run pipelined
+ * through the slots' lanes (tc_shm_lane_*): every process copies each
+ * chunk of piece j of its input into its lane to j, owner j folds the
+ * chunks as they land (canonical order) into its broadcast lane and its
+ * output, and every process copies the finished chunks out: two copies
+ * through cache instead of one single copy (measured faster on this
+ * host in some states, slower in others: hence the tuner).
  * Results are bit-identical on every rank: each element is computed once,
  * in a fixed order (fold order of coll/fold; the underlying MPI's reduce
  * over nodes), then copied.
@@ -55,7 +63,20 @@ typedef struct tc_allreduce {
     int net_state;
     tc_fold_scratch_t f;
     tc_tune_t tune;        /* CICO or single copy (coll/tune) */
+    /* one node, pipelined CICO (lanes) */
+    int pipe;
+    size_t lane;           /* bytes per lane slot */
+    size_t ce;             /* elements per chunk */
+    size_t *sent, *got;    /* [nlocal] chunks posted to each owner, consumed
+                              from each owner's broadcast lane */
+    uint64_t *base;        /* [3 * nlocal] the lane counters at the start */
+    size_t red;            /* chunks of our piece folded and published */
 } tc_allreduce_t;
+
+/** 1 if one-node copy-in/copy-out of @bytes per process on @ctx runs
+ *  through the lanes (above the slots' capacity, lanes of 4 KiB or
+ *  more).  Config-derived only: the same on every process. */
+int tc_allreduce_piped(const tc_ctx_t *ctx, size_t bytes);
 
 /** Prepare.  @in may equal @out (MPI_IN_PLACE).  @may_block: called from
  *  a blocking collective, the inter-node steps may be blocking MPI calls.  ctx enabled, count > 0,

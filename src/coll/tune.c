@@ -46,6 +46,10 @@ int tc_tune_range(const tc_ctx_t *ctx, int kind, size_t bytes)
     switch (kind) {
     case TC_TUNE_BCAST: lo = cfg->bcast_cico_max; cap = SIZE_MAX; break;
     case TC_TUNE_ALLGATHER: lo = cfg->allgather_cico_max; break;
+    case TC_TUNE_ALLREDUCE:   /* above the slots: pipelined through the lanes */
+        lo = cfg->red_cico_max;
+        if (s && s->nlocal > 0 && tc_shm_lane_bytes(s) >= 4096) cap = SIZE_MAX;
+        break;
     default: lo = cfg->red_cico_max; break;
     }
     return cfg->tune && s && s->single_copy && ctx->all_sc && ctx->map.nnodes == 1 && bytes > lo && bytes <= cap;

@@ -58,7 +58,9 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
         s->cico_slots = cfg->cico_slots;
         size_t off_ctl = align_up(64, TC_CTL_ALIGN);
         size_t off_inbox = off_ctl + (size_t)s->nlocal * sizeof(tc_ctl_t);
-        size_t off_reg = align_up(off_inbox + (size_t)s->nlocal * sizeof(tc_inbox_t), 4096);
+        s->lane_row = align_up(3 * (size_t)s->nlocal * sizeof(uint64_t), TC_CTL_ALIGN) / sizeof(uint64_t);
+        size_t off_lane = align_up(off_inbox + (size_t)s->nlocal * sizeof(tc_inbox_t), TC_CTL_ALIGN);
+        size_t off_reg = align_up(off_lane + (size_t)s->nlocal * s->lane_row * sizeof(uint64_t), 4096);
         size_t off_cico = align_up(off_reg + (size_t)s->nlocal * TC_REGION_SLOTS * sizeof(tc_region_desc_t), 4096);
         s->size = off_cico + (size_t)s->nlocal * (size_t)s->cico_slots * s->cico_slot;
 
@@ -91,6 +93,7 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
         if (s->base) {
             s->ctl = (tc_ctl_t *)((char *)s->base + off_ctl);
             s->inbox = (tc_inbox_t *)((char *)s->base + off_inbox);
+            s->lane = (_Atomic uint64_t *)(void *)((char *)s->base + off_lane);
             s->regions = (tc_region_desc_t *)((char *)s->base + off_reg);
             s->cico = (char *)s->base + off_cico;
         }

@@ -106,6 +106,10 @@ typedef struct tc_shm {
     tc_inbox_t *inbox;      /* [nlocal] */
     tc_region_desc_t *regions; /* [nlocal][TC_REGION_SLOTS] */
     char *cico;             /* [nlocal][cico_slots][cico_slot] */
+    _Atomic uint64_t *lane; /* [nlocal][lane_row]: per process, counters of its
+                               copy-in/copy-out lanes (tc_shm_lane_*), written
+                               only by that process */
+    size_t lane_row;        /* counters per process (3 * nlocal, padded) */
     size_t cico_slot;       /* bytes per slot */
     int cico_slots;         /* slots per process */
     int single_copy;        /* 1: CMA works between every pair tested */
@@ -153,6 +157,42 @@ static inline int tc_shm_all_done(const tc_shm_t *s, uint64_t seq)
     for (int i = 0; i < s->nlocal; i++)
         if (i != s->me && atomic_load_explicit(&s->ctl[i].done_seq, memory_order_acquire) < seq) return 0;
     return 1;
+}
+
+/* Lanes: a process's CICO area cut into nlocal lanes of two slots each,
+ * for pipelined copy-in/copy-out between every pair (Allreduce above the
+ * slots' capacity).  Counters are cumulative item counts over the
+ * communicator's life (so they need no reset: when every process has
+ * finished a collective, every item sent has been consumed). */
+/** Items process @i has posted on its lane @l (to @l; @l == @i: its
+ *  broadcast lane, read by every other process). */
+static inline _Atomic uint64_t *tc_shm_lane_sent(const tc_shm_t *s, int i, int l)
+{
+    return &s->lane[(size_t)i * s->lane_row + (size_t)l];
+}
+/** Items process @i has consumed from process @p's lane to @i. */
+static inline _Atomic uint64_t *tc_shm_lane_got(const tc_shm_t *s, int i, int p)
+{
+    return &s->lane[(size_t)i * s->lane_row + (size_t)s->nlocal + (size_t)p];
+}
+/** Items process @i has consumed from process @p's broadcast lane. */
+static inline _Atomic uint64_t *tc_shm_lane_bgot(const tc_shm_t *s, int i, int p)
+{
+    return &s->lane[(size_t)i * s->lane_row + 2 * (size_t)s->nlocal + (size_t)p];
+}
+
+/** Bytes of each of the two slots of a lane: the CICO area split into
+ *  2 * nlocal, cache-line aligned. */
+static inline size_t tc_shm_lane_bytes(const tc_shm_t *s)
+{
+    return ((size_t)s->cico_slots * s->cico_slot / (2 * (size_t)s->nlocal)) & ~(size_t)63;
+}
+
+/** Slot of process @owner's lane @l holding item @item. */
+static inline char *tc_shm_lane_slot(const tc_shm_t *s, int owner, int l, uint64_t item)
+{
+    return s->cico + (size_t)owner * (size_t)s->cico_slots * s->cico_slot +
+           ((size_t)l * 2 + (size_t)(item % 2)) * tc_shm_lane_bytes(s);
 }
 
 /** The @slot-th CICO slot of local process @owner. */
