@@ -43,7 +43,7 @@ static void rounds(MPI_Comm comm, const char *cname, int calls)
            *ref = malloc(maxn * sizeof(double) * (size_t)size);
     for (int k = 0; k < calls; k++) {
         int n = counts[k % 3], root = k % size;
-        if (k % 5 == 0 && k % 2) n = counts[3];   /* every other Allreduce: the large one */
+        if ((k % 5 == 0 || k % 5 == 3) && k % 2) n = counts[3];   /* every other (I)allreduce: the large one */
         size_t bytes = (size_t)n * sizeof(double);
         fill(in, (size_t)n, (unsigned)(k * 131 + rank));
         switch (k % 5) {
