@@ -1,7 +1,7 @@
 /*
  * test_tune -- the online choice between copy-in/copy-out and single copy
  * (coll/tune) on one node: Reduce, Allreduce, Allgather and Iallreduce at
- * sizes of the tuned range (16-128 KiB), interleaved with Bcast and
+ * sizes of the tuned range (16-96 KiB), interleaved with Bcast and
  * Barrier (every collective advances the sequence the choice is tied
  * to), and Allreduce at 1 MiB (its copy-in/copy-out is pipelined), each
  * result checked against the native MPI.  Run with TOPOCOLL_TUNE_EXPLORE

@@ -68,7 +68,7 @@ static void config_parse(void)
     c->bcast_share_min = (size_t)env_size("TOPOCOLL_BCAST_ROOT_SHARE_MIN", 32 << 10, 0, 1LL << 50);
     c->cico_slot = (size_t)env_size("TOPOCOLL_CICO_SLOT", 32 << 10, 4096, 16 << 20);
     c->cico_slot &= ~(size_t)63;
-    c->cico_slots = (int)env_size("TOPOCOLL_CICO_SLOTS", 4, 2, 64);
+    c->cico_slots = (int)env_size("TOPOCOLL_CICO_SLOTS", 16, 2, 64);
     c->spin_count = (int)env_size("TOPOCOLL_SPIN", -1, -1, 1 << 30);
     s = getenv("TOPOCOLL_LEADERS");
     c->leaders = s && *s ? s : NULL;

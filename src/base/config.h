@@ -28,7 +28,7 @@ typedef struct tc_config {
     size_t bcast_share_min;    /* TOPOCOLL_BCAST_ROOT_SHARE_MIN: from this size the
                                   root writes a share of each receiver's buffer */
     size_t cico_slot;          /* TOPOCOLL_CICO_SLOT: bytes per CICO slot */
-    int cico_slots;            /* TOPOCOLL_CICO_SLOTS: slots per process */
+    int cico_slots;            /* TOPOCOLL_CICO_SLOTS: slots per process (16) */
     size_t red_segsize;        /* TOPOCOLL_REDUCE_SEGSIZE: pipeline segment of Reduce
                                   and Allreduce (bytes), 0 = automatic */
     size_t red_cico_max;       /* TOPOCOLL_REDUCE_CICO_MAX: Reduce/Allreduce through

@@ -1,11 +1,12 @@
 /*
  * coll/tune -- online choice, per communicator, between copy-in/copy-out
- * (CICO) and single copy for one-node Reduce, Allreduce and Allgather in
- * the size range where neither wins everywhere.
+ * (CICO) and single copy for one-node Reduce, Allreduce, Allgather and
+ * Bcast in the size range where neither wins everywhere.
  *
- * Why: between TOPOCOLL_*_CICO_MAX (8 KiB) and the CICO slots' capacity
- * (128 KiB by default) the faster intra-node method depends on whether
- * the processes share a last-level cache.  On this project's 2-vCPU host
+ * Why: above TOPOCOLL_*_CICO_MAX (8 KiB; Bcast 4 KiB), up to the CICO
+ * slots' capacity (512 KiB by default; any size for Bcast and Allreduce,
+ * pipelined through the slots), the faster intra-node method depends on
+ * whether the processes share a last-level cache.  On this project's 2-vCPU host
  * that changes over minutes (the vCPUs move between host caches): CICO
  * measured 2-4x native in one state and 0.5x in the other, single copy
  * 0.8-1.3x in both.  A static threshold loses in one state or the other;
