@@ -15,8 +15,9 @@ suite() {   # suite NAME MPI [cmake args]
   if ! "$root/scripts/build.sh" "$dir" "$mpi" "$@"; then
     echo "== $name: BUILD FAILED"; status=1; total_fail=$((total_fail + 1)); return
   fi
-  echo "== $name: ctest ${CTEST_FILTER:+(-R $CTEST_FILTER)}"
-  (cd "$dir" && ctest --output-on-failure --timeout 600 ${CTEST_FILTER:+-R "$CTEST_FILTER"}) >"$dir/ctest.log" 2>&1
+  echo "== $name: ctest ${CTEST_FILTER:+(-R $CTEST_FILTER)}${CTEST_EXCLUDE:+(-E $CTEST_EXCLUDE)}"
+  (cd "$dir" && ctest --output-on-failure --timeout 600 ${CTEST_FILTER:+-R "$CTEST_FILTER"} \
+     ${CTEST_EXCLUDE:+-E "$CTEST_EXCLUDE"}) >"$dir/ctest.log" 2>&1
   local rc=$?
   grep -E "Test +#|tests passed|Total Test" "$dir/ctest.log"
   ((rc)) && { status=1; sed -n '/Output from these tests/,$p;/\*\*\*Failed/,+40p' "$dir/ctest.log" | head -80; }
@@ -29,13 +30,21 @@ suite() {   # suite NAME MPI [cmake args]
   echo "== $name: $p passed, $f failed"
 }
 suite openmpi openmpi
-suite mpich mpich
+# MPICH (ch4:ucx) busy-polls: oversubscribed runs cost 10-40 s each here, so
+# its 6- and 8-rank Bcast, Barrier and Allgather runs are left to Open MPI
+# (MPICH keeps every path at up to 5 ranks, and the cheap 6-8-rank tests);
+# CI stays under 20 minutes.
+CTEST_EXCLUDE='^(bcast|barrier|allgather)_np[68]' suite mpich mpich
 # Open MPI is not LeakSanitizer-clean and unloads its components before the
 # leak check (their frames cannot be suppressed by name), so leak detection
 # is off for MPI programs; the topology test (no MPI) runs with it on, and
 # test_preload checks our shared segments and mappings are released.
+# The sanitizers run the configurations of up to 4 ranks (every code path,
+# 1 to 3 virtual nodes): the 5- to 8-rank ones and the split matrix took 8
+# of the 11 minutes under ASan and add no path.
 ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+CTEST_EXCLUDE='np[5-9]|hsplit_matrix|bench_smoke|small_slots_segments' \
   suite asan-openmpi openmpi -DTOPOCOLL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 # ThreadSanitizer on the tests that run progress threads.  Open MPI is not
 # built with TSan: its progress engine writes receive buffers and
