@@ -18,6 +18,11 @@
 #include <mpi.h>
 #include <stdint.h>
 
+/* coll/tune's statistics of one (collective, size class), local rank 0
+ * only: moving average (us) and sample count of each intra-node method
+ * (0 single copy, 1 CICO), and the calls seen. */
+typedef struct tc_tune_stat { double us[2]; unsigned n[2], calls; } tc_tune_stat_t;
+
 /* Return values of the collectives' work steps (or an MPI error code). */
 enum { TC_OP_DONE = 0, TC_OP_PENDING = -1 };
 
@@ -46,10 +51,7 @@ typedef struct tc_ctx {
     MPI_Datatype *ag_types; /* Allgather leaders: each node's blocks as one
                                datatype, for blocks of ag_block bytes */
     size_t ag_block;
-    /* coll/tune, local rank 0 only: moving average (us) and sample count
-     * of each intra-node method (0 single copy, 1 CICO) per collective and
-     * size class, and the calls seen */
-    struct { double us[2]; unsigned n[2], calls; } tune[TC_TUNE_KINDS][TC_TUNE_BUCKETS];
+    tc_tune_stat_t tune[TC_TUNE_KINDS][TC_TUNE_BUCKETS];   /* coll/tune */
     uint64_t bcast_calls, bcast_fallbacks;
     uint64_t barrier_calls;
     uint64_t bytes_bcast_net;   /* Bcast bytes this process received from the network */

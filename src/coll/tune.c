@@ -77,7 +77,7 @@ void tc_tune_start(tc_tune_t *tu, tc_ctx_t *ctx, uint64_t seq)
 {
     if (!tc_tune_waits(tu, ctx)) return;
     tu->t0_ns = now_ns();
-    __typeof__(ctx->tune[0][0]) *st = &ctx->tune[tu->kind][tu->bucket];
+    tc_tune_stat_t *st = &ctx->tune[tu->kind][tu->bucket];
     st->calls++;
     int want;
     if (st->n[1] < TUNE_WARM) want = 1;
@@ -100,7 +100,7 @@ void tc_tune_end(tc_tune_t *tu, tc_ctx_t *ctx)
 {
     if (!tc_tune_waits(tu, ctx) || !tu->t0_ns) return;
     double us = (double)(now_ns() - tu->t0_ns) / 1e3;
-    __typeof__(ctx->tune[0][0]) *st = &ctx->tune[tu->kind][tu->bucket];
+    tc_tune_stat_t *st = &ctx->tune[tu->kind][tu->bucket];
     int m = tu->cico;
     tu->t0_ns = 0;
     if (st->n[m]++ == 0) return;                 /* the first call of a method is cold */
@@ -119,7 +119,7 @@ void tc_tune_report(const tc_ctx_t *ctx)
     if (!ctx->shm || ctx->shm->me != 0 || ctx->cfg->verbose < 1) return;
     for (int k = 0; k < TC_TUNE_KINDS; k++)
         for (int b = 0; b < TC_TUNE_BUCKETS; b++) {
-            const __typeof__(ctx->tune[0][0]) *st = &ctx->tune[k][b];
+            const tc_tune_stat_t *st = &ctx->tune[k][b];
             if (!st->calls) continue;
             tc_debug(ctx->cfg, 1, "tune: %s %s %zu KiB: %u calls; single copy %.1f us (%u), CICO %.1f us (%u)",
                      kind[k], b == TC_TUNE_BUCKETS - 1 ? "above" : "up to",
