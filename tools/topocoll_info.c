@@ -64,8 +64,7 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
     size_t n = b / sizeof(double);
     const tc_nodemap_t *m = &c->map;
     if (n == 0) { printf("    reduce     (under one double)\n"); return; }
-    int tuned = tc_tune_range(c, TC_TUNE_REDUCE, b);
-    if (tuned) printf("    reduce     %s\n", TUNED);
+    if (tc_tune_range(c, TC_TUNE_REDUCE, b)) printf("    reduce     %s\n", TUNED);
     else if (tc_fold_uses_cico(c, b))
         printf("    reduce     CICO: %s\n", m->nnodes == 1 ? "every process folds a slice out of the slots, the root copies them"
                                                         : "leaders fold their node, PMPI_Reduce between leaders");
@@ -78,7 +77,7 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
         printf("    reduce     HierKNEM Alg. 2: %d worker(s) per node fold by single copy into the leader's buffer, "
                "leaders reduce %zu B segments over MPI\n", m->lsize > 1 ? m->lsize - 1 : 1,
                tc_fold_segsize(c, &t, n, 1) * t.extent);
-    if (tuned) printf("    allreduce  %s\n", TUNED);
+    if (tc_tune_range(c, TC_TUNE_ALLREDUCE, b)) printf("    allreduce  %s\n", TUNED);
     else if (tc_fold_uses_cico(c, b))
         printf("    allreduce  CICO: %s\n", m->nnodes == 1 ? "reduce-scatter and allgather through the slots"
                                                         : "leaders fold their node, reduce + bcast between leaders");

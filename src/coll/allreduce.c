@@ -26,8 +26,7 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
                               tc_fold_uses_cico(ctx, tc_span(t, count)), op->seq);
     if (op->cico && tc_allreduce_piped(ctx, tc_span(t, count))) {
         int nl = m->lsize;
-        op->lane = tc_shm_lane_bytes(ctx->shm);
-        op->ce = op->lane / t->extent;
+        op->ce = tc_shm_lane_bytes(ctx->shm) / t->extent;
         if (op->ce == 0) {
             /* elements larger than a lane slot (the same on every process) */
             op->cico = op->tune.cico = 0;
@@ -134,7 +133,7 @@ static int cico_work(tc_allreduce_t *op)
 int tc_allreduce_piped(const tc_ctx_t *ctx, size_t bytes)
 {
     const tc_shm_t *s = ctx->shm;
-    return s && ctx->map.nnodes == 1 && bytes > (size_t)s->cico_slots * s->cico_slot && tc_shm_lane_bytes(s) >= 4096;
+    return s && ctx->map.nnodes == 1 && bytes > (size_t)s->cico_slots * s->cico_slot && tc_shm_lanes_usable(s);
 }
 
 /* Chunk @c of piece @j: first element and count. */

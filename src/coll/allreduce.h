@@ -65,7 +65,6 @@ typedef struct tc_allreduce {
     tc_tune_t tune;        /* CICO or single copy (coll/tune) */
     /* one node, pipelined CICO (lanes) */
     int pipe;
-    size_t lane;           /* bytes per lane slot */
     size_t ce;             /* elements per chunk */
     size_t *sent, *got;    /* [nlocal] chunks posted to each owner, consumed
                               from each owner's broadcast lane */

@@ -48,7 +48,7 @@ int tc_tune_range(const tc_ctx_t *ctx, int kind, size_t bytes)
     case TC_TUNE_ALLGATHER: lo = cfg->allgather_cico_max; break;
     case TC_TUNE_ALLREDUCE:   /* above the slots: pipelined through the lanes */
         lo = cfg->red_cico_max;
-        if (s && s->nlocal > 0 && tc_shm_lane_bytes(s) >= 4096) cap = SIZE_MAX;
+        if (s && tc_shm_lanes_usable(s)) cap = SIZE_MAX;
         break;
     default: lo = cfg->red_cico_max; break;
     }

@@ -188,6 +188,13 @@ static inline size_t tc_shm_lane_bytes(const tc_shm_t *s)
     return ((size_t)s->cico_slots * s->cico_slot / (2 * (size_t)s->nlocal)) & ~(size_t)63;
 }
 
+/** 1 if the lanes are worth pipelining through: slots of 4 KiB or more
+ *  (one rule for coll/tune's range and Allreduce's choice of path). */
+static inline int tc_shm_lanes_usable(const tc_shm_t *s)
+{
+    return tc_shm_lane_bytes(s) >= 4096;
+}
+
 /** Slot of process @owner's lane @l holding item @item. */
 static inline char *tc_shm_lane_slot(const tc_shm_t *s, int owner, int l, uint64_t item)
 {
