@@ -3,7 +3,8 @@
  * (coll/tune) on one node: Reduce, Allreduce, Allgather and Iallreduce at
  * sizes of the tuned range (16-96 KiB), interleaved with Bcast and
  * Barrier (every collective advances the sequence the choice is tied
- * to), and Allreduce at 1 MiB (its copy-in/copy-out is pipelined), each
+ * to), and Allreduce and Allgather at 1 MiB (their copy-in/copy-out is
+ * pipelined), each
  * result checked against the native MPI.  Run with TOPOCOLL_TUNE_EXPLORE
  * small, the choice changes every few calls; every process must derive
  * the same method for every call (a mismatch hangs or corrupts the
@@ -36,14 +37,16 @@ static void rounds(MPI_Comm comm, const char *cname, int calls)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     /* 16 KiB, 32 KiB + 24 B, 96 KiB of doubles (through the slots whole),
-     * 1 MiB + 24 B (Allreduce: pipelined through the lanes) */
+     * 1 MiB + 24 B (Allreduce: pipelined through the lanes; Allgather:
+     * through the broadcast rings) */
     static const int counts[] = { 2048, 4099, 12000, 131075 };
     size_t maxn = 131075;
     double *in = malloc(maxn * sizeof(double)), *got = malloc(maxn * sizeof(double) * (size_t)size),
            *ref = malloc(maxn * sizeof(double) * (size_t)size);
     for (int k = 0; k < calls; k++) {
         int n = counts[k % 3], root = k % size;
-        if ((k % 5 == 0 || k % 5 == 3) && k % 2) n = counts[3];   /* every other (I)allreduce: the large one */
+        /* every other (I)allreduce and allgather: the large one */
+        if ((k % 5 == 0 || k % 5 == 2 || k % 5 == 3) && k % 2) n = counts[3];
         size_t bytes = (size_t)n * sizeof(double);
         fill(in, (size_t)n, (unsigned)(k * 131 + rank));
         switch (k % 5) {

@@ -68,6 +68,10 @@ int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->alg = tc_allgather_alg(ctx, block);
     if (tc_tune_choose(&op->tune, ctx, TC_TUNE_ALLGATHER, block, op->alg == TC_AG_USE_CICO, op->seq))
         op->alg = TC_AG_USE_CICO;
+    if (op->alg == TC_AG_USE_CICO && block > (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot) {
+        op->pipe = 1;   /* tuned (tc_tune_range): one node, a usable ring */
+        if (!(op->pgot = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
+    }
     if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
     if (op->alg == TC_AG_USE_LEADER && m->lrank == m->leader_lrank && m->nnodes > 1) {
         int rc = node_types(ctx, block);
@@ -147,6 +151,58 @@ static int cico_work(tc_allgather_t *op)
         memcpy(op->out + (size_t)i * op->block, tc_shm_cico(s, i, 0), op->block);
         s->bytes_cico += op->block;
     }
+    return MPI_SUCCESS;
+}
+
+/* Pipelined CICO: our block into our broadcast ring chunk by chunk (and
+ * into our own receive buffer from the same cache lines), the others'
+ * chunks out of theirs as they land.  Counters are the broadcast lane's:
+ * cumulative, single writer each. */
+static int pipe_work(tc_allgather_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const int nl = s->nlocal, me = s->me;
+    const size_t S = tc_shm_ring_bytes(s), nc = (op->block + S - 1) / S;
+    char *mine = op->out + (size_t)me * op->block;   /* one node: local rank == rank */
+    if (!op->posted) {   /* acquires every post, the tuner's among them (tune.h) */
+        if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
+        op->posted = 1;
+    }
+    int progress = 1;
+    while (progress) {
+        progress = 0;
+        for (; op->psent < nc; op->psent++) {
+            uint64_t item = op->pbase + op->psent;
+            int free_slot = 1;
+            for (int i = 0; i < nl && free_slot; i++)   /* Acquire: every reader is done with the slot */
+                free_slot = i == me || item - atomic_load_explicit(tc_shm_lane_bgot(s, i, me), memory_order_acquire) <
+                                           TC_SHM_RING;
+            if (!free_slot) break;
+            size_t off = (size_t)op->psent * S, len = op->block - off < S ? op->block - off : S;
+            if (op->in != mine) memcpy(mine + off, op->in + off, len);
+            memcpy(tc_shm_ring_slot(s, me, item), op->in + off, len);
+            /* Release: the chunk before the count. */
+            atomic_store_explicit(tc_shm_lane_sent(s, me, me), item + 1, memory_order_release);
+            progress = 1;
+        }
+        for (int d = 1; d < nl; d++) {
+            int j = (me - d + nl) % nl;
+            for (; op->pgot[j] < nc; op->pgot[j]++) {
+                uint64_t item = op->pgot[nl + j] + op->pgot[j];
+                /* Acquire: pairs with the owner's count. */
+                if (atomic_load_explicit(tc_shm_lane_sent(s, j, j), memory_order_acquire) <= item) break;
+                size_t off = (size_t)op->pgot[j] * S, len = op->block - off < S ? op->block - off : S;
+                memcpy(op->out + (size_t)j * op->block + off, tc_shm_ring_slot(s, j, item), len);
+                s->bytes_cico += len;
+                /* Release: our copy is done, the owner may reuse the slot. */
+                atomic_store_explicit(tc_shm_lane_bgot(s, me, j), item + 1, memory_order_release);
+                progress = 1;
+            }
+        }
+    }
+    if (op->psent < nc) return TC_OP_PENDING;
+    for (int j = 0; j < nl; j++)
+        if (j != me && op->pgot[j] < nc) return TC_OP_PENDING;
     return MPI_SUCCESS;
 }
 
@@ -333,7 +389,13 @@ int tc_allgather_work(tc_allgather_t *op)
         if (s && !tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
         tc_tune_start(&op->tune, op->ctx, op->seq);   /* before our post: see tune.h */
         if (s) {
-            if (op->alg == TC_AG_USE_CICO) {
+            if (op->pipe) {
+                /* our own counters: every item of the calls before is consumed */
+                op->pbase = atomic_load_explicit(tc_shm_lane_sent(s, s->me, s->me), memory_order_relaxed);
+                for (int j = 0; j < s->nlocal; j++)
+                    op->pgot[s->nlocal + j] = atomic_load_explicit(tc_shm_lane_bgot(s, s->me, j), memory_order_relaxed);
+                tc_fold_post(s, op->seq, 0, 0);
+            } else if (op->alg == TC_AG_USE_CICO) {
                 memcpy(tc_shm_cico(s, s->me, 0), op->in, op->block);
                 tc_fold_post(s, op->seq, 0, 0);
             } else {
@@ -347,13 +409,14 @@ int tc_allgather_work(tc_allgather_t *op)
             }
         }
         op->state = ST_WORK;
-        if (!s || op->alg == TC_AG_USE_CICO) {   /* our own block (push_block does it otherwise) */
+        if (!s || (op->alg == TC_AG_USE_CICO && !op->pipe)) {   /* our own block (push_block, pipe_work
+                                                                    do it otherwise) */
             char *mine = op->out + (size_t)m->rank * op->block;
             if (op->in != mine) memcpy(mine, op->in, op->block);
         }
         /* fall through */
     case ST_WORK:
-        rc = op->alg == TC_AG_USE_CICO ? cico_work(op) : op->alg == TC_AG_USE_RING ? ring_work(op) : leader_work(op);
+        rc = op->pipe ? pipe_work(op) : op->alg == TC_AG_USE_CICO ? cico_work(op) : op->alg == TC_AG_USE_RING ? ring_work(op) : leader_work(op);
         if (rc != MPI_SUCCESS) return rc;
         if (s) tc_shm_finish(s, op->seq);
         op->state = ST_ACK;
@@ -375,6 +438,8 @@ void tc_allgather_fini(tc_allgather_t *op)
     op->out_cookie = 0;
     free(op->rreq);
     free(op->cookies);
+    free(op->pgot);
+    op->pgot = NULL;
     op->ntype = NULL;
     op->rreq = op->sreq = NULL;
     op->cookies = NULL;

@@ -19,7 +19,12 @@
  * its owner writes it into every local peer's buffer from its cache (on
  * one node the ring is then all direct writes, every process copying in
  * parallel, and the input is read from memory once).
- * Small blocks on one node go through the CICO slots.
+ * Small blocks on one node go through the CICO slots.  On one node,
+ * between 8 KiB and any size, coll/tune picks CICO or single copy by
+ * measuring both; above the slots' capacity its CICO is pipelined: each
+ * process copies its block chunk by chunk into its broadcast ring (and
+ * into its own receive buffer, from the same cache lines), the others copy
+ * each chunk out as soon as it lands.
  * Choice: TOPOCOLL_ALLGATHER_ALG, else ring when a node holds more than 6
  * processes and blocks are 8 KiB or more (the paper's 2-6 cores per node
  * for the leader-based one, Fig. 4), else leader-based.
@@ -63,6 +68,12 @@ typedef struct tc_allgather {
     int left, right, lsame, rsame;
     size_t have, sent, sdone, rposted;
     MPI_Request *rreq, *sreq;
+    /* one node, CICO above the slots' capacity: pipelined through the
+       broadcast rings (tc_shm_ring_slot), chunk by chunk */
+    int pipe;
+    uint64_t pbase, psent;  /* our ring: items before this call, chunks posted */
+    uint64_t *pgot;         /* [nlocal] chunks copied out of each process's ring,
+                               then [nlocal] its items before this call */
     tc_tune_t tune;         /* CICO or single copy on one node (coll/tune) */
 } tc_allgather_t;
 

@@ -45,7 +45,10 @@ int tc_tune_range(const tc_ctx_t *ctx, int kind, size_t bytes)
     size_t cap = (size_t)cfg->cico_slots * cfg->cico_slot, lo;
     switch (kind) {
     case TC_TUNE_BCAST: lo = cfg->bcast_cico_max; cap = SIZE_MAX; break;
-    case TC_TUNE_ALLGATHER: lo = cfg->allgather_cico_max; break;
+    case TC_TUNE_ALLGATHER:   /* above the slots: pipelined through the broadcast ring */
+        lo = cfg->allgather_cico_max;
+        if (s && tc_shm_ring_bytes(s) >= 4096) cap = SIZE_MAX;
+        break;
     case TC_TUNE_ALLREDUCE:   /* above the slots: pipelined through the lanes */
         lo = cfg->red_cico_max;
         if (s && tc_shm_lanes_usable(s)) cap = SIZE_MAX;

@@ -4,8 +4,8 @@
  * Bcast in the size range where neither wins everywhere.
  *
  * Why: above TOPOCOLL_*_CICO_MAX (8 KiB; Bcast 4 KiB), up to the CICO
- * slots' capacity (512 KiB by default; any size for Bcast and Allreduce,
- * pipelined through the slots), the faster intra-node method depends on
+ * slots' capacity (512 KiB by default; any size for Bcast, Allreduce and
+ * Allgather, pipelined through the slots), the faster intra-node method depends on
  * whether the processes share a last-level cache.  On this project's 2-vCPU host
  * that changes over minutes (the vCPUs move between host caches): CICO
  * measured 2-4x native in one state and 0.5x in the other, single copy
@@ -60,9 +60,10 @@ typedef struct tc_tune {
 /** 1 if calls of collective @kind moving @bytes per process (per block
  *  for Allgather) on @ctx are tuned online: TOPOCOLL_TUNE=1, one node,
  *  single copy working everywhere, @bytes above the kind's
- *  TOPOCOLL_*_CICO_MAX and, for Reduce, Allreduce and Allgather (whose
- *  CICO paths hold the whole message in the slots), at most the slots'
- *  capacity; Bcast's CICO path is pipelined through the slots: any size. */
+ *  TOPOCOLL_*_CICO_MAX and, for Reduce (whose CICO path holds the whole
+ *  message in the slots), at most the slots' capacity; Bcast's, and with
+ *  slots of 4 KiB or more Allreduce's (lanes) and Allgather's (broadcast
+ *  rings), CICO paths are pipelined through the slots: any size. */
 int tc_tune_range(const tc_ctx_t *ctx, int kind, size_t bytes);
 
 /**

@@ -202,6 +202,25 @@ static inline char *tc_shm_lane_slot(const tc_shm_t *s, int owner, int l, uint64
            ((size_t)l * 2 + (size_t)(item % 2)) * tc_shm_lane_bytes(s);
 }
 
+/* Broadcast ring: a process's whole CICO area as TC_SHM_RING slots that
+ * every other local process copies out of (Allgather above the slots'
+ * capacity).  It shares the broadcast lane's counters (tc_shm_lane_sent
+ * (s, i, i) and tc_shm_lane_bgot): only one collective at a time uses a
+ * communicator's slots, and each ends with every item consumed. */
+#define TC_SHM_RING 4
+/** Bytes of each slot of the broadcast ring, cache-line aligned. */
+static inline size_t tc_shm_ring_bytes(const tc_shm_t *s)
+{
+    return ((size_t)s->cico_slots * s->cico_slot / TC_SHM_RING) & ~(size_t)63;
+}
+
+/** Slot of process @owner's broadcast ring holding item @item. */
+static inline char *tc_shm_ring_slot(const tc_shm_t *s, int owner, uint64_t item)
+{
+    return s->cico + (size_t)owner * (size_t)s->cico_slots * s->cico_slot +
+           (size_t)(item % TC_SHM_RING) * tc_shm_ring_bytes(s);
+}
+
 /** The @slot-th CICO slot of local process @owner. */
 static inline char *tc_shm_cico(const tc_shm_t *s, int owner, int slot)
 {
