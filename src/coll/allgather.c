@@ -164,10 +164,10 @@ static int pipe_work(tc_allgather_t *op)
     const int nl = s->nlocal, me = s->me;
     const size_t S = tc_shm_ring_bytes(s), nc = (op->block + S - 1) / S;
     char *mine = op->out + (size_t)me * op->block;   /* one node: local rank == rank */
-    if (!op->posted) {   /* acquires every post, the tuner's among them (tune.h) */
-        if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
-        op->posted = 1;
-    }
+    /* No wait for the posts: the counters order everything, and each
+     * process acquires the tuner's count (released after its post, so
+     * after its tune word: tune.h) when it copies out the tuner's first
+     * chunk, which it does before completing (nc >= 1). */
     int progress = 1;
     while (progress) {
         progress = 0;
@@ -179,10 +179,11 @@ static int pipe_work(tc_allgather_t *op)
                                            TC_SHM_RING;
             if (!free_slot) break;
             size_t off = (size_t)op->psent * S, len = op->block - off < S ? op->block - off : S;
-            if (op->in != mine) memcpy(mine + off, op->in + off, len);
             memcpy(tc_shm_ring_slot(s, me, item), op->in + off, len);
             /* Release: the chunk before the count. */
             atomic_store_explicit(tc_shm_lane_sent(s, me, me), item + 1, memory_order_release);
+            /* then our own copy, from the cache lines just read */
+            if (op->in != mine) memcpy(mine + off, op->in + off, len);
             progress = 1;
         }
         for (int d = 1; d < nl; d++) {

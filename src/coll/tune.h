@@ -29,7 +29,8 @@
  * The last step of that argument, that a process which finished call L
  * has seen the word written at L's start, holds because every process of
  * a tuned Reduce, Allreduce or Allgather acquires the tuner's post of L
- * before completing.  A Bcast's receivers synchronise with its source
+ * (or, in the pipelined Allgather, the count of the tuner's first chunk,
+ * released after that post) before completing.  A Bcast's receivers synchronise with its source
  * only, so in a tuned Bcast the tuner publishes tune_seq = L (release)
  * after its write, and every process acquires it before completing.
  *
