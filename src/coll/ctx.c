@@ -14,7 +14,7 @@ static void ctx_destroy(tc_cattr_t *link)
     tc_tune_report(c);
     tc_shm_destroy(c->shm);
     free(c->scratch);
-    free(c->nodebuf);
+    for (int i = 0; i < TC_CTX_BUFS; i++) free(c->buf[i]);
     tc_ctx_free_types(c);
     tc_nodemap_free(&c->map);
     if (c->llcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->llcomm);
@@ -36,16 +36,16 @@ void tc_ctx_free_types(tc_ctx_t *c)
     c->ag_block = 0;
 }
 
-char *tc_ctx_nodebuf(tc_ctx_t *c, size_t bytes)
+char *tc_ctx_buf(tc_ctx_t *c, int which, size_t bytes)
 {
     if (bytes == 0) bytes = 1;
-    if (c->nodebuf_size < bytes) {
-        free(c->nodebuf);
-        c->nodebuf_size = 0;
-        if (!(c->nodebuf = malloc(bytes))) return NULL;
-        c->nodebuf_size = bytes;
+    if (c->buf_size[which] < bytes) {
+        free(c->buf[which]);
+        c->buf_size[which] = 0;
+        if (!(c->buf[which] = malloc(bytes))) return NULL;
+        c->buf_size[which] = bytes;
     }
-    return c->nodebuf;
+    return c->buf[which];
 }
 
 int tc_ctx_slices(tc_ctx_t *c)

@@ -26,6 +26,9 @@ typedef struct tc_tune_stat { double us[2]; unsigned n[2], calls; } tc_tune_stat
 /* Return values of the collectives' work steps (or an MPI error code). */
 enum { TC_OP_DONE = 0, TC_OP_PENDING = -1 };
 
+/* The context's cached buffers (tc_ctx_buf). */
+enum { TC_BUF_NODE = 0, TC_BUF_TREE_ACC, TC_BUF_TREE_TMP, TC_CTX_BUFS };
+
 typedef struct tc_ctx {
     tc_cattr_t link;        /* first: the user's communicator (not owned) and
                                the live list released at MPI_Finalize */
@@ -46,8 +49,8 @@ typedef struct tc_ctx {
     int slice_ready;
     char *scratch;          /* fold accumulators (coll/fold), allocated once:
                                one blocking collective runs at a time */
-    char *nodebuf;          /* Reduce leaders' node buffer (tc_ctx_nodebuf) */
-    size_t nodebuf_size;
+    char *buf[TC_CTX_BUFS]; /* the collectives' large buffers (tc_ctx_buf) */
+    size_t buf_size[TC_CTX_BUFS];
     MPI_Datatype *ag_types; /* Allgather leaders: each node's blocks as one
                                datatype, for blocks of ag_block bytes */
     size_t ag_block;
@@ -83,14 +86,17 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm);
  *  call it in the same collective).  0 or an MPI error code. */
 int tc_ctx_slices(tc_ctx_t *c);
 
-/** A buffer of at least @bytes owned by the context (contents not kept
- *  across calls), for the one collective running on it: the Reduce
- *  leaders' node buffer.  Kept between calls, grown when needed, freed
- *  with the context: a fresh allocation per call above glibc's mmap
+/** Buffer @which (TC_BUF_*) of at least @bytes, owned by the context
+ *  (contents not kept across calls), for the one collective running on it
+ *  (blocking collectives and each communicator's nonblocking FIFO run one
+ *  at a time): the Reduce leaders' node buffer, the split tree's
+ *  accumulator and child buffer.  Kept between calls, grown when needed,
+ *  freed with the context: a fresh allocation per call above glibc's mmap
  *  threshold (32 MiB at most) is a new mapping whose every page faults
  *  (np=4 on 2 virtual nodes, 16 MiB Reduce: 60-110 ms a call instead of
- *  ~10).  NULL when out of memory. */
-char *tc_ctx_nodebuf(tc_ctx_t *c, size_t bytes);
+ *  ~10).  NULL when out of memory.  Not thread-safe: the caller holds the
+ *  context (nbc's progress lock for nonblocking operations). */
+char *tc_ctx_buf(tc_ctx_t *c, int which, size_t bytes);
 
 /** Free the Allgather node datatypes (local). */
 void tc_ctx_free_types(tc_ctx_t *c);

@@ -35,7 +35,7 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
 
     if (op->cico) {
         /* the folding process needs a node buffer when it is not the root */
-        if (op->multi && lead && !op->am_root && !(op->nb = tc_ctx_nodebuf(ctx, 2 * span))) return MPI_ERR_NO_MEM;
+        if (op->multi && lead && !op->am_root && !(op->nb = tc_ctx_buf(ctx, TC_BUF_NODE, 2 * span))) return MPI_ERR_NO_MEM;
         if (!op->multi && ctx->shm && tc_fold_scratch_get(ctx, &op->f) != 0) return MPI_ERR_NO_MEM;
         return MPI_SUCCESS;
     }
@@ -59,12 +59,12 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     if (op->wid >= 0 && ctx->shm && tc_fold_scratch_get(ctx, &op->f) != 0) return MPI_ERR_NO_MEM;
     if (op->multi && lead) {
         if (m->lsize > 1) {
-            if (!(op->nb = tc_ctx_nodebuf(ctx, 2 * span))) return MPI_ERR_NO_MEM;
+            if (!(op->nb = tc_ctx_buf(ctx, TC_BUF_NODE, 2 * span))) return MPI_ERR_NO_MEM;
             op->src = op->nb;
         } else if (op->am_root && in == out) {
             /* no MPI_IN_PLACE at a non-zero root of the leaders' comm
              * (MPICH 4.0.2 crashes there): reduce from a copy */
-            if (!(op->nb = tc_ctx_nodebuf(ctx, span))) return MPI_ERR_NO_MEM;
+            if (!(op->nb = tc_ctx_buf(ctx, TC_BUF_NODE, span))) return MPI_ERR_NO_MEM;
             memcpy(op->nb, in, span);
             op->src = op->nb;
         } else {
@@ -151,7 +151,7 @@ static int cico_work(tc_reduce_t *op)
             }
             /* the root reduces into its own buffer from a copy (no IN_PLACE) */
             if (op->am_root) {
-                if (!op->nb && !(op->nb = tc_ctx_nodebuf(op->ctx, span))) return MPI_ERR_NO_MEM;
+                if (!op->nb && !(op->nb = tc_ctx_buf(op->ctx, TC_BUF_NODE, span))) return MPI_ERR_NO_MEM;
                 memcpy(op->nb, nb, span);
             }
             op->src = op->nb;

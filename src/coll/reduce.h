@@ -53,7 +53,7 @@ typedef struct tc_reduce {
     int wid;               /* worker index, -1 if not a worker */
     uint64_t in_cookie, out_cookie;
     uint64_t *cookies;     /* [nlocal] inputs, then [nlocal] outputs */
-    char *nb;              /* first leader (the context's tc_ctx_nodebuf): node result, then (root's node,
+    char *nb;              /* first leader (the context's TC_BUF_NODE): node result, then (root's node,
                               root elsewhere) the final result: 2 spans */
     const char *src;       /* first leader: what it sends to the network */
     size_t folded, ready, red_posted, red_done, got;

@@ -53,8 +53,10 @@ int tc_tree_init(tc_tree_t *op, tc_ctx_t *ctx, int kind, const void *in, void *o
         if (child < n) op->step[op->nstep++] = (tc_tree_step_t){ i, (child + root) % n, 1 };
     }
     if (vr) op->step[op->nstep++] = (tc_tree_step_t){ lr, (vr - (1 << (lr - 1)) + root) % n, 0 };
-    op->buf = vr == 0 ? out : malloc(op->bytes ? op->bytes : 1);
-    op->tmp = op->nstep && op->step[0].recv ? malloc(op->bytes ? op->bytes : 1) : NULL;
+    /* the context's buffers: a fresh allocation above glibc's mmap
+     * threshold would fault every page on every call (tc_ctx_buf) */
+    op->buf = vr == 0 ? out : tc_ctx_buf(ctx, TC_BUF_TREE_ACC, op->bytes);
+    op->tmp = op->nstep && op->step[0].recv ? tc_ctx_buf(ctx, TC_BUF_TREE_TMP, op->bytes) : NULL;
     if (!op->buf || (op->nstep && op->step[0].recv && !op->tmp)) return MPI_ERR_NO_MEM;
     if (op->buf != in) memcpy(op->buf, in, op->bytes);
     return MPI_SUCCESS;
@@ -135,7 +137,5 @@ int tc_tree_work(tc_tree_t *op, int who)
 
 void tc_tree_fini(tc_tree_t *op)
 {
-    if (op->kind == TC_TREE_REDUCE && op->buf != op->out) free(op->buf);
-    free(op->tmp);
-    op->buf = op->tmp = NULL;
+    op->buf = op->tmp = NULL;   /* the context's (tc_ctx_buf) */
 }

@@ -18,7 +18,7 @@
  * underlying MPI's point-to-point (its shared-memory transport on one
  * node).  Commutative ops only (the combination order follows the tree).
  *
- * Owns: tc_tree_t and its reduction buffers.  May call: coll/ctx,
+ * Owns: tc_tree_t (its reduction buffers are the context's, tc_ctx_buf).  May call: coll/ctx,
  * coll/op, PMPI point-to-point.
  */
 #ifndef TC_COLL_TREE_H
