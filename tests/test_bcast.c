@@ -128,12 +128,18 @@ static void accounting(MPI_Comm comm)
     uint64_t net = after.bytes_bcast_net - before.bytes_bcast_net;
     /* the root; elected leaders (and rail leaders) take theirs from the network */
     int producer = rank == 0 || (net == n && before.node != 0);
-    int shared = after.single_copy && after.nnodes == 1 && !getenv("TOPOCOLL_BCAST_ROOT_SHARE_MIN");
+    /* TOPOCOLL_TUNE=cico: one node goes through the slots (the producer
+     * copies every byte in, each receiver every byte out) */
+    const char *tune = getenv("TOPOCOLL_TUNE");
+    int cico = tune && strcmp(tune, "cico") == 0 && after.single_copy && after.nnodes == 1;
+    int shared = !cico && after.single_copy && after.nnodes == 1 && !getenv("TOPOCOLL_BCAST_ROOT_SHARE_MIN");
     size_t share = shared ? (n / (size_t)after.local_size) & ~(size_t)4095 : 0;
     if (before.enabled && before.local_size > 1) {
         if (!producer)   /* every byte arrives once: from a local process or from the network */
             CHECK(moved + net == n - share, "non-producer copied %llu bytes + %llu from the network, of %zu "
                   "(share %zu)", (unsigned long long)moved, (unsigned long long)net, n, share);
+        else if (cico)
+            CHECK(moved == n, "CICO producer copied %llu bytes into the slots", (unsigned long long)moved);
         else if (after.single_copy)
             CHECK(moved == share * (size_t)(after.local_size - 1), "single-copy producer copied %llu bytes",
                   (unsigned long long)moved);

@@ -41,7 +41,9 @@
 #include <string.h>
 
 #define LINE 512
-#define TUNED "CICO or single copy, chosen online per size class (coll/tune; TOPOCOLL_TUNE=0: static)"
+#define TUNED (c->cfg->tune == TC_TUNE_FORCE_CICO ? "CICO (TOPOCOLL_TUNE=cico; pipelined above the slots' capacity)" \
+                                                  : "CICO or single copy, chosen online per size class "       \
+                                                    "(coll/tune; TOPOCOLL_TUNE=0: static)")
 
 static void bcast_method(const tc_ctx_t *c, size_t b)
 {

@@ -76,7 +76,9 @@ static void config_parse(void)
     c->red_segsize = (size_t)env_size("TOPOCOLL_REDUCE_SEGSIZE", 0, 0, 1LL << 30);
     c->red_cico_max = (size_t)env_size("TOPOCOLL_REDUCE_CICO_MAX", 8 << 10, 0, 1LL << 40);
     c->allgather_cico_max = (size_t)env_size("TOPOCOLL_ALLGATHER_CICO_MAX", 8 << 10, 0, 1LL << 40);
-    c->tune = (int)env_size("TOPOCOLL_TUNE", 1, 0, 1);
+    s = getenv("TOPOCOLL_TUNE");
+    if (s && strcmp(s, "cico") == 0) c->tune = TC_TUNE_FORCE_CICO;
+    else c->tune = (int)env_size("TOPOCOLL_TUNE", 1, 0, 1);
     c->tune_explore = (int)env_size("TOPOCOLL_TUNE_EXPLORE", 64, 2, 1 << 20);
     s = getenv("TOPOCOLL_ALLGATHER_ALG");
     c->allgather_alg = TC_AG_AUTO;

@@ -14,6 +14,7 @@ typedef enum { TC_SC_AUTO = 0, TC_SC_CMA, TC_SC_NONE } tc_sc_mode_t;
 typedef enum { TC_VN_BLOCK = 0, TC_VN_CYCLIC } tc_vn_order_t;
 typedef enum { TC_AG_AUTO = 0, TC_AG_LEADER, TC_AG_RING } tc_ag_alg_t;
 typedef enum { TC_PLACE_BIND = 0, TC_PLACE_NUMA, TC_PLACE_ODDEVEN } tc_place_policy_t;
+enum { TC_TUNE_OFF = 0, TC_TUNE_ON = 1, TC_TUNE_FORCE_CICO = 2 };   /* tc_config_t.tune */
 
 typedef struct tc_config {
     int disable;               /* TOPOCOLL_DISABLE=1: every call goes to PMPI */
@@ -35,9 +36,10 @@ typedef struct tc_config {
                                   the CICO slots at or below (bytes per process) */
     size_t allgather_cico_max; /* TOPOCOLL_ALLGATHER_CICO_MAX: same, per block */
     int allgather_alg;         /* TOPOCOLL_ALLGATHER_ALG: TC_AG_AUTO|LEADER|RING */
-    int tune;                  /* TOPOCOLL_TUNE=0|1: one-node Reduce/Allreduce/Allgather
-                                  choose CICO or single copy online above their
-                                  CICO_MAX, up to the slots' capacity (coll/tune) */
+    int tune;                  /* TOPOCOLL_TUNE=0|1|cico: one-node Reduce/Allreduce/
+                                  Allgather/Bcast choose CICO or single copy online
+                                  above their CICO_MAX (coll/tune's range); 0: single
+                                  copy there; cico (TC_TUNE_FORCE_CICO): CICO there */
     int tune_explore;          /* TOPOCOLL_TUNE_EXPLORE: every Nth call of a size
                                   class re-tries the slower method */
     const char *leaders;       /* TOPOCOLL_LEADERS=auto|nic|first|numa|package (topo/nic

@@ -65,6 +65,7 @@ int tc_tune_choose(tc_tune_t *tu, const tc_ctx_t *ctx, int kind, size_t bytes, i
     tu->cico = static_cico;
     tu->t0_ns = 0;
     if (!tc_tune_range(ctx, kind, bytes)) return static_cico;
+    if (ctx->cfg->tune == TC_TUNE_FORCE_CICO) return tu->cico = 1;   /* same everywhere, not timed */
     tu->bucket = bucket_of(bytes);
     /* Relaxed: the word that decides @seq (written at the start of a call
      * <= seq - 2 that this process has finished) is ordered before this
