@@ -4,7 +4,8 @@
  * several datatypes (contiguous, derived contiguous, non-contiguous vector,
  * and mixed types of one signature across ranks), on the world
  * communicator, a dup, a split with reversed key order and a split into
- * halves.  Also checks the copy accounting (a non-producer copies each byte
+ * halves; runs of small broadcasts with nothing between them to
+ * synchronise (the eager root runs ahead).  Also checks the copy accounting (a non-producer copies each byte
  * exactly once) and that erroneous arguments give the native error class.
  * Run under any np, with any TOPOCOLL_* emulation.
  */
@@ -49,7 +50,7 @@ static void suite(MPI_Comm comm, const char *cname, int big)
 {
     int size;
     MPI_Comm_size(comm, &size);
-    static const int counts[] = { 0, 1, 7, 1023, 8192, 8193, 65535, 65537, 262147 };
+    static const int counts[] = { 0, 1, 7, 1023, 8192, 8193, 32768, 32769, 65535, 65537, 262147 };
     MPI_Datatype vec, pair;
     MPI_Type_vector(3, 2, 5, MPI_INT, &vec);           /* non-contiguous: gaps */
     MPI_Type_commit(&vec);
@@ -98,6 +99,50 @@ static void mixed(MPI_Comm comm)
         }
     }
     MPI_Type_free(&vec);
+}
+
+/* Eager run-ahead: back-to-back small broadcasts (the root changes every
+ * 3 calls, sizes up to one 32 KiB slot) with no native call between them
+ * to synchronise, 8 KiB Allreduces every few calls and a Barrier every 41 (they
+ * use the slots and flags the eager root does not wait for); the root
+ * scribbles over its buffer once the call returns, and every result is
+ * checked after the run. */
+static void run_ahead(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    enum { N = 400, MAXB = 32768 };
+    static const int sz[] = { 1, 100, 4096, 8191, MAXB };
+    unsigned char *bufs = malloc((size_t)N * MAXB), *want = malloc(MAXB);
+    int bad = 0;
+    for (int k = 0; k < N; k++) {
+        int root = (k / 3) % size, n = sz[k % 5];
+        unsigned char *b = bufs + (size_t)k * MAXB;
+        if (rank == root) fill(b, (size_t)n, 1000u + (unsigned)k);
+        else memset(b, 0xEE, (size_t)n);
+        CHECK(topocoll_bcast(b, n, MPI_BYTE, root, comm) == MPI_SUCCESS, "run-ahead call %d", k);
+        if (rank == root) memset(b, 0x55, (size_t)n);
+        if (k % 23 == 22 || k % 7 == 3) {   /* 8 KiB: through the slots the eager root writes next */
+            enum { NR = 1024 };
+            double x[NR], y[NR];
+            for (int i = 0; i < NR; i++) x[i] = rank + i + k;
+            int ok = topocoll_allreduce(x, y, NR, MPI_DOUBLE, MPI_SUM, comm) == MPI_SUCCESS;
+            for (int i = 0; i < NR && ok; i++) ok = y[i] == (double)size * (i + k) + (double)size * (size - 1) / 2;
+            CHECK(ok, "run-ahead allreduce at %d", k);
+        }
+        if (k % 41 == 40) CHECK(topocoll_barrier(comm) == MPI_SUCCESS, "run-ahead barrier at %d", k);
+    }
+    for (int k = 0; k < N; k++) {
+        int root = (k / 3) % size, n = sz[k % 5];
+        if (rank == root) continue;
+        fill(want, (size_t)n, 1000u + (unsigned)k);
+        if (memcmp(bufs + (size_t)k * MAXB, want, (size_t)n) != 0 && bad++ < 5)
+            CHECK(0, "run-ahead call %d (%d bytes from %d): wrong data", k, n, root);
+    }
+    CHECK(bad == 0, "run-ahead: %d of %d broadcasts wrong", bad, N);
+    free(bufs);
+    free(want);
 }
 
 /* Copy accounting (HierKNEM: a leader only forwards; KNEM: every byte is
@@ -181,6 +226,8 @@ int main(int argc, char **argv)
     suite(half, "half", 0);
     mixed(MPI_COMM_WORLD);
     mixed(rev);
+    run_ahead(MPI_COMM_WORLD);
+    run_ahead(half);
     accounting(MPI_COMM_WORLD);
     accounting(rev);
     errors(dup);

@@ -113,6 +113,51 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
     }
     /* CICO: one producer feeds everybody through its slots. */
     if (!op->sc) op->am_source = op->producer == m->lrank && m->lsize > 1;
+    /* Eager: same inputs on every process, so the same runs everywhere. */
+    const uint64_t E = (uint64_t)(ctx->cfg->cico_slots < TC_EAGER_SLOTS ? ctx->cfg->cico_slots : TC_EAGER_SLOTS);
+    if (!op->sc && ctx->shm && m->nnodes == 1 && m->lsize > 1 && op->tune.bucket < 0 && bytes > 0 &&
+        bytes <= ctx->cfg->bcast_cico_max && bytes <= ctx->cfg->cico_slot && op->nparts == 1) {
+        op->eager = 1;
+        op->eager_slot = (int)(op->seq % E);
+        if (ctx->eager_last != op->seq - 1) ctx->eager_base = op->seq - 1;
+        ctx->eager_last = op->seq;
+        op->eager_wait = op->seq > E && op->seq - E > ctx->eager_base ? op->seq - E : ctx->eager_base;
+    }
+}
+
+/* Eager: the root copies into its slot and tags it; the others copy out
+ * once the tag is theirs.  Tags only grow (the root rewrites slot i for
+ * call s + E only after everyone finished s): a newer tag than ours means
+ * the protocol broke, an error rather than a wait forever. */
+static int eager_work(tc_bcast_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    tc_ctl_t *root = &s->ctl[op->producer];
+    char *slot = tc_shm_cico(s, op->producer, op->eager_slot);
+    if (op->state == ST_START) {
+        if (s->me == op->producer) {
+            if (!tc_shm_all_done(s, op->eager_wait)) return TC_OP_PENDING;
+            memcpy(slot, op->buf, op->bytes);
+            s->bytes_cico += op->bytes;
+            /* Release: the slot's contents before the tag. */
+            atomic_store_explicit(&root->eager_tag[op->eager_slot], op->seq, memory_order_release);
+        }
+        op->state = ST_WORK;
+    }
+    if (op->state == ST_WORK) {
+        if (s->me != op->producer) {
+            /* Acquire: pairs with the root's tag. */
+            uint64_t tag = atomic_load_explicit(&root->eager_tag[op->eager_slot], memory_order_acquire);
+            if (tag > op->seq) return MPI_ERR_INTERN;
+            if (tag != op->seq) return TC_OP_PENDING;
+            memcpy(op->buf, slot, op->bytes);
+            s->bytes_cico += op->bytes;
+        }
+        /* Release: our reads of the slot before the root may reuse it. */
+        tc_shm_finish(s, op->seq);
+        op->state = ST_DONE;
+    }
+    return TC_OP_DONE;
 }
 
 static size_t seg_len(const tc_bcast_part_t *p, size_t i)
@@ -290,6 +335,7 @@ int tc_bcast_work(tc_bcast_t *op)
     tc_shm_t *s = op->ctx->shm;
     const int producer = s && s->me == op->producer;
     int rc;
+    if (op->eager) return eager_work(op);
 
     switch (op->state) {
     case ST_START:

@@ -28,6 +28,17 @@
  * the rest: two cores copy at once (KNEM paper, section 3.2: the model
  * lets the library choose which process performs each copy).
  *
+ * Eager (one node, CICO, one slot: up to TOPOCOLL_BCAST_CICO_MAX): the
+ * root need not wait for the previous collective to finish everywhere, so
+ * a run of small broadcasts pipelines like the native eager protocols.
+ * Call s goes through the root's slot s mod E (E = min(TC_EAGER_SLOTS,
+ * slots)), tagged s in the root's eager_tag once written; the root waits
+ * only until every process has finished call s - E (the slot's last eager
+ * use) and the last collective before this run of eager ones (which may
+ * have used any slot or flag).  Every process derives the same run from
+ * the same call sequence.  A non-eager collective still starts after
+ * every process finished the one before, eager or not.
+ *
  * Owns: tc_bcast_t.  May call: coll/ctx, xfer/, PMPI point-to-point.
  */
 #ifndef TC_COLL_BCAST_H
@@ -85,6 +96,9 @@ typedef struct tc_bcast {
     int share_next;        /* producer: next local rank to serve */
     uint64_t recv_cookie;  /* non-producer: its buffer, writable, when share > 0 */
     tc_tune_t tune;        /* one node: CICO or single copy (coll/tune) */
+    int eager;             /* 1: eager (above), through CICO slot eager_slot */
+    int eager_slot;
+    uint64_t eager_wait;   /* root: every process has finished this call first */
 } tc_bcast_t;
 
 /** Rails a broadcast of @bytes uses: several when the nodes have a leader

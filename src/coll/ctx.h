@@ -39,6 +39,8 @@ typedef struct tc_ctx {
     tc_shm_t *shm;          /* NULL when alone on the node */
     const tc_config_t *cfg;
     uint64_t seq;           /* collectives started on this comm (same on all ranks) */
+    uint64_t eager_last;    /* coll/bcast: seq of the last eager Bcast, and of */
+    uint64_t eager_base;    /*   the last collective before its run of them */
     int spin;               /* polls before a waiter yields its core */
     int all_sc;             /* 1: single copy works on every node of comm */
     int minlocal, maxlocal; /* fewest and most processes on any node */
