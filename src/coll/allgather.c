@@ -410,14 +410,17 @@ int tc_allgather_work(tc_allgather_t *op)
             }
         }
         op->state = ST_WORK;
-        if (!s || (op->alg == TC_AG_USE_CICO && !op->pipe)) {   /* our own block (push_block, pipe_work
-                                                                    do it otherwise) */
+        /* our own block (push_block and pipe_work copy it otherwise) */
+        if (!s || (op->alg == TC_AG_USE_CICO && !op->pipe)) {
             char *mine = op->out + (size_t)m->rank * op->block;
             if (op->in != mine) memcpy(mine, op->in, op->block);
         }
         /* fall through */
     case ST_WORK:
-        rc = op->pipe ? pipe_work(op) : op->alg == TC_AG_USE_CICO ? cico_work(op) : op->alg == TC_AG_USE_RING ? ring_work(op) : leader_work(op);
+        rc = op->pipe                    ? pipe_work(op)
+             : op->alg == TC_AG_USE_CICO ? cico_work(op)
+             : op->alg == TC_AG_USE_RING ? ring_work(op)
+                                         : leader_work(op);
         if (rc != MPI_SUCCESS) return rc;
         if (s) tc_shm_finish(s, op->seq);
         op->state = ST_ACK;
