@@ -158,6 +158,15 @@ static int cico_work(tc_allgather_t *op)
  * into our own receive buffer from the same cache lines), the others'
  * chunks out of theirs as they land.  Counters are the broadcast lane's:
  * cumulative, single writer each. */
+/* Chunk @c of a block cut into @S-byte chunks: its offset, and its
+ * length in @len. */
+static size_t ring_chunk(const tc_allgather_t *op, size_t S, uint64_t c, size_t *len)
+{
+    size_t off = (size_t)c * S;
+    *len = op->block - off < S ? op->block - off : S;
+    return off;
+}
+
 static int pipe_work(tc_allgather_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
@@ -178,7 +187,7 @@ static int pipe_work(tc_allgather_t *op)
                 free_slot = i == me || item - atomic_load_explicit(tc_shm_lane_bgot(s, i, me), memory_order_acquire) <
                                            TC_SHM_RING;
             if (!free_slot) break;
-            size_t off = (size_t)op->psent * S, len = op->block - off < S ? op->block - off : S;
+            size_t len, off = ring_chunk(op, S, op->psent, &len);
             memcpy(tc_shm_ring_slot(s, me, item), op->in + off, len);
             /* Release: the chunk before the count. */
             atomic_store_explicit(tc_shm_lane_sent(s, me, me), item + 1, memory_order_release);
@@ -192,7 +201,7 @@ static int pipe_work(tc_allgather_t *op)
                 uint64_t item = op->pgot[nl + j] + op->pgot[j];
                 /* Acquire: pairs with the owner's count. */
                 if (atomic_load_explicit(tc_shm_lane_sent(s, j, j), memory_order_acquire) <= item) break;
-                size_t off = (size_t)op->pgot[j] * S, len = op->block - off < S ? op->block - off : S;
+                size_t len, off = ring_chunk(op, S, op->pgot[j], &len);
                 memcpy(op->out + (size_t)j * op->block + off, tc_shm_ring_slot(s, j, item), len);
                 s->bytes_cico += len;
                 /* Release: our copy is done, the owner may reuse the slot. */

@@ -35,7 +35,8 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
 
     if (op->cico) {
         /* the folding process needs a node buffer when it is not the root */
-        if (op->multi && lead && !op->am_root && !(op->nb = tc_ctx_buf(ctx, TC_BUF_NODE, 2 * span))) return MPI_ERR_NO_MEM;
+        if (op->multi && lead && !op->am_root && !(op->nb = tc_ctx_buf(ctx, TC_BUF_NODE, 2 * span)))
+            return MPI_ERR_NO_MEM;
         if (!op->multi && ctx->shm && tc_fold_scratch_get(ctx, &op->f) != 0) return MPI_ERR_NO_MEM;
         return MPI_SUCCESS;
     }

@@ -3,10 +3,10 @@
  * (CICO) and single copy for one-node Reduce, Allreduce, Allgather and
  * Bcast in the size range where neither wins everywhere.
  *
- * Why: above TOPOCOLL_*_CICO_MAX (8 KiB; Bcast 4 KiB), up to the CICO
+ * Why: above TOPOCOLL_*_CICO_MAX (8 KiB; Bcast 32 KiB), up to the CICO
  * slots' capacity (512 KiB by default; any size for Bcast, Allreduce and
- * Allgather, pipelined through the slots), the faster intra-node method depends on
- * whether the processes share a last-level cache.  On this project's 2-vCPU host
+ * Allgather, pipelined through the slots), the faster intra-node method
+ * depends on whether the processes share a last-level cache.  On this project's 2-vCPU host
  * that changes over minutes (the vCPUs move between host caches): CICO
  * measured 2-4x native in one state and 0.5x in the other, single copy
  * 0.8-1.3x in both.  A static threshold loses in one state or the other;
@@ -30,9 +30,10 @@
  * has seen the word written at L's start, holds because every process of
  * a tuned Reduce, Allreduce or Allgather acquires the tuner's post of L
  * (or, in the pipelined Allgather, the count of the tuner's first chunk,
- * released after that post) before completing.  A Bcast's receivers synchronise with its source
- * only, so in a tuned Bcast the tuner publishes tune_seq = L (release)
- * after its write, and every process acquires it before completing.
+ * released after that post) before completing.  A Bcast's receivers
+ * synchronise with its source only, so in a tuned Bcast the tuner
+ * publishes tune_seq = L (release) after its write, and every process
+ * acquires it before completing.
  *
  * Only on one node (several nodes: the methods differ in their inter-node
  * part too), with single copy working, and TOPOCOLL_TUNE=1 (default).
