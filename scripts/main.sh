@@ -29,7 +29,9 @@ run "$np" "$root/build/asp" --graph "$root/../shared/data/rome99.gr"
 echo
 for coll in bcast reduce allreduce allgather barrier; do
   echo "== $coll benchmark (np=$np, one node)"
-  run "$np" "$root/build/topocoll_bench" --coll "$coll" --min 4K --max 16M --csv "$root/build/bench_${coll}_np$np.csv"
+  mech=(); [ "$coll" = allgather ] && mech=(--mech)   # the copy-mechanism floors next to it
+  run "$np" "$root/build/topocoll_bench" --coll "$coll" --min 4K --max 16M "${mech[@]}" \
+      --csv "$root/build/bench_${coll}_np$np.csv"
   echo
 done
 echo "== nonblocking collectives: overlap with computation (np=$np; no communication core, then 1 per node"

@@ -21,6 +21,19 @@
  * tighter bound).
  * Every result is validated against the native one before timing.
  *
+ * --mech (allgather, every process on one host): two copy-mechanism floors
+ * timed in the same repetitions, so a figure can be read against what the
+ * host allows.  Each is the least an Allgather needs with that mechanism:
+ * a barrier (the peers' send buffers are ready), our own block by memcpy,
+ * every peer's block copied straight from its send buffer, a barrier (the
+ * peers are done with ours); the barriers are topocoll's.  mapped_us reads
+ * the peers' send buffers mapped in our address space (what XPMEM gives;
+ * here a send pool in an MPI_Win_allocate_shared window, which the
+ * collectives cannot ask of a user's buffer); cma_us reads them from their
+ * malloc'd pool with process_vm_readv (the single-copy mechanism Linux
+ * has, and the native MPI's).  Both results are checked against the
+ * native Allgather's; topocoll's own CICO is topocoll_us.
+ *
  *   mpirun -np 2 topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier]
  *          [--min 4K] [--max 16M] [--reps 11] [--iters N] [--root R] [--pool 64M]
  *          [--csv FILE]
@@ -40,6 +53,7 @@
  *
  * May call: the native API, PMPI.
  */
+#define _GNU_SOURCE   /* process_vm_readv (--mech) */
 #include "topocoll.h"
 
 #include "base/config.h"
@@ -53,6 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 typedef struct opts {
@@ -62,6 +77,7 @@ typedef struct opts {
     const char *csv;
     int overlap;
     size_t size;        /* --overlap: buffer bytes */
+    int mech;           /* --mech: allgather copy-mechanism floors */
 } opts_t;
 
 enum { C_BCAST, C_REDUCE, C_ALLREDUCE, C_ALLGATHER };
@@ -83,7 +99,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier] [--min SIZE]\n"
                     "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
-                    "                      [--csv FILE]\n"
+                    "                      [--csv FILE] [--mech]\n"
                     "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n");
 }
 
@@ -95,9 +111,10 @@ static int parse(int argc, char **argv, opts_t *o)
         { "iters", required_argument, 0, 'i' }, { "root", required_argument, 0, 'R' },
         { "pool", required_argument, 0, 'p' }, { "csv", required_argument, 0, 'o' },
         { "overlap", no_argument, 0, 'O' },    { "size", required_argument, 0, 's' },
-        { "help", no_argument, 0, 'h' },       { 0, 0, 0, 0 }
+        { "mech", no_argument, 0, 'X' },       { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 }
     };
-    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL, 0, 2 << 20 };
+    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL, 0, 2 << 20, 0 };
     int ch;
     long long v;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -111,6 +128,7 @@ static int parse(int argc, char **argv, opts_t *o)
         case 'R': o->root = atoi(optarg); break;
         case 'o': o->csv = optarg; break;
         case 'O': o->overlap = 1; break;
+        case 'X': o->mech = 1; break;
         case 's': if ((v = tc_parse_size(optarg)) < 64) return -1; o->size = (size_t)v; break;
         default: return -1;
         }
@@ -211,6 +229,115 @@ static double must_move(int coll, size_t n, int p)
     case C_ALLREDUCE: return 2.0 * (double)n * (p - 1) / p;
     default: return (double)n * (p - 1);
     }
+}
+
+/* ---- --mech: the Allgather's copy-mechanism floors (see the header) -------- */
+
+enum { M_MAPPED, M_CMA };
+
+typedef struct mech {
+    MPI_Win win;          /* the mapped send pool */
+    char **mapped;        /* [npool * size]: peer r's pool buffer i at [i * size + r] */
+    uint64_t *addr;       /* [size * npool]: peer r's malloc'd buffer i at [r * npool + i] (CMA) */
+    int *pid;             /* [size] */
+    int npool, cma_ok;
+} mech_t;
+
+/* Copies every block of pool entry @i into @rbuf by mechanism @m.
+ * Returns 0, or -1 if process_vm_readv failed. */
+static int mech_copy(const mech_t *x, int m, int i, char *rbuf, size_t bytes, int rank, int size)
+{
+    const char *own = m == M_MAPPED ? x->mapped[(size_t)i * size + rank]
+                                    : (const char *)(uintptr_t)x->addr[(size_t)rank * x->npool + i];
+    memcpy(rbuf + (size_t)rank * bytes, own, bytes);
+    for (int d = 1; d < size; d++) {
+        int j = (rank + d) % size;
+        char *dst = rbuf + (size_t)j * bytes;
+        if (m == M_MAPPED) { memcpy(dst, x->mapped[(size_t)i * size + j], bytes); continue; }
+        for (size_t off = 0; off < bytes;) {   /* a short read is resumed */
+            struct iovec l = { dst + off, bytes - off };
+            struct iovec r = { (void *)(uintptr_t)(x->addr[(size_t)j * x->npool + i] + off), bytes - off };
+            ssize_t got = process_vm_readv((pid_t)x->pid[j], &l, 1, &r, 1, 0);
+            if (got <= 0) return -1;
+            off += (size_t)got;
+        }
+    }
+    return 0;
+}
+
+/* Mean latency (s) of @iters floors of mechanism @m, slowest rank. */
+static double time_mech(const mech_t *x, int m, char **rpool, size_t bytes, int iters, int rank, int size)
+{
+    double t0, t, tmax;
+    int bad = 0;
+    PMPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {   /* the syncs: topocoll's barrier, the cheapest here */
+        topocoll_barrier(MPI_COMM_WORLD);
+        bad |= mech_copy(x, m, i % x->npool, rpool[i % x->npool], bytes, rank, size);
+        topocoll_barrier(MPI_COMM_WORLD);
+    }
+    t = bad ? -1.0 : (MPI_Wtime() - t0) / iters;
+    PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return bad ? -1.0 : tmax;
+}
+
+/* Sets up both mechanisms over @spool (the CMA pool) and a mapped pool of
+ * the same shape filled with the same bytes; checks each against the
+ * native Allgather of entry 0.  Returns 0, or -1 (message printed) if
+ * the mapped floor cannot be measured; a refused CMA only clears cma_ok. */
+static int mech_init(mech_t *x, char **spool, int npool, size_t bytes, int rank, int size)
+{
+    char *base;
+    memset(x, 0, sizeof *x);
+    x->npool = npool;
+    if (MPI_Win_allocate_shared((MPI_Aint)(bytes * (size_t)npool), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &x->win) !=
+        MPI_SUCCESS)
+        return -1;
+    x->mapped = malloc((size_t)npool * size * sizeof(char *));
+    x->addr = malloc((size_t)npool * size * sizeof(uint64_t));
+    uint64_t *mine = malloc((size_t)npool * sizeof(uint64_t));
+    x->pid = malloc((size_t)size * sizeof(int));
+    for (int i = 0; i < npool; i++) {
+        memcpy(base + (size_t)i * bytes, spool[i], bytes);
+        mine[i] = (uint64_t)(uintptr_t)spool[i];
+    }
+    for (int r = 0; r < size; r++) {
+        MPI_Aint wsz;
+        int du;
+        char *p;
+        MPI_Win_shared_query(x->win, r, &wsz, &du, &p);
+        for (int i = 0; i < npool; i++) x->mapped[(size_t)i * size + r] = p + (size_t)i * bytes;
+    }
+    int me = (int)getpid();
+    PMPI_Allgather(&me, 1, MPI_INT, x->pid, 1, MPI_INT, MPI_COMM_WORLD);
+    PMPI_Allgather(mine, npool, MPI_UINT64_T, x->addr, npool, MPI_UINT64_T, MPI_COMM_WORLD);
+    free(mine);
+    PMPI_Barrier(MPI_COMM_WORLD);   /* every mapped pool is filled */
+    char *ref = malloc(bytes * (size_t)size), *got = malloc(bytes * (size_t)size);
+    PMPI_Allgather(spool[0], (int)bytes, MPI_BYTE, ref, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+    int bad[2] = { 0, 0 };
+    for (int m = M_MAPPED; m <= M_CMA; m++) {
+        memset(got, 0, bytes * (size_t)size);
+        bad[m] = mech_copy(x, m, 0, got, bytes, rank, size) != 0 || memcmp(ref, got, bytes * (size_t)size) != 0;
+    }
+    free(ref);
+    free(got);
+    PMPI_Allreduce(MPI_IN_PLACE, bad, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    x->cma_ok = !bad[M_CMA];
+    if (bad[M_MAPPED] && rank == 0) fprintf(stderr, "topocoll_bench --mech: the mapped pool gave wrong data\n");
+    if (!x->cma_ok && rank == 0) fprintf(stderr, "topocoll_bench --mech: process_vm_readv refused or wrong; no cma_us\n");
+    return bad[M_MAPPED] ? -1 : 0;
+}
+
+static void mech_fini(mech_t *x)
+{
+    PMPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&x->win);
+    free(x->mapped);
+    free(x->addr);
+    free(x->pid);
 }
 
 /* Barrier: mean latency (s) of @iters calls, slowest rank. */
@@ -411,9 +538,11 @@ int main(int argc, char **argv)
     FILE *csv = NULL;
     if (rank == 0 && o.csv && !(csv = fopen(o.csv, "w"))) perror(o.csv);
     if (csv) fprintf(csv, "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps,ref_all_us,"
-                          "memcpy_all_GBps\n");
+                          "memcpy_all_GBps,mapped_us,cma_us\n");
     MPI_Comm host;   /* the processes sharing this host's memory bandwidth */
     PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    int host_size;
+    PMPI_Comm_size(host, &host_size);
 
     topocoll_comm_attach(MPI_COMM_WORLD);
     topocoll_comm_info_t info;
@@ -441,6 +570,10 @@ int main(int argc, char **argv)
     }
     int coll = 0;
     while (strcmp(o.coll, coll_names[coll]) != 0) coll++;
+    if (o.mech && (coll != C_ALLGATHER || host_size != size)) {
+        if (rank == 0) fprintf(stderr, "topocoll_bench: --mech is for allgather with every process on one host\n");
+        o.mech = 0;
+    }
     if (rank == 0) {
         printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host%s\n", o.coll, size,
                info.nnodes, info.local_size, sysconf(_SC_NPROCESSORS_ONLN),
@@ -452,8 +585,11 @@ int main(int argc, char **argv)
                coll == C_ALLGATHER ? "block per rank" : "vector");
         printf("# ref = bytes each process must move / memcpy bandwidth (GB/s, cold buffers): one core alone\n"
                "# (ref_us, GB/s), every process of the host copying at once (ref_all_us, GB/s_all)\n");
-        printf("%10s %12s %12s %7s %10s %8s %10s %8s\n", "bytes", "native_us", "topocoll_us", "ratio", "ref_us",
-               "GB/s", "ref_all_us", "GB/s_all");
+        if (o.mech)
+            printf("# mapped_us, cma_us (--mech): an Allgather's least time reading the peers' send buffers\n"
+                   "# mapped in memory (XPMEM-like) or by process_vm_readv; same reps, same rotation\n");
+        printf("%10s %12s %12s %7s %10s %8s %10s %8s%s\n", "bytes", "native_us", "topocoll_us", "ratio", "ref_us",
+               "GB/s", "ref_all_us", "GB/s_all", o.mech ? "  mapped_us     cma_us" : "");
     }
     int invalid = 0;
     for (size_t bytes = o.min; bytes <= o.max; bytes *= 2) {
@@ -478,7 +614,11 @@ int main(int argc, char **argv)
         if (bad && rank == 0) fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes\n", bytes);
         time_coll(coll, 1, spool, rpool, npool, sbytes, 2, o.root);   /* warm-up */
         time_coll(coll, 0, spool, rpool, npool, sbytes, 2, o.root);
+        mech_t mx;
+        int mech = o.mech && mech_init(&mx, spool, npool, sbytes, rank, size) == 0;
+        invalid |= o.mech && !mech;
         double *tn = malloc((size_t)o.reps * sizeof(double)), *tt = malloc((size_t)o.reps * sizeof(double));
+        double *tm = calloc((size_t)o.reps, sizeof(double)), *tc = calloc((size_t)o.reps, sizeof(double));
         for (int r = 0; r < o.reps; r++) {
             if (r % 2 == 0) {
                 tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o.root);
@@ -487,8 +627,14 @@ int main(int argc, char **argv)
                 tt[r] = time_coll(coll, 0, spool, rpool, npool, sbytes, iters, o.root);
                 tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o.root);
             }
+            if (mech) tm[r] = time_mech(&mx, M_MAPPED, rpool, sbytes, iters, rank, size);
+            if (mech && mx.cma_ok) tc[r] = time_mech(&mx, M_CMA, rpool, sbytes, iters, rank, size);
         }
         double mn = median(tn, o.reps) * 1e6, mt = median(tt, o.reps) * 1e6;
+        double mm = mech ? median(tm, o.reps) * 1e6 : -1, mcma = mech && mx.cma_ok ? median(tc, o.reps) * 1e6 : -1;
+        if (mech) mech_fini(&mx);
+        free(tm);
+        free(tc);
         double mc = 0;
         if (rank == 0) mc = memcpy_ref(rpool, npool, sbytes, o.reps, MPI_COMM_NULL) * 1e6; /* one copy */
         PMPI_Barrier(MPI_COMM_WORLD);
@@ -496,10 +642,17 @@ int main(int argc, char **argv)
         if (rank == 0) {
             double bw = (double)sbytes / mc / 1e3, bwa = (double)sbytes / mca / 1e3;   /* GB/s */
             double ref = must_move(coll, sbytes, size) / (bw * 1e3), refa = must_move(coll, sbytes, size) / (bwa * 1e3);
-            printf("%10zu %12.2f %12.2f %7.2f %10.2f %8.2f %10.2f %8.2f%s\n", sbytes, mn, mt, mn / mt, ref, bw, refa,
-                   bwa, bad ? "  INVALID" : "");
-            if (csv) fprintf(csv, "%s,%d,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f\n", o.coll, size, info.nnodes,
-                             sbytes, mn, mt, mn / mt, ref, bw, refa, bwa);
+            printf("%10zu %12.2f %12.2f %7.2f %10.2f %8.2f %10.2f %8.2f", sbytes, mn, mt, mn / mt, ref, bw, refa, bwa);
+            if (o.mech) printf(" %10.2f %10.2f", mm, mcma);   /* -1: not measured */
+            printf("%s\n", bad ? "  INVALID" : "");
+            if (csv) {
+                fprintf(csv, "%s,%d,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,", o.coll, size, info.nnodes, sbytes, mn,
+                        mt, mn / mt, ref, bw, refa, bwa);
+                if (mm > 0) fprintf(csv, "%.3f", mm);
+                fputc(',', csv);
+                if (mcma > 0) fprintf(csv, "%.3f", mcma);
+                fputc('\n', csv);
+            }
             fflush(stdout);
         }
         free(tn);
