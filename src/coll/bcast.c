@@ -115,7 +115,7 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
     if (!op->sc) op->am_source = op->producer == m->lrank && m->lsize > 1;
     /* Eager: same inputs on every process, so the same runs everywhere. */
     const uint64_t E = (uint64_t)(ctx->cfg->cico_slots < TC_EAGER_SLOTS ? ctx->cfg->cico_slots : TC_EAGER_SLOTS);
-    if (!op->sc && ctx->shm && m->nnodes == 1 && m->lsize > 1 && op->tune.bucket < 0 && bytes > 0 &&
+    if (!op->sc && ctx->shm && m->lsize > 1 && op->tune.bucket < 0 && bytes > 0 &&
         bytes <= ctx->cfg->bcast_cico_max && bytes <= ctx->cfg->cico_slot && op->nparts == 1) {
         op->eager = 1;
         op->eager_slot = (int)(op->seq % E);
@@ -125,18 +125,26 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
     }
 }
 
-/* Eager: the root copies into its slot and tags it; the others copy out
- * once the tag is theirs.  Tags only grow (the root rewrites slot i for
- * call s + E only after everyone finished s): a newer tag than ours means
- * the protocol broke, an error rather than a wait forever. */
+static int net_progress(tc_bcast_t *op, tc_bcast_part_t *p);
+
+/* Eager: the node's producer (the root, or the leader that receives from
+ * the parent node and forwards to the child nodes at once) copies into
+ * its slot and tags it; the others copy out once the tag is theirs.  Tags
+ * only grow (the producer rewrites slot i for call s + E only after
+ * everyone on the node finished s): a newer tag than ours means the
+ * protocol broke, an error rather than a wait forever. */
 static int eager_work(tc_bcast_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     tc_ctl_t *root = &s->ctl[op->producer];
     char *slot = tc_shm_cico(s, op->producer, op->eager_slot);
+    tc_bcast_part_t *p = &op->part[0];
+    const int net = s->me == op->producer && op->ctx->map.nnodes > 1;
+    int rc;
+    if (net && (rc = net_progress(op, p)) != MPI_SUCCESS) return rc;
     if (op->state == ST_START) {
         if (s->me == op->producer) {
-            if (!tc_shm_all_done(s, op->eager_wait)) return TC_OP_PENDING;
+            if (p->have < op->bytes || !tc_shm_all_done(s, op->eager_wait)) return TC_OP_PENDING;
             memcpy(slot, op->buf, op->bytes);
             s->bytes_cico += op->bytes;
             /* Release: the slot's contents before the tag. */
@@ -152,6 +160,8 @@ static int eager_work(tc_bcast_t *op)
             if (tag != op->seq) return TC_OP_PENDING;
             memcpy(op->buf, slot, op->bytes);
             s->bytes_cico += op->bytes;
+        } else if (net && p->send_done < p->nseg) {
+            return TC_OP_PENDING;   /* the child nodes' sends still read our buffer */
         }
         /* Release: our reads of the slot before the root may reuse it. */
         tc_shm_finish(s, op->seq);

@@ -28,16 +28,18 @@
  * the rest: two cores copy at once (KNEM paper, section 3.2: the model
  * lets the library choose which process performs each copy).
  *
- * Eager (one node, CICO, one slot: up to TOPOCOLL_BCAST_CICO_MAX): the
- * root need not wait for the previous collective to finish everywhere, so
- * a run of small broadcasts pipelines like the native eager protocols.
- * Call s goes through the root's slot s mod E (E = min(TC_EAGER_SLOTS,
- * slots)), tagged s in the root's eager_tag once written; the root waits
- * only until every process has finished call s - E (the slot's last eager
- * use) and the last collective before this run of eager ones (which may
- * have used any slot or flag).  Every process derives the same run from
- * the same call sequence.  A non-eager collective still starts after
- * every process finished the one before, eager or not.
+ * Eager (CICO, one slot: up to TOPOCOLL_BCAST_CICO_MAX): a node's
+ * producer (the root on its node, elsewhere the leader, which forwards
+ * to the child nodes as soon as the bytes arrive) need not wait for the
+ * previous collective to finish on its node, so a run of small broadcasts
+ * pipelines like the native eager protocols.  Call s goes through the
+ * producer's slot s mod E (E = min(TC_EAGER_SLOTS, slots)), tagged s in
+ * its eager_tag once written; the producer waits only until every process
+ * of the node has finished call s - E (the slot's last eager use) and the
+ * last collective before this run of eager ones (which may have used any
+ * slot or flag).  Every process derives the same run from the same call
+ * sequence.  A non-eager collective still starts after every process of
+ * the node finished the one before, eager or not.
  *
  * Owns: tc_bcast_t.  May call: coll/ctx, xfer/, PMPI point-to-point.
  */
