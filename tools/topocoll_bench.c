@@ -237,8 +237,8 @@ enum { M_MAPPED, M_CMA };
 
 typedef struct mech {
     MPI_Win win;          /* the mapped send pool */
-    char **mapped;        /* [npool * size]: peer r's pool buffer i at [i * size + r] */
-    uint64_t *addr;       /* [size * npool]: peer r's malloc'd buffer i at [r * npool + i] (CMA) */
+    char **mapped;        /* [size * npool]: peer r's mapped buffer i at [r * npool + i] */
+    uint64_t *addr;       /* the same for the malloc'd pools (CMA) */
     int *pid;             /* [size] */
     int npool, cma_ok;
 } mech_t;
@@ -247,13 +247,13 @@ typedef struct mech {
  * Returns 0, or -1 if process_vm_readv failed. */
 static int mech_copy(const mech_t *x, int m, int i, char *rbuf, size_t bytes, int rank, int size)
 {
-    const char *own = m == M_MAPPED ? x->mapped[(size_t)i * size + rank]
+    const char *own = m == M_MAPPED ? x->mapped[(size_t)rank * x->npool + i]
                                     : (const char *)(uintptr_t)x->addr[(size_t)rank * x->npool + i];
     memcpy(rbuf + (size_t)rank * bytes, own, bytes);
     for (int d = 1; d < size; d++) {
         int j = (rank + d) % size;
         char *dst = rbuf + (size_t)j * bytes;
-        if (m == M_MAPPED) { memcpy(dst, x->mapped[(size_t)i * size + j], bytes); continue; }
+        if (m == M_MAPPED) { memcpy(dst, x->mapped[(size_t)j * x->npool + i], bytes); continue; }
         for (size_t off = 0; off < bytes;) {   /* a short read is resumed */
             struct iovec l = { dst + off, bytes - off };
             struct iovec r = { (void *)(uintptr_t)(x->addr[(size_t)j * x->npool + i] + off), bytes - off };
@@ -308,7 +308,7 @@ static int mech_init(mech_t *x, char **spool, int npool, size_t bytes, int rank,
         int du;
         char *p;
         MPI_Win_shared_query(x->win, r, &wsz, &du, &p);
-        for (int i = 0; i < npool; i++) x->mapped[(size_t)i * size + r] = p + (size_t)i * bytes;
+        for (int i = 0; i < npool; i++) x->mapped[(size_t)r * npool + i] = p + (size_t)i * bytes;
     }
     int me = (int)getpid();
     PMPI_Allgather(&me, 1, MPI_INT, x->pid, 1, MPI_INT, MPI_COMM_WORLD);
