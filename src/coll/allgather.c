@@ -154,10 +154,6 @@ static int cico_work(tc_allgather_t *op)
     return MPI_SUCCESS;
 }
 
-/* Pipelined CICO: our block into our broadcast ring chunk by chunk (and
- * into our own receive buffer from the same cache lines), the others'
- * chunks out of theirs as they land.  Counters are the broadcast lane's:
- * cumulative, single writer each. */
 /* Chunk @c of a block cut into @S-byte chunks: its offset, and its
  * length in @len. */
 static size_t ring_chunk(const tc_allgather_t *op, size_t S, uint64_t c, size_t *len)
@@ -167,6 +163,10 @@ static size_t ring_chunk(const tc_allgather_t *op, size_t S, uint64_t c, size_t 
     return off;
 }
 
+/* Pipelined CICO: our block into our broadcast ring chunk by chunk (and
+ * into our own receive buffer from the same cache lines), the others'
+ * chunks out of theirs as they land.  Counters are the broadcast lane's:
+ * cumulative, single writer each. */
 static int pipe_work(tc_allgather_t *op)
 {
     tc_shm_t *s = op->ctx->shm;

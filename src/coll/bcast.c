@@ -136,7 +136,7 @@ static int net_progress(tc_bcast_t *op, tc_bcast_part_t *p);
 static int eager_work(tc_bcast_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
-    tc_ctl_t *root = &s->ctl[op->producer];
+    tc_ctl_t *prod = &s->ctl[op->producer];
     char *slot = tc_shm_cico(s, op->producer, op->eager_slot);
     tc_bcast_part_t *p = &op->part[0];
     const int net = s->me == op->producer && op->ctx->map.nnodes > 1;
@@ -148,14 +148,14 @@ static int eager_work(tc_bcast_t *op)
             memcpy(slot, op->buf, op->bytes);
             s->bytes_cico += op->bytes;
             /* Release: the slot's contents before the tag. */
-            atomic_store_explicit(&root->eager_tag[op->eager_slot], op->seq, memory_order_release);
+            atomic_store_explicit(&prod->eager_tag[op->eager_slot], op->seq, memory_order_release);
         }
         op->state = ST_WORK;
     }
     if (op->state == ST_WORK) {
         if (s->me != op->producer) {
-            /* Acquire: pairs with the root's tag. */
-            uint64_t tag = atomic_load_explicit(&root->eager_tag[op->eager_slot], memory_order_acquire);
+            /* Acquire: pairs with the producer's tag. */
+            uint64_t tag = atomic_load_explicit(&prod->eager_tag[op->eager_slot], memory_order_acquire);
             if (tag > op->seq) return MPI_ERR_INTERN;
             if (tag != op->seq) return TC_OP_PENDING;
             memcpy(op->buf, slot, op->bytes);
@@ -163,7 +163,7 @@ static int eager_work(tc_bcast_t *op)
         } else if (net && p->send_done < p->nseg) {
             return TC_OP_PENDING;   /* the child nodes' sends still read our buffer */
         }
-        /* Release: our reads of the slot before the root may reuse it. */
+        /* Release: our reads of the slot before the producer may reuse it. */
         tc_shm_finish(s, op->seq);
         op->state = ST_DONE;
     }

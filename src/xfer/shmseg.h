@@ -26,7 +26,7 @@
 #define TC_REGION_MAX_IOV 16
 #define TC_TUNE_KINDS 4             /* collectives tuned online (coll/tune) */
 #define TC_TUNE_BUCKETS 12          /* size classes per collective (8 KiB-16 MiB) */
-#define TC_EAGER_SLOTS 8            /* one-slot Bcasts a root may run ahead by (coll/bcast) */
+#define TC_EAGER_SLOTS 8            /* one-slot Bcasts a node's producer may run ahead by (coll/bcast) */
 
 /*
  * One control line per local process; every field has a single writer,
@@ -61,7 +61,7 @@ typedef struct tc_ctl {
     _Atomic uint64_t tune[TC_TUNE_KINDS * TC_TUNE_BUCKETS];
     _Atomic uint64_t tune_seq;    /* coll/tune, local rank 0: the tuned Bcast it
                                      has started (its choice word is written) */
-    _Atomic uint64_t eager_tag[TC_EAGER_SLOTS]; /* eager Bcast root: the collective
+    _Atomic uint64_t eager_tag[TC_EAGER_SLOTS]; /* eager Bcast producer: the collective
                                      whose data is in its CICO slot i (coll/bcast) */
     int32_t pid;                  /* setup: the owner's pid (for CMA) */
     uint64_t probe_addr;          /* setup: address of the owner's probe word */
