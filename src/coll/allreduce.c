@@ -9,6 +9,8 @@
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 enum { NET_IDLE = 0, NET_REDUCE, NET_BCAST, NET_DONE };
 
+#define TC_TAG_ARING 0x7c05   /* the slices' ring (on the slice communicator) */
+
 int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
                       const tc_rtype_t *t, int may_block)
 {
@@ -40,7 +42,7 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
         }
     }
     op->req = MPI_REQUEST_NULL;
-    for (int w = 0; w < TC_ALLREDUCE_WINDOW; w++) op->rreq[w] = op->breq[w] = MPI_REQUEST_NULL;
+    op->rreq = op->sreq = MPI_REQUEST_NULL;
     op->wid = -1;
     if (op->cico) return MPI_SUCCESS;
 
@@ -50,6 +52,13 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
     if (op->multi) {
         int rc = tc_ctx_slices(ctx);
         if (rc != MPI_SUCCESS) return rc;
+        if (op->wid >= 0) {
+            PMPI_Comm_rank(ctx->slice, &op->ring_rank);
+            /* a ring chunk is at most a piece's 1/N, rounded up */
+            size_t piece = op->part.seg / (size_t)nw + 1;
+            op->ring_tmp = tc_ctx_buf(ctx, TC_BUF_RING, tc_span(t, piece / (size_t)m->nnodes + 1));
+            if (!op->ring_tmp) return MPI_ERR_NO_MEM;
+        }
     }
     int nl = m->lsize;
     op->cookies = calloc(3 * (size_t)nl, sizeof(uint64_t));
@@ -237,50 +246,70 @@ static int pipe_work(tc_allreduce_t *op)
 
 /* ---- single copy ---------------------------------------------------------- */
 
-/* Worker: the inter-node steps of its piece of each folded segment. */
+/* Chunk @c (of N) of a piece of @n elements: first element and count. */
+static size_t ring_chunk(size_t n, int N, int c, size_t *k)
+{
+    size_t a = n * (size_t)c / (size_t)N, b = n * (size_t)(c + 1) / (size_t)N;
+    *k = b - a;
+    return a;
+}
+
+/* Worker: the inter-node Allreduce of its piece of each folded segment, a
+ * ring over the slice (one process per node, this local rank on every
+ * node): N - 1 reduce-scatter steps (send chunk r - k to the next node,
+ * receive chunk r - k - 1 from the previous one and fold it into ours),
+ * then N - 1 allgather steps (send chunk r + 1 - k, receive chunk r - k
+ * over ours).  Each host sends 2 (N - 1) / N of the vector in all, the
+ * least an Allreduce between N hosts needs, where a reduce to one node
+ * and a broadcast back (binomial trees) had the root host send and
+ * receive the vector log2(N) times; and every chunk is folded once, by
+ * one process, in an order fixed by the layout, so the result is
+ * bit-identical everywhere.  The slices' rings run side by side, so every
+ * core of the node drives the network (each at 1/minlocal of the data).
+ * Segment i's ring starts once it is folded, while the next segment
+ * folds.  Never blocks: one step's receive and send are in flight at a
+ * time, tested here. */
 static int slice_network(tc_allreduce_t *op)
 {
     tc_ctx_t *c = op->ctx;
-    const int W = TC_ALLREDUCE_WINDOW;
-    int flag, rc, sr;
-    PMPI_Comm_rank(c->slice_red, &sr);
-    size_t first, n;
-    if (op->may_block) {
-        /* A blocking call: each folded piece is reduced and broadcast at
-         * once (Open MPI's nonblocking collectives, progressed only by our
-         * tests, were 1.5-2x slower); the other workers fold meanwhile. */
-        while (op->bc_done < op->folded) {
-            tc_part_piece(&op->part, op->bc_done, op->wid, &first, &n);
-            char *p = op->out + first * op->t.extent;
-            rc = PMPI_Reduce(sr == 0 ? MPI_IN_PLACE : p, sr == 0 ? p : NULL, (int)n, op->t.dt, op->t.op, 0,
-                             c->slice_red);
-            if (rc == MPI_SUCCESS) rc = PMPI_Bcast(p, (int)n, op->t.dt, 0, c->slice_bc);
+    MPI_Comm sc = c->slice;
+    const int N = c->map.nnodes, r = op->ring_rank;
+    const int next = (r + 1) % N, prev = (r + N - 1) % N;
+    const size_t ext = op->t.extent;
+    int flag, rc;
+    while (op->bc_done < op->folded) {
+        size_t first, n, k;
+        tc_part_piece(&op->part, op->bc_done, op->wid, &first, &n);
+        char *piece = op->out + first * ext;
+        const int rs = op->ring_step < N - 1;   /* reduce-scatter, else allgather */
+        const int kk = rs ? op->ring_step : op->ring_step - (N - 1);
+        if (!op->ring_posted) {
+            int sc_chunk = rs ? (r - kk + N) % N : (r + 1 - kk + 2 * N) % N;
+            int rc_chunk = rs ? (r - kk - 1 + 2 * N) % N : (r - kk + N) % N;
+            size_t a = ring_chunk(n, N, rc_chunk, &k);
+            /* reduce-scatter: into the ring buffer, folded below; allgather: in place */
+            rc = PMPI_Irecv(rs ? op->ring_tmp : piece + a * ext, (int)k, op->t.dt, prev, TC_TAG_ARING, sc,
+                            &op->rreq);
             if (rc != MPI_SUCCESS) return rc;
+            a = ring_chunk(n, N, sc_chunk, &k);
+            rc = PMPI_Isend(piece + a * ext, (int)k, op->t.dt, next, TC_TAG_ARING, sc, &op->sreq);
+            if (rc != MPI_SUCCESS) return rc;
+            op->ring_posted = 1;
+        }
+        /* completed requests become MPI_REQUEST_NULL: re-testing is cheap */
+        if ((rc = PMPI_Test(&op->rreq, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+        if (!flag) return MPI_SUCCESS;
+        if ((rc = PMPI_Test(&op->sreq, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+        if (!flag) return MPI_SUCCESS;
+        if (rs) {
+            size_t a = ring_chunk(n, N, (r - kk - 1 + 2 * N) % N, &k);
+            if ((rc = tc_op_apply(&op->t, op->ring_tmp, piece + a * ext, k)) != MPI_SUCCESS) return rc;
+        }
+        op->ring_posted = 0;
+        if (++op->ring_step == 2 * (N - 1)) {
+            op->ring_step = 0;
             op->bc_done++;
         }
-        return MPI_SUCCESS;
-    }
-    while (op->red_posted < op->folded && op->red_posted - op->bc_done < (size_t)W) {
-        tc_part_piece(&op->part, op->red_posted, op->wid, &first, &n);
-        char *p = op->out + first * op->t.extent;
-        rc = PMPI_Ireduce(sr == 0 ? MPI_IN_PLACE : p, sr == 0 ? p : NULL, (int)n, op->t.dt, op->t.op, 0,
-                          c->slice_red, &op->rreq[op->red_posted % W]);
-        if (rc != MPI_SUCCESS) return rc;
-        op->red_posted++;
-    }
-    while (op->red_done < op->red_posted) {
-        if ((rc = PMPI_Test(&op->rreq[op->red_done % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
-        if (!flag) break;
-        tc_part_piece(&op->part, op->red_done, op->wid, &first, &n);
-        rc = PMPI_Ibcast(op->out + first * op->t.extent, (int)n, op->t.dt, 0, c->slice_bc,
-                         &op->breq[op->red_done % W]);
-        if (rc != MPI_SUCCESS) return rc;
-        op->red_done++;
-    }
-    while (op->bc_done < op->red_done) {
-        if ((rc = PMPI_Test(&op->breq[op->bc_done % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
-        if (!flag) break;
-        op->bc_done++;
     }
     return MPI_SUCCESS;
 }

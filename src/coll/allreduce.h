@@ -6,10 +6,12 @@
  *   work  - never blocks.  Reduce-scatter inside the node: worker j folds
  *           piece j of every pipeline segment, reading its peers' inputs
  *           by single copy (coll/fold).  Between nodes: the workers with
- *           the same local rank reduce their piece (PMPI_Ireduce to node
- *           0's worker) and broadcast the result back (PMPI_Ibcast), a
- *           window of TC_ALLREDUCE_WINDOW segments in flight, so every
- *           core drives the network.  Allgather inside the node: each
+ *           the same local rank (a slice) run a ring Allreduce of their
+ *           piece, reduce-scatter then allgather (PMPI_Isend/Irecv), so
+ *           every core drives the network and each host sends
+ *           2 (N - 1) / N of the vector, the least N hosts need; segment
+ *           i's ring runs while segment i+1 folds.  Allgather inside the
+ *           node: each
  *           worker writes its finished pieces into every other local
  *           process's output by single copy (on one node straight from
  *           the cache-resident accumulator), then reports them;
@@ -38,8 +40,6 @@
 #include "fold.h"
 #include "tune.h"
 
-#define TC_ALLREDUCE_WINDOW 4
-
 typedef struct tc_allreduce {
     tc_ctx_t *ctx;
     tc_rtype_t t;
@@ -57,8 +57,12 @@ typedef struct tc_allreduce {
     uint64_t *cookies;     /* [nlocal] inputs, [nlocal] outputs, then */
     uint64_t *push;        /* [nlocal-1] the other processes' outputs */
     int posted;
-    size_t folded, red_posted, red_done, bc_done, pushed;
-    MPI_Request rreq[TC_ALLREDUCE_WINDOW], breq[TC_ALLREDUCE_WINDOW];
+    size_t folded, bc_done, pushed;  /* segments folded, through the ring, pushed */
+    int ring_rank;         /* rank in the slice communicator (= node order) */
+    int ring_step;         /* of the current segment's ring: 0 .. 2 (N - 1) */
+    int ring_posted;       /* this step's receive and send are posted */
+    char *ring_tmp;        /* a received chunk before it is folded (the context's) */
+    MPI_Request rreq, sreq; /* the ring step's receive and send */
     MPI_Request req;       /* CICO path, leaders */
     int net_state;
     tc_fold_scratch_t f;

@@ -18,8 +18,7 @@ static void ctx_destroy(tc_cattr_t *link)
     tc_ctx_free_types(c);
     tc_nodemap_free(&c->map);
     if (c->llcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->llcomm);
-    if (c->slice_red != MPI_COMM_NULL) PMPI_Comm_free(&c->slice_red);
-    if (c->slice_bc != MPI_COMM_NULL) PMPI_Comm_free(&c->slice_bc);
+    if (c->slice != MPI_COMM_NULL) PMPI_Comm_free(&c->slice);
     if (c->pcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->pcomm);
     free(c);
 }
@@ -52,8 +51,8 @@ int tc_ctx_slices(tc_ctx_t *c)
 {
     if (c->slice_ready) return MPI_SUCCESS;
     int color = c->map.lrank < c->minlocal ? c->map.lrank : MPI_UNDEFINED, rc;
-    if ((rc = PMPI_Comm_split(c->pcomm, color, c->map.rank, &c->slice_red)) != MPI_SUCCESS) return rc;
-    if ((rc = PMPI_Comm_split(c->pcomm, color, c->map.rank, &c->slice_bc)) != MPI_SUCCESS) return rc;
+    /* keyed by node: the ring's neighbours are the next and previous nodes */
+    if ((rc = PMPI_Comm_split(c->pcomm, color, c->map.node, &c->slice)) != MPI_SUCCESS) return rc;
     c->slice_ready = 1;
     return MPI_SUCCESS;
 }
@@ -73,7 +72,7 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm)
 
     c = calloc(1, sizeof(*c));
     if (!c) return NULL;   /* no memory: PMPI (a later call retries, collectively the same) */
-    c->pcomm = c->llcomm = c->slice_red = c->slice_bc = MPI_COMM_NULL;
+    c->pcomm = c->llcomm = c->slice = MPI_COMM_NULL;
     c->map.lcomm = MPI_COMM_NULL;
     c->cfg = tc_config_get();
     if (!c->cfg->disable) {

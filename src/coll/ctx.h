@@ -27,7 +27,7 @@ typedef struct tc_tune_stat { double us[2]; unsigned n[2], calls; } tc_tune_stat
 enum { TC_OP_DONE = 0, TC_OP_PENDING = -1 };
 
 /* The context's cached buffers (tc_ctx_buf). */
-enum { TC_BUF_NODE = 0, TC_BUF_TREE_ACC, TC_BUF_TREE_TMP, TC_CTX_BUFS };
+enum { TC_BUF_NODE = 0, TC_BUF_TREE_ACC, TC_BUF_TREE_TMP, TC_BUF_RING, TC_CTX_BUFS };
 
 typedef struct tc_ctx {
     tc_cattr_t link;        /* first: the user's communicator (not owned) and
@@ -44,10 +44,10 @@ typedef struct tc_ctx {
     int spin;               /* polls before a waiter yields its core */
     int all_sc;             /* 1: single copy works on every node of comm */
     int minlocal, maxlocal; /* fewest and most processes on any node */
-    /* Allreduce's slice communicators: the processes with this local rank
-     * on every node (local ranks < minlocal), one for the reductions and
-     * one for the broadcasts of the slices; created on first use. */
-    MPI_Comm slice_red, slice_bc;
+    /* Allreduce's slice communicator: the processes with this local rank
+     * on every node (local ranks < minlocal), in node order; the ring of
+     * each slice runs on it.  Created on first use. */
+    MPI_Comm slice;
     int slice_ready;
     char *scratch;          /* fold accumulators (coll/fold), allocated once:
                                one blocking collective runs at a time */
@@ -84,7 +84,7 @@ typedef struct tc_ctx {
  */
 tc_ctx_t *tc_ctx_get(MPI_Comm comm);
 
-/** Create the slice communicators (collective over comm: every rank must
+/** Create the slice communicator (collective over comm: every rank must
  *  call it in the same collective).  0 or an MPI error code. */
 int tc_ctx_slices(tc_ctx_t *c);
 
