@@ -12,6 +12,11 @@ _Static_assert(TC_BCAST_MAXPART >= TC_RAIL_MAX, "a part per rail");
 
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
+int tc_bcast_chain(const tc_ctx_t *ctx, size_t bytes)
+{
+    return ctx->map.nnodes > 2 && bytes >= ctx->cfg->bcast_chain_min;
+}
+
 size_t tc_bcast_segsize(const tc_ctx_t *ctx, size_t bytes, int root)
 {
     const tc_nodemap_t *m = &ctx->map;
@@ -22,6 +27,13 @@ size_t tc_bcast_segsize(const tc_ctx_t *ctx, size_t bytes, int root)
      * process per virtual node).  Every producer decides alike: the inputs
      * are global. */
     if (m->nnodes == 2 && m->size_of[1 - m->node_of[root]] == 1) return bytes;
+    /* A chain of N nodes takes (S + N - 2) segment times for S segments:
+     * 32 segments keep it within 1 + (N - 2) / 32 of one link's time for
+     * the message, and 64 KiB segments cost little per message. */
+    if (tc_bcast_chain(ctx, bytes)) {
+        size_t s32 = ((bytes / 32) + 4095) & ~(size_t)4095;
+        return s32 > (64u << 10) ? s32 : (64u << 10);
+    }
     /* HierKNEM Table 1 (IB20G) as the floor, but at most ~8 segments: an
      * 8-stage pipeline keeps the overlap, and per-message costs of the
      * underlying MPI dominate beyond (measured with one process per
@@ -96,18 +108,25 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
         if (m->rank == root) p->have = p->len;
         for (int i = 0; i < m->lsize && !op->am_source; i++) op->am_source = part_source(op, i, r, root_node) == m->lrank;
         if (!p->rep || m->nnodes == 1) continue;
-        /* Binomial tree over nodes, numbered relative to the root's node. */
         int nn = m->nnodes, rn = m->node_of[root], vn = (m->node - rn + nn) % nn, mask = 1;
-        while (mask < nn) {
-            if (vn & mask) {
-                p->parent = node_rep(m, (vn - mask + rn) % nn, root, r);
-                break;
+        if (tc_bcast_chain(ctx, p->len)) {
+            /* Chain of nodes from the root's: the root's node sends the
+             * message once, every node forwards each segment as it lands. */
+            if (vn > 0) p->parent = node_rep(m, (vn - 1 + rn) % nn, root, r);
+            if (vn + 1 < nn) p->child[p->nchild++] = node_rep(m, (vn + 1 + rn) % nn, root, r);
+        } else {
+            /* Binomial tree over nodes, numbered relative to the root's node. */
+            while (mask < nn) {
+                if (vn & mask) {
+                    p->parent = node_rep(m, (vn - mask + rn) % nn, root, r);
+                    break;
+                }
+                mask <<= 1;
             }
-            mask <<= 1;
+            for (mask >>= 1; mask > 0; mask >>= 1)        /* biggest subtree first */
+                if (vn + mask < nn && p->nchild < TC_BCAST_MAXCHILD)
+                    p->child[p->nchild++] = node_rep(m, (vn + mask + rn) % nn, root, r);
         }
-        for (mask >>= 1; mask > 0; mask >>= 1)        /* biggest subtree first */
-            if (vn + mask < nn && p->nchild < TC_BCAST_MAXCHILD)
-                p->child[p->nchild++] = node_rep(m, (vn + mask + rn) % nn, root, r);
         p->seg = tc_bcast_segsize(ctx, p->len, root);
         p->nseg = p->len ? (p->len + p->seg - 1) / p->seg : 0;
     }

@@ -13,7 +13,7 @@
  *           read-only region and publishes the cookie; with the root
  *           share, receivers declare theirs writable;
  *   work  - never blocks: forwards segments down the inter-node binomial
- *           tree (PMPI_Isend/Irecv between producers, a window of W
+ *           tree (a chain of nodes for large messages) (PMPI_Isend/Irecv between producers, a window of W
  *           segments in flight), publishes each landed segment to the
  *           node, and non-producers copy what has been published (single
  *           copy from the producer's region, or out of its CICO slots);
@@ -108,10 +108,17 @@ typedef struct tc_bcast {
  *  TOPOCOLL_MULTILEADER_MIN / 2 bytes; else 1.  The same on every process. */
 int tc_bcast_rails(const tc_ctx_t *ctx, size_t bytes);
 
+/** 1 if a broadcast (part) of @bytes forwards along a chain of nodes
+ *  from the root's (TOPOCOLL_BCAST_CHAIN_MIN, 3 nodes or more): the root's
+ *  node sends the data once, where a binomial tree sends it log2(N)
+ *  times; pipelined, the chain costs one link's time for the message plus
+ *  N - 2 segments.  Else a binomial tree.  The same on every process. */
+int tc_bcast_chain(const tc_ctx_t *ctx, size_t bytes);
+
 /** Inter-node segment size for a broadcast of @bytes from @root:
  *  TOPOCOLL_BCAST_SEGSIZE; else the whole message when the pipeline has
- *  nothing to overlap (two nodes, one process on the receiving one); else
- *  the HierKNEM Table 1 value for the IB cluster (8 KiB below 64 KiB,
+ *  nothing to overlap (two nodes, one process on the receiving one); along
+ *  a chain, bytes/32 (at least 64 KiB); else the HierKNEM Table 1 value for the IB cluster (8 KiB below 64 KiB,
  *  64 KiB above) raised to bytes/8 (4 KiB aligned): at most ~8 segments. */
 size_t tc_bcast_segsize(const tc_ctx_t *ctx, size_t bytes, int root);
 
