@@ -34,9 +34,22 @@
  * has, and the native MPI's).  Both results are checked against the
  * native Allgather's; topocoll's own CICO is topocoll_us.
  *
+ * Across hosts: --link RATE (bits/s: 1G, 100M) prints the link bound
+ * beside each figure, the least time the busiest host's link needs for
+ * the bytes it must send or receive (N hosts, ppn processes on the
+ * fullest, L = RATE / 8 bytes/s; n = the vector, or the block):
+ *   bcast, reduce: n / L;  allreduce: 2 (N - 1) / N n / L;
+ *   allgather: (N - 1) ppn n / L;
+ * and --net counts the bytes every host's network interfaces (all but
+ * lo, from /proc/net/dev) sent and received around each timed block, so
+ * the table shows, per call, the busiest host's bytes on the wire (the
+ * larger of sent and received, headers included), native and topocoll,
+ * beside the model's count (link_B: the bound's bytes).  Hosts are the
+ * MPI library's shared-memory domains (MPI_COMM_TYPE_SHARED).
+ *
  *   mpirun -np 2 topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier]
  *          [--min 4K] [--max 16M] [--reps 11] [--iters N] [--root R] [--pool 64M]
- *          [--csv FILE]
+ *          [--csv FILE] [--link RATE] [--net]
  *
  * --overlap [--size 2M]: the nonblocking collectives' overlap, built like
  * the progress-threads paper's tool (section 7, IMB-NBC's method): for
@@ -78,7 +91,14 @@ typedef struct opts {
     int overlap;
     size_t size;        /* --overlap: buffer bytes */
     int mech;           /* --mech: allgather copy-mechanism floors */
+    double link;        /* --link: bits/s of each host's link, 0 = none */
+    int net;            /* --net: count the hosts' interface bytes */
 } opts_t;
+
+/* The hosts (--link, --net): this process's host communicator, the number
+ * of hosts, the most processes on one, and whether we read the counters. */
+typedef struct hosts { MPI_Comm host; int nhosts, ppn, counter; } hosts_t;
+static hosts_t g_hosts;
 
 enum { C_BCAST, C_REDUCE, C_ALLREDUCE, C_ALLGATHER };
 static const char *coll_names[] = { "bcast", "reduce", "allreduce", "allgather" };
@@ -99,7 +119,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier] [--min SIZE]\n"
                     "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
-                    "                      [--csv FILE] [--mech]\n"
+                    "                      [--csv FILE] [--mech] [--link RATE] [--net]\n"
                     "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n");
 }
 
@@ -112,9 +132,10 @@ static int parse(int argc, char **argv, opts_t *o)
         { "pool", required_argument, 0, 'p' }, { "csv", required_argument, 0, 'o' },
         { "overlap", no_argument, 0, 'O' },    { "size", required_argument, 0, 's' },
         { "mech", no_argument, 0, 'X' },       { "help", no_argument, 0, 'h' },
+        { "link", required_argument, 0, 'L' }, { "net", no_argument, 0, 'N' },
         { 0, 0, 0, 0 }
     };
-    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL, 0, 2 << 20, 0 };
+    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL, 0, 2 << 20, 0, 0, 0 };
     int ch;
     long long v;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -129,6 +150,23 @@ static int parse(int argc, char **argv, opts_t *o)
         case 'o': o->csv = optarg; break;
         case 'O': o->overlap = 1; break;
         case 'X': o->mech = 1; break;
+        case 'N': o->net = 1; break;
+        case 'L': {
+            char *end;
+            o->link = strtod(optarg, &end);
+            switch (*end) {   /* decimal, as link rates are given */
+            case 'k': case 'K': o->link *= 1e3; end++; break;
+            case 'm': case 'M': o->link *= 1e6; end++; break;
+            case 'g': case 'G': o->link *= 1e9; end++; break;
+            default: break;
+            }
+            if (strncmp(end, "bit", 3) == 0) end += 3;
+            if (*end || o->link <= 0) {
+                fprintf(stderr, "topocoll_bench: --link %s: a rate in bits/s (1G, 100M, 1gbit)\n", optarg);
+                return -1;
+            }
+            break;
+        }
         case 's': if ((v = tc_parse_size(optarg)) < 64) return -1; o->size = (size_t)v; break;
         default: return -1;
         }
@@ -160,17 +198,69 @@ static int run(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int r
     }
 }
 
-/* Mean latency (s) of @iters calls, slowest rank, over rotating buffers. */
+/* Bytes this host's network interfaces (all but lo) have received and
+ * sent so far (this network namespace's /proc/net/dev); 0 where it
+ * cannot be read. */
+static void net_counters(uint64_t *rx, uint64_t *tx)
+{
+    *rx = *tx = 0;
+    FILE *f = fopen("/proc/net/dev", "r");   /* this network namespace's interfaces */
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':'), *name = line;
+        if (!colon) continue;   /* the two header lines */
+        *colon = 0;
+        while (*name == ' ') name++;
+        if (strcmp(name, "lo") == 0) continue;
+        unsigned long long v[9];
+        /* rx: bytes packets errs drop fifo frame compressed multicast; tx: bytes */
+        if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                   &v[5], &v[6], &v[7], &v[8]) == 9) {
+            *rx += v[0];
+            *tx += v[8];
+        }
+    }
+    fclose(f);
+}
+
+/* Mean latency (s) of @iters calls, slowest rank, over rotating buffers.
+ * With --net, *@wire gets the busiest host's bytes on the wire per call
+ * (the larger of received and sent), measured between two barriers. */
 static double time_coll(int coll, int native, char **spool, char **rpool, int npool, size_t bytes, int iters,
-                        int root)
+                        int root, double *wire)
 {
     double t0, t, tmax;
+    uint64_t rx0 = 0, tx0 = 0, rx1, tx1;
     PMPI_Barrier(MPI_COMM_WORLD);
+    if (wire && g_hosts.counter) net_counters(&rx0, &tx0);
     t0 = MPI_Wtime();
     for (int i = 0; i < iters; i++) run(coll, native, spool[i % npool], rpool[i % npool], bytes, root);
     t = (MPI_Wtime() - t0) / iters;
+    if (wire) {
+        double b = 0;
+        PMPI_Barrier(MPI_COMM_WORLD);   /* every call's traffic is over */
+        if (g_hosts.counter) {
+            net_counters(&rx1, &tx1);
+            b = (double)(rx1 - rx0 > tx1 - tx0 ? rx1 - rx0 : tx1 - tx0) / iters;
+        }
+        PMPI_Allreduce(&b, wire, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
     PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return tmax;
+}
+
+/* Bytes the busiest host's link must carry in one direction (see the
+ * header): the link bound is this over the link's bytes/s. */
+static double link_bytes(int coll, size_t n)
+{
+    int N = g_hosts.nhosts;
+    if (N < 2) return 0;
+    switch (coll) {
+    case C_BCAST: case C_REDUCE: return (double)n;
+    case C_ALLREDUCE: return 2.0 * (double)n * (N - 1) / N;
+    default: return (double)n * g_hosts.ppn * (N - 1);
+    }
 }
 
 /* topocoll's result equals the native one (reductions of small integers
@@ -538,11 +628,16 @@ int main(int argc, char **argv)
     FILE *csv = NULL;
     if (rank == 0 && o.csv && !(csv = fopen(o.csv, "w"))) perror(o.csv);
     if (csv) fprintf(csv, "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps,ref_all_us,"
-                          "memcpy_all_GBps,mapped_us,cma_us\n");
+                          "memcpy_all_GBps,mapped_us,cma_us,link_us,net_native_B,net_topocoll_B,link_B\n");
     MPI_Comm host;   /* the processes sharing this host's memory bandwidth */
     PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
-    int host_size;
+    int host_size, host_rank;
     PMPI_Comm_size(host, &host_size);
+    PMPI_Comm_rank(host, &host_rank);
+    g_hosts.host = host;
+    g_hosts.counter = host_rank == 0;
+    PMPI_Allreduce(&g_hosts.counter, &g_hosts.nhosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    PMPI_Allreduce(&host_size, &g_hosts.ppn, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 
     topocoll_comm_attach(MPI_COMM_WORLD);
     topocoll_comm_info_t info;
@@ -588,8 +683,15 @@ int main(int argc, char **argv)
         if (o.mech)
             printf("# mapped_us, cma_us (--mech): an Allgather's least time reading the peers' send buffers\n"
                    "# mapped in memory (XPMEM-like) or by process_vm_readv; same reps, same rotation\n");
-        printf("%10s %12s %12s %7s %10s %8s %10s %8s%s\n", "bytes", "native_us", "topocoll_us", "ratio", "ref_us",
-               "GB/s", "ref_all_us", "GB/s_all", o.mech ? "  mapped_us     cma_us" : "");
+        if (o.link > 0)
+            printf("# %d hosts, at most %d processes each; link %.3g bit/s: link_us = the busiest host's bytes\n"
+                   "# (link_B) / the link rate, x = topocoll_us / link_us\n", g_hosts.nhosts, g_hosts.ppn, o.link);
+        if (o.net)
+            printf("# net_*_B: the busiest host's bytes on the wire per call (max of sent, received; all\n"
+                   "# interfaces but lo), native and topocoll\n");
+        printf("%10s %12s %12s %7s %10s %8s %10s %8s%s%s%s\n", "bytes", "native_us", "topocoll_us", "ratio", "ref_us",
+               "GB/s", "ref_all_us", "GB/s_all", o.mech ? "  mapped_us     cma_us" : "",
+               o.link > 0 ? "    link_us      x" : "", o.net ? "  net_nat_B   net_topo_B       link_B" : "");
     }
     int invalid = 0;
     for (size_t bytes = o.min; bytes <= o.max; bytes *= 2) {
@@ -612,25 +714,30 @@ int main(int argc, char **argv)
         int bad = validate(coll, spool[0], rpool[0], sbytes, rbytes, o.root, rank);
         invalid |= bad;
         if (bad && rank == 0) fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes\n", bytes);
-        time_coll(coll, 1, spool, rpool, npool, sbytes, 2, o.root);   /* warm-up */
-        time_coll(coll, 0, spool, rpool, npool, sbytes, 2, o.root);
+        time_coll(coll, 1, spool, rpool, npool, sbytes, 2, o.root, NULL);   /* warm-up */
+        time_coll(coll, 0, spool, rpool, npool, sbytes, 2, o.root, NULL);
         mech_t mx;
         int mech = o.mech && mech_init(&mx, spool, npool, sbytes, rank, size) == 0;
         invalid |= o.mech && !mech;
         double *tn = malloc((size_t)o.reps * sizeof(double)), *tt = malloc((size_t)o.reps * sizeof(double));
         double *tm = calloc((size_t)o.reps, sizeof(double)), *tc = calloc((size_t)o.reps, sizeof(double));
+        double *wn = calloc((size_t)o.reps, sizeof(double)), *wt = calloc((size_t)o.reps, sizeof(double));
         for (int r = 0; r < o.reps; r++) {
             if (r % 2 == 0) {
-                tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o.root);
-                tt[r] = time_coll(coll, 0, spool, rpool, npool, sbytes, iters, o.root);
+                tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o.root, o.net ? &wn[r] : NULL);
+                tt[r] = time_coll(coll, 0, spool, rpool, npool, sbytes, iters, o.root, o.net ? &wt[r] : NULL);
             } else {
-                tt[r] = time_coll(coll, 0, spool, rpool, npool, sbytes, iters, o.root);
-                tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o.root);
+                tt[r] = time_coll(coll, 0, spool, rpool, npool, sbytes, iters, o.root, o.net ? &wt[r] : NULL);
+                tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o.root, o.net ? &wn[r] : NULL);
             }
             if (mech) tm[r] = time_mech(&mx, M_MAPPED, rpool, sbytes, iters, rank, size);
             if (mech && mx.cma_ok) tc[r] = time_mech(&mx, M_CMA, rpool, sbytes, iters, rank, size);
         }
         double mn = median(tn, o.reps) * 1e6, mt = median(tt, o.reps) * 1e6;
+        double nwn = median(wn, o.reps), nwt = median(wt, o.reps), lb = link_bytes(coll, sbytes);
+        double lus = o.link > 0 ? lb / (o.link / 8) * 1e6 : 0;
+        free(wn);
+        free(wt);
         double mm = mech ? median(tm, o.reps) * 1e6 : -1, mcma = mech && mx.cma_ok ? median(tc, o.reps) * 1e6 : -1;
         if (mech) mech_fini(&mx);
         free(tm);
@@ -644,6 +751,9 @@ int main(int argc, char **argv)
             double ref = must_move(coll, sbytes, size) / (bw * 1e3), refa = must_move(coll, sbytes, size) / (bwa * 1e3);
             printf("%10zu %12.2f %12.2f %7.2f %10.2f %8.2f %10.2f %8.2f", sbytes, mn, mt, mn / mt, ref, bw, refa, bwa);
             if (o.mech) printf(" %10.2f %10.2f", mm, mcma);   /* -1: not measured */
+            if (o.link > 0 && lus > 0) printf(" %10.2f %6.2f", lus, mt / lus);
+            else if (o.link > 0) printf(" %10s %6s", "-", "-");   /* one host: no link to bound */
+            if (o.net) printf(" %12.0f %12.0f %12.0f", nwn, nwt, lb);
             printf("%s\n", bad ? "  INVALID" : "");
             if (csv) {
                 fprintf(csv, "%s,%d,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,", o.coll, size, info.nnodes, sbytes, mn,
@@ -651,6 +761,11 @@ int main(int argc, char **argv)
                 if (mm > 0) fprintf(csv, "%.3f", mm);
                 fputc(',', csv);
                 if (mcma > 0) fprintf(csv, "%.3f", mcma);
+                fputc(',', csv);
+                if (o.link > 0) fprintf(csv, "%.3f", lus);
+                fputc(',', csv);
+                if (o.net) fprintf(csv, "%.0f,%.0f,%.0f", nwn, nwt, lb);
+                else fputs(",,", csv);
                 fputc('\n', csv);
             }
             fflush(stdout);
