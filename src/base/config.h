@@ -26,9 +26,9 @@ typedef struct tc_config {
     tc_sc_mode_t single_copy;  /* TOPOCOLL_SINGLE_COPY=auto|cma|none */
     size_t bcast_segsize;      /* TOPOCOLL_BCAST_SEGSIZE, 0 = HierKNEM Table 1 */
     size_t bcast_cico_max;     /* TOPOCOLL_BCAST_CICO_MAX: CICO at or below (bytes) */
-    size_t bcast_chain_min;    /* TOPOCOLL_BCAST_CHAIN_MIN: from this size, with 3 nodes
-                                  or more, segments travel along a chain of nodes
-                                  (pipelined) instead of a binomial tree */
+    size_t chain_min;          /* TOPOCOLL_CHAIN_MIN: from this size, with 3 nodes or
+                                  more, Bcast and Reduce segments travel along a chain
+                                  of nodes (pipelined) instead of a binomial tree */
     size_t bcast_share_min;    /* TOPOCOLL_BCAST_ROOT_SHARE_MIN: from this size the
                                   root writes a share of each receiver's buffer */
     size_t cico_slot;          /* TOPOCOLL_CICO_SLOT: bytes per CICO slot */

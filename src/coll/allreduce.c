@@ -56,7 +56,7 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
             PMPI_Comm_rank(ctx->slice, &op->ring_rank);
             /* a ring chunk is at most a piece's 1/N, rounded up */
             size_t piece = op->part.seg / (size_t)nw + 1;
-            op->ring_tmp = tc_ctx_buf(ctx, TC_BUF_RING, tc_span(t, piece / (size_t)m->nnodes + 1));
+            op->ring_tmp = tc_ctx_buf(ctx, TC_BUF_NET, tc_span(t, piece / (size_t)m->nnodes + 1));
             if (!op->ring_tmp) return MPI_ERR_NO_MEM;
         }
     }

@@ -12,11 +12,6 @@ _Static_assert(TC_BCAST_MAXPART >= TC_RAIL_MAX, "a part per rail");
 
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
-int tc_bcast_chain(const tc_ctx_t *ctx, size_t bytes)
-{
-    return ctx->map.nnodes > 2 && bytes >= ctx->cfg->bcast_chain_min;
-}
-
 size_t tc_bcast_segsize(const tc_ctx_t *ctx, size_t bytes, int root)
 {
     const tc_nodemap_t *m = &ctx->map;
@@ -30,7 +25,7 @@ size_t tc_bcast_segsize(const tc_ctx_t *ctx, size_t bytes, int root)
     /* A chain of N nodes takes (S + N - 2) segment times for S segments:
      * 32 segments keep it within 1 + (N - 2) / 32 of one link's time for
      * the message, and 64 KiB segments cost little per message. */
-    if (tc_bcast_chain(ctx, bytes)) {
+    if (tc_ctx_chain(ctx, bytes)) {
         size_t s32 = ((bytes / 32) + 4095) & ~(size_t)4095;
         return s32 > (64u << 10) ? s32 : (64u << 10);
     }
@@ -109,7 +104,7 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
         for (int i = 0; i < m->lsize && !op->am_source; i++) op->am_source = part_source(op, i, r, root_node) == m->lrank;
         if (!p->rep || m->nnodes == 1) continue;
         int nn = m->nnodes, rn = m->node_of[root], vn = (m->node - rn + nn) % nn, mask = 1;
-        if (tc_bcast_chain(ctx, p->len)) {
+        if (tc_ctx_chain(ctx, p->len)) {
             /* Chain of nodes from the root's: the root's node sends the
              * message once, every node forwards each segment as it lands. */
             if (vn > 0) p->parent = node_rep(m, (vn - 1 + rn) % nn, root, r);

@@ -108,13 +108,6 @@ typedef struct tc_bcast {
  *  TOPOCOLL_MULTILEADER_MIN / 2 bytes; else 1.  The same on every process. */
 int tc_bcast_rails(const tc_ctx_t *ctx, size_t bytes);
 
-/** 1 if a broadcast (part) of @bytes forwards along a chain of nodes
- *  from the root's (TOPOCOLL_BCAST_CHAIN_MIN, 3 nodes or more): the root's
- *  node sends the data once, where a binomial tree sends it log2(N)
- *  times; pipelined, the chain costs one link's time for the message plus
- *  N - 2 segments.  Else a binomial tree.  The same on every process. */
-int tc_bcast_chain(const tc_ctx_t *ctx, size_t bytes);
-
 /** Inter-node segment size for a broadcast of @bytes from @root:
  *  TOPOCOLL_BCAST_SEGSIZE; else the whole message when the pipeline has
  *  nothing to overlap (two nodes, one process on the receiving one); along

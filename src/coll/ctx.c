@@ -57,6 +57,11 @@ int tc_ctx_slices(tc_ctx_t *c)
     return MPI_SUCCESS;
 }
 
+int tc_ctx_chain(const tc_ctx_t *c, size_t bytes)
+{
+    return c->map.nnodes > 2 && bytes >= c->cfg->chain_min;
+}
+
 tc_ctx_t *tc_ctx_lookup(MPI_Comm comm)
 {
     return tc_cattr_get(&g_ctxs, comm);   /* no lock: hot path */

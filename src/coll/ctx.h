@@ -27,7 +27,7 @@ typedef struct tc_tune_stat { double us[2]; unsigned n[2], calls; } tc_tune_stat
 enum { TC_OP_DONE = 0, TC_OP_PENDING = -1 };
 
 /* The context's cached buffers (tc_ctx_buf). */
-enum { TC_BUF_NODE = 0, TC_BUF_TREE_ACC, TC_BUF_TREE_TMP, TC_BUF_RING, TC_CTX_BUFS };
+enum { TC_BUF_NODE = 0, TC_BUF_TREE_ACC, TC_BUF_TREE_TMP, TC_BUF_NET, TC_CTX_BUFS };
 
 typedef struct tc_ctx {
     tc_cattr_t link;        /* first: the user's communicator (not owned) and
@@ -92,13 +92,23 @@ int tc_ctx_slices(tc_ctx_t *c);
  *  (contents not kept across calls), for the one collective running on it
  *  (blocking collectives and each communicator's nonblocking FIFO run one
  *  at a time): the Reduce leaders' node buffer, the split tree's
- *  accumulator and child buffer.  Kept between calls, grown when needed,
+ *  accumulator and child buffer, what the inter-node rings and chains
+ *  receive before folding it (TC_BUF_NET).  Kept between calls, grown when needed,
  *  freed with the context: a fresh allocation per call above glibc's mmap
  *  threshold (32 MiB at most) is a new mapping whose every page faults
  *  (np=4 on 2 virtual nodes, 16 MiB Reduce: 60-110 ms a call instead of
  *  ~10).  NULL when out of memory.  Not thread-safe: the caller holds the
  *  context (nbc's progress lock for nonblocking operations). */
 char *tc_ctx_buf(tc_ctx_t *c, int which, size_t bytes);
+
+/** 1 if a Bcast (part) or Reduce of @bytes moves between nodes along a
+ *  chain from or to the root's node (TOPOCOLL_CHAIN_MIN, 3 nodes or
+ *  more): the root's node sends or receives the data once, where a
+ *  binomial tree has it send or receive log2(N) times; pipelined in S
+ *  segments, a chain takes S + N - 2 segment times, about one link's
+ *  time for the message.  Else a binomial tree.  The same on every
+ *  process. */
+int tc_ctx_chain(const tc_ctx_t *c, size_t bytes);
 
 /** Free the Allgather node datatypes (local). */
 void tc_ctx_free_types(tc_ctx_t *c);

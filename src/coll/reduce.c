@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TC_TAG_RCHAIN 0x7c06   /* the leaders' chain (on the leaders' communicator) */
+
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
 int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
@@ -29,7 +31,7 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     op->cico = tc_tune_choose(&op->tune, ctx, TC_TUNE_REDUCE, tc_span(t, count),
                               tc_fold_uses_cico(ctx, tc_span(t, count)), op->seq);
     op->wid = -1;
-    for (int w = 0; w < TC_REDUCE_WINDOW; w++) op->rreq[w] = MPI_REQUEST_NULL;
+    for (int w = 0; w < TC_REDUCE_WINDOW; w++) op->rreq[w] = op->sreq[w] = MPI_REQUEST_NULL;
     size_t span = tc_span(t, count);
     int lead = m->lrank == op->first;
 
@@ -44,7 +46,14 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     op->wid = m->lrank;
     /* Several nodes: the segment is the leaders' pipeline unit and must be
      * the same on every node, whatever its number of workers. */
-    tc_part_init(&op->part, count, tc_fold_segsize(ctx, t, count, op->multi ? 1 : nw), nw);
+    size_t seg = tc_fold_segsize(ctx, t, count, op->multi ? 1 : nw);
+    op->chain = op->multi && tc_ctx_chain(ctx, span);
+    if (op->chain && !ctx->cfg->red_segsize) {
+        /* S + N - 2 segment times along the chain: 32 segments, 64 KiB at least */
+        size_t s32 = span / 32 > (64u << 10) ? span / 32 : (64u << 10);
+        seg = s32 / t->extent ? s32 / t->extent : 1;
+    }
+    tc_part_init(&op->part, count, seg, nw);
     /* One node: the root writes its pieces into its own buffer, the others
      * pay an extra single-copy write: the root takes twice their share
      * (measured at np=2, 128 KiB-16 MiB: 1:1 gave 0.85-1.00x native,
@@ -58,6 +67,9 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     else tc_part_weigh(&op->part, op->first, 2, 1);   /* the leader writes its pieces locally too */
     if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
     if (op->wid >= 0 && ctx->shm && tc_fold_scratch_get(ctx, &op->f) != 0) return MPI_ERR_NO_MEM;
+    if (op->chain && lead && m->node != op->llroot && m->node != (op->llroot + m->nnodes - 1) % m->nnodes &&
+        !(op->acc = tc_ctx_buf(ctx, TC_BUF_NET, span)))
+        return MPI_ERR_NO_MEM;   /* a middle node: what arrives, folded with ours, before it goes on */
     if (op->multi && lead) {
         if (m->lsize > 1) {
             if (!(op->nb = tc_ctx_buf(ctx, TC_BUF_NODE, 2 * span))) return MPI_ERR_NO_MEM;
@@ -85,11 +97,73 @@ static char *final_at(tc_reduce_t *op, size_t off)
     return NULL;
 }
 
+/* The chain (tc_ctx_chain): leaders from the root's node (position 0)
+ * to the farthest (N - 1).  Segment i leaves the tail as it is folded on
+ * its node, and each leader on the way receives it from the next position,
+ * folds its own node's segment in and sends it on; the root's leader folds
+ * it into the final result.  Receives are posted a window ahead.
+ * red_posted counts the receives posted, red_done the segments folded (and
+ * sent on), sent the sends completed.  Never blocks. */
+static int chain_network(tc_reduce_t *op, size_t avail)
+{
+    tc_ctx_t *c = op->ctx;
+    const int W = TC_REDUCE_WINDOW, N = c->map.nnodes;
+    const int pos = (c->map.node - op->llroot + N) % N;
+    const int up = (op->llroot + pos + 1) % N, down = (op->llroot + pos - 1 + N) % N;
+    const size_t nseg = op->part.nseg, ext = op->t.extent;
+    int flag, rc;
+    /* a middle leader folds into its accumulator, the root's into the result */
+    char *acc = pos == 0 ? final_at(op, 0) : op->acc;
+    /* MPI_IN_PLACE at a root that leads: the result lands over the input,
+     * which the node's workers read until they folded the segment */
+    const size_t lim = pos == 0 && op->am_root && op->in == op->out ? avail : nseg;
+    for (;;) {
+        int moved = 0;
+        while (pos < N - 1 && op->red_posted < lim && op->red_posted - op->sent < (size_t)W) {
+            size_t i = op->red_posted, first = i * op->part.seg;
+            size_t n = op->count - first < op->part.seg ? op->count - first : op->part.seg;
+            rc = PMPI_Irecv(acc + first * ext, (int)n, op->t.dt, up, TC_TAG_RCHAIN, c->llcomm, &op->rreq[i % W]);
+            if (rc != MPI_SUCCESS) return rc;
+            op->red_posted++;
+            moved = 1;
+        }
+        if (op->red_done < avail && op->red_done - op->sent < (size_t)W) {
+            size_t i = op->red_done, first = i * op->part.seg;
+            size_t n = op->count - first < op->part.seg ? op->count - first : op->part.seg;
+            char *mine = (char *)op->src + first * ext, *out = mine;
+            flag = 1;
+            if (pos < N - 1 && (rc = PMPI_Test(&op->rreq[i % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+            if (flag) {
+                if (pos < N - 1) {   /* what came from upstream, with ours folded in */
+                    out = acc + first * ext;
+                    if ((rc = tc_op_apply(&op->t, mine, out, n)) != MPI_SUCCESS) return rc;
+                }
+                if (pos > 0) {
+                    rc = PMPI_Isend(out, (int)n, op->t.dt, down, TC_TAG_RCHAIN, c->llcomm, &op->sreq[i % W]);
+                    if (rc != MPI_SUCCESS) return rc;
+                }
+                op->red_done++;
+                moved = 1;
+            }
+        }
+        while (op->sent < op->red_done) {
+            if (pos > 0) {
+                if ((rc = PMPI_Test(&op->sreq[op->sent % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+                if (!flag) break;
+            }
+            op->sent++;
+            moved = 1;
+        }
+        if (!moved) return MPI_SUCCESS;
+    }
+}
+
 static int leaders_network(tc_reduce_t *op, size_t avail)
 {
     tc_ctx_t *c = op->ctx;
     const int W = TC_REDUCE_WINDOW;
     int flag, rc;
+    if (op->chain) return chain_network(op, avail);
     while (op->red_posted < avail && op->red_posted - op->red_done < (size_t)W) {
         size_t i = op->red_posted, first = i * op->part.seg;
         size_t n = op->count - first < op->part.seg ? op->count - first : op->part.seg;
@@ -223,7 +297,8 @@ static int sc_work(tc_reduce_t *op)
         if ((rc = leaders_network(op, avail)) != MPI_SUCCESS) return rc;
         if (s && op->root_local >= 0 && !op->am_root)   /* Release: final segments for the root */
             atomic_store_explicit(&s->ctl[s->me].prog, op->red_done, memory_order_release);
-        return op->red_done < nseg ? TC_OP_PENDING : MPI_SUCCESS;
+        /* along a chain, our sends downstream must be complete too */
+        return (op->chain ? op->sent : op->red_done) < nseg ? TC_OP_PENDING : MPI_SUCCESS;
     }
 
     /* a worker (the paper's second leader) */

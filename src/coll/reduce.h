@@ -5,7 +5,11 @@
  * Several nodes: the first leader (local rank 0) runs the inter-node
  * reduction over the underlying MPI, one reduction per pipeline segment on
  * the leaders' communicator (PMPI_Reduce from a blocking call; pipelined
- * PMPI_Ireduce, a window of TC_REDUCE_WINDOW, otherwise).  The node's
+ * PMPI_Ireduce, a window of TC_REDUCE_WINDOW, otherwise); for large
+ * vectors on 3 nodes or more (tc_ctx_chain) along a chain of leaders
+ * ending at the root's node instead (PMPI_Isend/Irecv, each leader
+ * folding its node's segment into what passes), so the root's host
+ * receives the vector once, not log2(N) times.  The node's
  * other processes are the "second leaders" of the paper, the intra-node
  * work spread over them: worker j reads piece j of each segment from every
  * local process's input by single copy, folds it (coll/fold) and pushes
@@ -57,7 +61,11 @@ typedef struct tc_reduce {
                               root elsewhere) the final result: 2 spans */
     const char *src;       /* first leader: what it sends to the network */
     size_t folded, ready, red_posted, red_done, got;
-    MPI_Request rreq[TC_REDUCE_WINDOW];
+    int chain;             /* the leaders reduce along a chain (tc_ctx_chain) */
+    char *acc;             /* chain, middle leaders: received segments folded with
+                              the node's (the context's TC_BUF_NET) */
+    size_t sent;           /* chain: segments whose send downstream completed */
+    MPI_Request rreq[TC_REDUCE_WINDOW], sreq[TC_REDUCE_WINDOW];
     int llroot;            /* root's node = its rank in the leaders' comm */
     tc_fold_scratch_t f;
     tc_tune_t tune;        /* CICO or single copy (coll/tune) */
