@@ -16,7 +16,7 @@ run() { mpiexec.openmpi --allow-run-as-root --oversubscribe -np "$@"; }
 echo "== topocoll_info (np=$np)"
 run "$np" "$root/build/topocoll_info"
 echo
-xml32="$root/../shared/topologies/32em64t-2n8c2t-pci-normalio.xml"
+xml32="$root/data/topologies/32em64t-2n8c2t-pci-normalio.xml"
 echo "== hardware-topology communicators: the descent on the 32-core XML, socket round-robin, np=16 (emulated)"
 run 16 env TOPOCOLL_TOPOLOGY="$xml32" TOPOCOLL_BINDING=socket-rr "$root/build/hdescent"
 echo
@@ -25,7 +25,7 @@ run 8 env TOPOCOLL_TOPOLOGY="$xml32" TOPOCOLL_BINDING=socket-rr TOPOCOLL_VIRTUAL
     "$root/build/topocoll_info" --model 4M 4M | sed -n '/^network interfaces/,$p'
 echo
 echo "== ASP on rome99 (np=$np)"
-run "$np" "$root/build/asp" --graph "$root/../shared/data/rome99.gr"
+run "$np" "$root/build/asp" --graph "$root/data/rome99.gr"
 echo
 for coll in bcast reduce allreduce allgather barrier; do
   echo "== $coll benchmark (np=$np, one node)"

@@ -1,6 +1,6 @@
 /*
  * test_topo -- the topology layer on every real machine's XML in a folder
- * (../shared/topologies), with every binding policy, for 1 to 40 ranks per
+ * (data/topologies), with every binding policy, for 1 to 40 ranks per
  * node: each rank's place is checked against hwloc's own answer (the
  * ancestors of the object covering its cpuset), and each policy against
  * its definition.  No MPI.

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #ifndef ASP_DEFAULT_GRAPH
-#define ASP_DEFAULT_GRAPH "../shared/data/rome99.gr"
+#define ASP_DEFAULT_GRAPH "data/rome99.gr"   /* from the repository's root */
 #endif
 
 #define INF (INT32_MAX / 2)
