@@ -213,6 +213,10 @@ int topocoll_barrier(MPI_Comm comm)
     if (size == 1) return MPI_SUCCESS;
     tc_ctx_t *c = tc_ctx_get(comm);
     if (!c || !c->enabled) return PMPI_Barrier(comm);
+    if (c->cfg->barrier_flat && c->map.nnodes > 1) {
+        tc_api_why_native("MPI_Barrier", "several nodes, TOPOCOLL_BARRIER_FLAT=1");
+        return PMPI_Barrier(comm);
+    }
     tc_nb_drain(c);   /* this communicator's nonblocking operations come first */
     /* With one process on every node the machine below degenerates by
      * itself to the leaders' (native) barrier over the whole group. */
@@ -244,6 +248,11 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
     tc_ctx_t *c = tc_ctx_get(comm);
     if (!c) goto native;
     if (!c->enabled) { c->bcast_fallbacks++; goto native; }
+    if (tc_ctx_flat(c, bytes, c->cfg->bcast_flat_max)) {
+        c->bcast_flat++;
+        tc_api_why_native("MPI_Bcast", "small message across nodes (TOPOCOLL_BCAST_FLAT_MAX)");
+        return PMPI_Bcast(buffer, count, datatype, root, comm);
+    }
     tc_nb_drain(c);
 
     PMPI_Type_get_extent(datatype, &lb, &extent);
@@ -366,6 +375,11 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     if (!tc_fold_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
         why = "single copy unavailable"; fb = 1; goto native;
     }
+    if (tc_ctx_flat(c, tc_span(&t, (size_t)count), c->cfg->allreduce_flat_max)) {
+        c->allreduce_flat++;
+        why = "small vector across nodes (TOPOCOLL_ALLREDUCE_FLAT_MAX)";
+        goto native;
+    }
     tc_nb_drain(c);
     tc_allreduce_t a;
     int rc = tc_allreduce_init(&a, c, in, recvbuf, (size_t)count, &t, 1);
@@ -423,6 +437,11 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if (rank == root && in == recvbuf && sendbuf != MPI_IN_PLACE) { why = "aliased buffers"; goto native; }
     if (!tc_fold_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
         why = "single copy unavailable"; fb = 1; goto native;
+    }
+    if (tc_ctx_flat(c, tc_span(&t, (size_t)count), c->cfg->reduce_flat_max)) {
+        c->reduce_flat++;
+        why = "small vector across nodes (TOPOCOLL_REDUCE_FLAT_MAX)";
+        goto native;
     }
     tc_nb_drain(c);
     tc_reduce_t r;
@@ -495,6 +514,11 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                                       &c, &fb, &why)) != MPI_SUCCESS)
         return rc;
     if (!c || fb) goto native;
+    if (tc_ctx_flat(c, block, c->cfg->allgather_flat_max)) {
+        c->allgather_flat++;
+        why = "small blocks across nodes (TOPOCOLL_ALLGATHER_FLAT_MAX)";
+        goto native;
+    }
     PMPI_Comm_size(comm, &size);
     PMPI_Comm_rank(comm, &rank);
 

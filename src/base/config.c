@@ -65,6 +65,11 @@ static void config_parse(void)
         tc_warn("TOPOCOLL_SINGLE_COPY=%s unknown (auto|cma|none); using auto", s);
     c->bcast_segsize = (size_t)env_size("TOPOCOLL_BCAST_SEGSIZE", 0, 0, 1LL << 30);
     c->bcast_cico_max = (size_t)env_size("TOPOCOLL_BCAST_CICO_MAX", 32 << 10, 0, 1LL << 40);
+    c->bcast_flat_max = (size_t)env_size("TOPOCOLL_BCAST_FLAT_MAX", 256, 0, 1LL << 40);
+    c->reduce_flat_max = (size_t)env_size("TOPOCOLL_REDUCE_FLAT_MAX", 32 << 10, 0, 1LL << 40);
+    c->allreduce_flat_max = (size_t)env_size("TOPOCOLL_ALLREDUCE_FLAT_MAX", 32 << 10, 0, 1LL << 40);
+    c->allgather_flat_max = (size_t)env_size("TOPOCOLL_ALLGATHER_FLAT_MAX", 1 << 10, 0, 1LL << 40);
+    c->barrier_flat = (int)env_size("TOPOCOLL_BARRIER_FLAT", 0, 0, 1);
     c->chain_min = (size_t)env_size("TOPOCOLL_CHAIN_MIN", 128 << 10, 0, 1LL << 50);
     c->bcast_share_min = (size_t)env_size("TOPOCOLL_BCAST_ROOT_SHARE_MIN", 32 << 10, 0, 1LL << 50);
     c->cico_slot = (size_t)env_size("TOPOCOLL_CICO_SLOT", 32 << 10, 4096, 16 << 20);

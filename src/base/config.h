@@ -26,6 +26,13 @@ typedef struct tc_config {
     tc_sc_mode_t single_copy;  /* TOPOCOLL_SINGLE_COPY=auto|cma|none */
     size_t bcast_segsize;      /* TOPOCOLL_BCAST_SEGSIZE, 0 = HierKNEM Table 1 */
     size_t bcast_cico_max;     /* TOPOCOLL_BCAST_CICO_MAX: CICO at or below (bytes) */
+    size_t bcast_flat_max;     /* TOPOCOLL_{BCAST,REDUCE,ALLREDUCE,ALLGATHER}_FLAT_MAX: on */
+    size_t reduce_flat_max;    /*   several nodes, at or below this size (bytes: the */
+    size_t allreduce_flat_max; /*   message, or Allgather's block) the native */
+    size_t allgather_flat_max; /*   collective runs (its flat algorithms beat a
+                                    hierarchy's hand-offs for small messages) */
+    int barrier_flat;          /* TOPOCOLL_BARRIER_FLAT: 1 = the native barrier on
+                                  several nodes */
     size_t chain_min;          /* TOPOCOLL_CHAIN_MIN: from this size, with 3 nodes or
                                   more, Bcast and Reduce segments travel along a chain
                                   of nodes (pipelined) instead of a binomial tree */

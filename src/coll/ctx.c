@@ -62,6 +62,11 @@ int tc_ctx_chain(const tc_ctx_t *c, size_t bytes)
     return c->map.nnodes > 2 && bytes >= c->cfg->chain_min;
 }
 
+int tc_ctx_flat(const tc_ctx_t *c, size_t bytes, size_t flat_max)
+{
+    return c->map.nnodes > 1 && bytes <= flat_max;
+}
+
 tc_ctx_t *tc_ctx_lookup(MPI_Comm comm)
 {
     return tc_cattr_get(&g_ctxs, comm);   /* no lock: hot path */

@@ -57,12 +57,14 @@ typedef struct tc_ctx {
                                datatype, for blocks of ag_block bytes */
     size_t ag_block;
     tc_tune_stat_t tune[TC_TUNE_KINDS][TC_TUNE_BUCKETS];   /* coll/tune */
-    uint64_t bcast_calls, bcast_fallbacks;
+    /* calls run here, passed to the native MPI as a fallback, and left to
+     * it by choice on several nodes (tc_ctx_flat) */
+    uint64_t bcast_calls, bcast_fallbacks, bcast_flat;
     uint64_t barrier_calls;
     uint64_t bytes_bcast_net;   /* Bcast bytes this process received from the network */
-    uint64_t reduce_calls, reduce_fallbacks;
-    uint64_t allreduce_calls, allreduce_fallbacks;
-    uint64_t allgather_calls, allgather_fallbacks;
+    uint64_t reduce_calls, reduce_fallbacks, reduce_flat;
+    uint64_t allreduce_calls, allreduce_fallbacks, allreduce_flat;
+    uint64_t allgather_calls, allgather_fallbacks, allgather_flat;
     uint64_t nb_calls;      /* nonblocking collectives started (nbc/) */
     /* Nonblocking collectives (nbc/ owns these fields): this
      * communicator's outstanding operations, a FIFO run one at a time in
@@ -109,6 +111,15 @@ char *tc_ctx_buf(tc_ctx_t *c, int which, size_t bytes);
  *  time for the message.  Else a binomial tree.  The same on every
  *  process. */
 int tc_ctx_chain(const tc_ctx_t *c, size_t bytes);
+
+/** 1 if a collective of @bytes on @c is left to the native MPI because
+ *  its nodes are several and @bytes is at most @flat_max (one of the
+ *  TOPOCOLL_*_FLAT_MAX): below that size the native library's flat
+ *  algorithms (recursive doubling, binomial trees over every process,
+ *  eager sends) beat the hierarchy's hand-offs between processes, as
+ *  HAN and MPICH's collective selection also leave them.  The same on
+ *  every process. */
+int tc_ctx_flat(const tc_ctx_t *c, size_t bytes, size_t flat_max);
 
 /** Free the Allgather node datatypes (local). */
 void tc_ctx_free_types(tc_ctx_t *c);
