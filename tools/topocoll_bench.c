@@ -115,14 +115,62 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    fprintf(stderr, "usage: topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier] [--min SIZE]\n"
-                    "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
-                    "                      [--csv FILE] [--mech] [--link RATE] [--net]\n"
-                    "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n");
+    fprintf(f, "usage: topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier] [--min SIZE]\n"
+               "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
+               "                      [--csv FILE] [--mech] [--link RATE] [--net]\n"
+               "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n"
+               "       topocoll_bench --help | --version\n"
+               "\n"
+               "OSU-style latency of topocoll's collectives against the native MPI in the same run\n"
+               "(mpiexec -np N topocoll_bench ...).  SIZE: bytes, K/M/G suffixes.\n"
+               "\n"
+               "  --coll C        the collective (default bcast)\n"
+               "  --min, --max    message sizes, doubling (default 4K..16M; allgather: per-rank block)\n"
+               "  --reps R        repetitions, the median is reported (default 11)\n"
+               "  --iters N       calls per repetition (default: by size)\n"
+               "  --root R        root of bcast and reduce (default 0)\n"
+               "  --pool SIZE     rotating buffers per process (default 64M)\n"
+               "  --csv FILE      also write the table as CSV\n"
+               "  --mech          allgather on one host: the mapped and CMA copy floors\n"
+               "  --link RATE     link bits/s (1G, 100M): the link bound beside each figure\n"
+               "  --net           count the hosts' interface bytes on the wire per call\n"
+               "  --overlap       the nonblocking collectives' overlap (IMB-NBC's method)\n"
+               "  --size SIZE     --overlap: buffer bytes (default 2M, at least 64)\n"
+               "  -h, --help      this help\n"
+               "  -V, --version   the version\n");
 }
 
+/* A size option's value, at least @min; else a message and -1. */
+static int opt_size(const char *opt, const char *arg, long long min, size_t *out)
+{
+    long long v = tc_parse_size(arg);
+    if (v < min) {
+        fprintf(stderr, "topocoll_bench: --%s %s: not a size of at least %lld bytes (K/M/G suffixes)\n", opt, arg,
+                min);
+        return -1;
+    }
+    *out = (size_t)v;
+    return 0;
+}
+
+/* An integer option's value, at least @min; else a message and -1. */
+static int opt_int(const char *opt, const char *arg, long min, int *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (end == arg || *end || v < min || v > (1L << 30)) {
+        fprintf(stderr, "topocoll_bench: --%s %s: not an integer of at least %ld\n", opt, arg, min);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* Before MPI_Init.  0: run; 1: done (--help, --version: exit 0); -1: bad
+ * usage (message on stderr, exit 2).  --root is checked against the size
+ * of MPI_COMM_WORLD later. */
 static int parse(int argc, char **argv, opts_t *o)
 {
     static const struct option lo[] = {
@@ -133,20 +181,23 @@ static int parse(int argc, char **argv, opts_t *o)
         { "overlap", no_argument, 0, 'O' },    { "size", required_argument, 0, 's' },
         { "mech", no_argument, 0, 'X' },       { "help", no_argument, 0, 'h' },
         { "link", required_argument, 0, 'L' }, { "net", no_argument, 0, 'N' },
+        { "version", no_argument, 0, 'V' },
         { 0, 0, 0, 0 }
     };
     *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL, 0, 2 << 20, 0, 0, 0 };
     int ch;
-    long long v;
-    while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    opterr = 0;   /* our messages, on stderr */
+    while ((ch = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
         switch (ch) {
+        case 'h': usage(stdout); return 1;
+        case 'V': printf("topocoll_bench (topocoll) %s\n", TOPOCOLL_VERSION); return 1;
         case 'c': o->coll = optarg; break;
-        case 'm': if ((v = tc_parse_size(optarg)) < 1) return -1; o->min = (size_t)v; break;
-        case 'M': if ((v = tc_parse_size(optarg)) < 1) return -1; o->max = (size_t)v; break;
-        case 'p': if ((v = tc_parse_size(optarg)) < 1) return -1; o->pool = (size_t)v; break;
-        case 'r': o->reps = atoi(optarg); break;
-        case 'i': o->iters = atoi(optarg); break;
-        case 'R': o->root = atoi(optarg); break;
+        case 'm': if (opt_size("min", optarg, 1, &o->min) != 0) return -1; break;
+        case 'M': if (opt_size("max", optarg, 1, &o->max) != 0) return -1; break;
+        case 'p': if (opt_size("pool", optarg, 1, &o->pool) != 0) return -1; break;
+        case 'r': if (opt_int("reps", optarg, 1, &o->reps) != 0) return -1; break;
+        case 'i': if (opt_int("iters", optarg, 0, &o->iters) != 0) return -1; break;
+        case 'R': if (opt_int("root", optarg, 0, &o->root) != 0) return -1; break;
         case 'o': o->csv = optarg; break;
         case 'O': o->overlap = 1; break;
         case 'X': o->mech = 1; break;
@@ -167,9 +218,15 @@ static int parse(int argc, char **argv, opts_t *o)
             }
             break;
         }
-        case 's': if ((v = tc_parse_size(optarg)) < 64) return -1; o->size = (size_t)v; break;
-        default: return -1;
+        case 's': if (opt_size("size", optarg, 64, &o->size) != 0) return -1; break;
+        default:
+            fprintf(stderr, "topocoll_bench: %s: %s\n", argv[optind - 1], ch == ':' ? "missing value" : "unknown option");
+            return -1;
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "topocoll_bench: %s: unexpected argument\n", argv[optind]);
+        return -1;
     }
     int known = strcmp(o->coll, "barrier") == 0;
     for (int c = 0; c < 4; c++) known |= strcmp(o->coll, coll_names[c]) == 0;
@@ -177,7 +234,11 @@ static int parse(int argc, char **argv, opts_t *o)
         fprintf(stderr, "topocoll_bench: --coll %s: bcast, reduce, allreduce, allgather or barrier\n", o->coll);
         return -1;
     }
-    return (o->reps < 1 || o->min > o->max) ? -1 : 0;
+    if (o->min > o->max) {
+        fprintf(stderr, "topocoll_bench: --min %zu is above --max %zu\n", o->min, o->max);
+        return -1;
+    }
+    return 0;
 }
 
 /* One call of collective @coll, native (PMPI) or topocoll.  @bytes is the
@@ -614,13 +675,19 @@ int main(int argc, char **argv)
 {
     int rank, size, provided = MPI_THREAD_SINGLE;
     opts_t o;
+    int pr = parse(argc, argv, &o);   /* before MPI_Init: --help and --version need no mpiexec */
+    if (pr > 0) return 0;
+    if (pr < 0) {
+        fprintf(stderr, "Try 'topocoll_bench --help'.\n");
+        return 2;
+    }
     /* progress threads when TOPOCOLL_COMM_CORES asks for them */
     MPI_Init_thread(&argc, &argv, topocoll_progress_thread_level(MPI_THREAD_SINGLE), &provided);
     topocoll_progress_init(provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (parse(argc, argv, &o) != 0 || o.root < 0 || o.root >= size) {
-        if (rank == 0) usage();
+    if (o.root >= size) {
+        if (rank == 0) fprintf(stderr, "topocoll_bench: --root %d: not a rank of the %d processes\n", o.root, size);
         topocoll_progress_fini();
         MPI_Finalize();
         return 2;

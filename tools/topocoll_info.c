@@ -19,6 +19,13 @@
  * threads paper, section 6.2) for this run's N ranks and C communication
  * cores: T_nb and T_ov for S = 0..H(N) and the S the model chooses.
  *
+ * --config prints every TOPOCOLL_* parameter (base/config's table) with
+ * its default, this process's value and where it came from, like
+ * ompi_info --param; --config --markdown prints the table of
+ * docs/tuning.md.  --config, --help and --version need no mpiexec (they
+ * run before MPI_Init).  A bad option or value: a message on stderr and
+ * exit status 2.
+ *
  * May call: the native API and the internal headers (read-only).
  */
 #include "topocoll.h"
@@ -36,9 +43,14 @@
 #include "topo/nic.h"
 #include "topo/topo.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifndef TOPOCOLL_VERSION
+#error "TOPOCOLL_VERSION (the CMake project version) is defined by the build"
+#endif
 
 #define LINE 512
 #define TUNED (c->cfg->tune == TC_TUNE_FORCE_CICO ? "CICO (TOPOCOLL_TUNE=cico; pipelined above the slots' capacity)" \
@@ -234,9 +246,156 @@ static void placement_report(const tc_ctx_t *c, int comm_cores, int rank, int si
     free(all);
 }
 
+/* ---- Options: parsed before MPI_Init ------------------------------------------ */
+
+#define MAXSIZES 64
+
+typedef struct opts {
+    size_t model;            /* --model SIZE: the Bcast of the NUIOA count */
+    int comm_cores;          /* --comm-cores C: the split-tree model's table, -1 = none */
+    int config, markdown;    /* --config [--markdown] */
+    size_t sizes[MAXSIZES];  /* SIZE...: the message sizes of the methods' table */
+    int nsizes;
+} opts_t;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: mpiexec -np N topocoll_info [--model SIZE] [--comm-cores C] [SIZE...]\n"
+            "       topocoll_info --config [--markdown]\n"
+            "       topocoll_info --help | --version\n"
+            "\n"
+            "What topocoll sees and decides for this run: topology, binding, (virtual) nodes and\n"
+            "leaders, intra-node transfers, the method of each collective per message SIZE\n"
+            "(bytes, K/M/G suffixes; default 8 4K 16K 64K 256K 1M 16M), the network interfaces\n"
+            "and the leaders of every TOPOCOLL_LEADERS policy.\n"
+            "\n"
+            "  --model SIZE      Bcast size of the inter-socket link count (default 4M)\n"
+            "  --comm-cores C    also the split-tree model's table and the progress threads'\n"
+            "                    placement for C communication cores per node\n"
+            "  --config          every TOPOCOLL_* parameter: default, value now and its source\n"
+            "                    (no mpiexec needed)\n"
+            "  --markdown        with --config: the markdown table of docs/tuning.md\n"
+            "  -h, --help        this help\n"
+            "  -V, --version     the version\n");
+}
+
+/* 0: run; 1: done (exit 0); -1: bad usage (message printed, exit 2). */
+static int parse_opts(int argc, char **argv, opts_t *o)
+{
+    static const struct option lo[] = {
+        { "model", required_argument, 0, 'm' }, { "comm-cores", required_argument, 0, 'c' },
+        { "config", no_argument, 0, 'C' },      { "markdown", no_argument, 0, 'M' },
+        { "help", no_argument, 0, 'h' },        { "version", no_argument, 0, 'V' },
+        { 0, 0, 0, 0 }
+    };
+    *o = (opts_t){ .model = 4u << 20, .comm_cores = -1 };
+    int ch;
+    long long v;
+    char *end;
+    opterr = 0;   /* our messages, on stderr */
+    while ((ch = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
+        switch (ch) {
+        case 'h': usage(stdout); return 1;
+        case 'V': printf("topocoll_info (topocoll) %s\n", TOPOCOLL_VERSION); return 1;
+        case 'C': o->config = 1; break;
+        case 'M': o->markdown = 1; break;
+        case 'm':
+            if ((v = tc_parse_size(optarg)) < 1) {
+                fprintf(stderr, "topocoll_info: --model %s: not a size in bytes (K/M/G suffixes)\n", optarg);
+                return -1;
+            }
+            o->model = (size_t)v;
+            break;
+        case 'c':
+            v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 0 || v > 4096) {
+                fprintf(stderr, "topocoll_info: --comm-cores %s: not an integer in [0, 4096]\n", optarg);
+                return -1;
+            }
+            o->comm_cores = (int)v;
+            break;
+        default:
+            fprintf(stderr, "topocoll_info: %s: %s\n", argv[optind - 1], ch == ':' ? "missing value" : "unknown option");
+            return -1;
+        }
+    }
+    if (o->markdown && !o->config) {
+        fprintf(stderr, "topocoll_info: --markdown goes with --config\n");
+        return -1;
+    }
+    for (int a = optind; a < argc; a++) {
+        if (o->config) {
+            fprintf(stderr, "topocoll_info: %s: --config takes no sizes\n", argv[a]);
+            return -1;
+        }
+        if ((v = tc_parse_size(argv[a])) < 1) {
+            fprintf(stderr, "topocoll_info: %s: not a size in bytes (K/M/G suffixes)\n", argv[a]);
+            return -1;
+        }
+        if (o->nsizes == MAXSIZES) {
+            fprintf(stderr, "topocoll_info: at most %d sizes\n", MAXSIZES);
+            return -1;
+        }
+        o->sizes[o->nsizes++] = (size_t)v;
+    }
+    return 0;
+}
+
+/* A markdown table cell: '|' escaped. */
+static void md_cell(const char *s, int code)
+{
+    printf(" %s", code ? "`" : "");
+    for (; *s; s++) {
+        if (*s == '|') putchar('\\');
+        putchar(*s);
+    }
+    printf("%s |", code ? "`" : "");
+}
+
+/* --config: base/config's table, this process's values (no MPI). */
+static void print_config(int markdown)
+{
+    int n = tc_config_nparams();
+    if (markdown) {
+        printf("| variable | default | meaning |\n|---|---|---|\n");
+        for (int i = 0; i < n; i++) {
+            const tc_param_t *p = tc_config_param(i);
+            printf("|");
+            md_cell(p->name, 1);
+            md_cell(p->dflt, p->kind != TC_PARAM_STRING);
+            md_cell(p->desc, 0);
+            printf("\n");
+        }
+        return;
+    }
+    printf("topocoll %s: %d parameters, read once per process from the environment (this process's values)\n",
+           TOPOCOLL_VERSION, n);
+    for (int i = 0; i < n; i++) {
+        const tc_param_t *p = tc_config_param(i);
+        int str = p->kind == TC_PARAM_STRING, unset = str && !p->value[0];
+        printf("%s (current value: %s%s%s, data source: %s, default: %s%s%s, type: %s%s%s)\n", p->name,
+               unset ? "" : "\"", unset ? "unset" : p->value, unset ? "" : "\"", p->source,
+               str ? "unset = " : "\"", p->dflt, str ? "" : "\"", tc_param_kind_name(p->kind),
+               p->allowed[0] ? ", allowed: " : "", p->allowed);
+        printf("    %s\n", p->desc);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
+    opts_t o;
+    int pr = parse_opts(argc, argv, &o);
+    if (pr > 0) return 0;
+    if (pr < 0) {
+        fprintf(stderr, "Try 'topocoll_info --help'.\n");
+        return 2;
+    }
+    if (o.config) {
+        print_config(o.markdown);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -246,12 +405,8 @@ int main(int argc, char **argv)
     topocoll_comm_info_t info;
     topocoll_comm_query(MPI_COMM_WORLD, &info);
 
-    size_t model = 4u << 20;   /* --model SIZE: the Bcast of the NUIOA count */
-    int comm_cores = -1;       /* --comm-cores C: the split-tree model's table */
-    for (int a = 1; a + 1 < argc; a++) {
-        if (strcmp(argv[a], "--model") == 0 && tc_parse_size(argv[a + 1]) > 0) model = (size_t)tc_parse_size(argv[a + 1]);
-        if (strcmp(argv[a], "--comm-cores") == 0) comm_cores = atoi(argv[a + 1]);
-    }
+    size_t model = o.model;
+    int comm_cores = o.comm_cores;
     char line[LINE], host[MPI_MAX_PROCESSOR_NAME] = "";
     int hl;
     MPI_Get_processor_name(host, &hl);
@@ -309,14 +464,8 @@ int main(int argc, char **argv)
             for (int i = 0; i < size; i++) printf(" %d", c->map.ring[i]);
             printf("\n");
             static const size_t dflt[] = { 8, 4096, 16384, 65536, 262144, 1 << 20, 16 << 20 };
-            size_t sizes[64];
-            int ns = 0;
-            for (int a = 1; a < argc && ns < 64; a++) {
-                if (strcmp(argv[a], "--model") == 0 || strcmp(argv[a], "--comm-cores") == 0) { a++; continue; }
-                long long v = tc_parse_size(argv[a]);
-                if (v > 0) sizes[ns++] = (size_t)v;
-                else fprintf(stderr, "topocoll_info: %s: not a size, ignored\n", argv[a]);
-            }
+            size_t *sizes = o.sizes;
+            int ns = o.nsizes;
             if (ns == 0) for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++) sizes[ns++] = dflt[i];
             printf("methods by message size (reductions: MPI_DOUBLE/MPI_SUM; allgather: block per rank):\n");
             for (int i = 0; i < ns; i++) {

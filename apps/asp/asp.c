@@ -8,8 +8,10 @@
  * rows of a few sources against a serial Dijkstra.
  *
  *   mpirun -np 2 asp [--graph FILE.gr] [--sources K] [--mode both|native|topocoll]
+ *   asp --help | --version        (no mpirun needed)
  *
- * Exit status 0 only if every check passed.
+ * Exit status 0 only if every check passed; 2 on a bad option or value
+ * (message on stderr).
  */
 #include "topocoll.h"
 
@@ -22,6 +24,10 @@
 
 #ifndef ASP_DEFAULT_GRAPH
 #define ASP_DEFAULT_GRAPH "data/rome99.gr"   /* from the repository's root */
+#endif
+
+#ifndef TOPOCOLL_VERSION
+#error "TOPOCOLL_VERSION (the CMake project version) is defined by the build"
 #endif
 
 #define INF (INT32_MAX / 2)
@@ -164,21 +170,77 @@ static void checksum(const int *d, size_t cells, MPI_Comm comm, unsigned long lo
     PMPI_Allreduce(loc, out, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mpiexec -np N asp [--graph FILE.gr] [--sources K] [--mode both|native|topocoll]\n"
+               "       asp --help | --version\n"
+               "\n"
+               "All-pairs shortest paths (Floyd-Warshall, one row broadcast per iteration) on a DIMACS\n"
+               "graph, with the native MPI_Bcast and with topocoll's; checks both against each other\n"
+               "and K source rows against a serial Dijkstra.  Exit status 0 only if every check passed.\n"
+               "\n"
+               "  --graph FILE.gr  DIMACS shortest-path graph (default %s)\n"
+               "  --sources K      source rows checked against Dijkstra (default 5)\n"
+               "  --mode M         both (default), native or topocoll\n"
+               "  -h, --help       this help\n"
+               "  -V, --version    the version\n", ASP_DEFAULT_GRAPH);
+}
+
+/* Before MPI_Init.  0: run; 1: done (exit 0); -1: bad usage (message on
+ * stderr, exit 2). */
+static int parse(int argc, char **argv, const char **path, int *nsrc, const char **mode)
+{
+    static const struct option lo[] = { { "graph", 1, 0, 'g' }, { "sources", 1, 0, 's' },
+                                        { "mode", 1, 0, 'm' }, { "help", 0, 0, 'h' },
+                                        { "version", 0, 0, 'V' }, { 0, 0, 0, 0 } };
+    char *end;
+    long v;
+    opterr = 0;   /* our messages, on stderr */
+    for (int ch; (ch = getopt_long(argc, argv, ":hV", lo, NULL)) != -1;) {
+        switch (ch) {
+        case 'h': usage(stdout); return 1;
+        case 'V': printf("asp (topocoll) %s\n", TOPOCOLL_VERSION); return 1;
+        case 'g': *path = optarg; break;
+        case 's':
+            v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 0 || v > 1000000) {
+                fprintf(stderr, "asp: --sources %s: not an integer in [0, 1000000]\n", optarg);
+                return -1;
+            }
+            *nsrc = (int)v;
+            break;
+        case 'm':
+            if (strcmp(optarg, "both") != 0 && strcmp(optarg, "native") != 0 && strcmp(optarg, "topocoll") != 0) {
+                fprintf(stderr, "asp: --mode %s: both, native or topocoll\n", optarg);
+                return -1;
+            }
+            *mode = optarg;
+            break;
+        default:
+            fprintf(stderr, "asp: %s: %s\n", argv[optind - 1], ch == ':' ? "missing value" : "unknown option");
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "asp: %s: unexpected argument\n", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *path = ASP_DEFAULT_GRAPH, *mode = "both";
     int nsrc = 5, rank, size, status = 0;
-    static const struct option lo[] = { { "graph", 1, 0, 'g' }, { "sources", 1, 0, 's' },
-                                        { "mode", 1, 0, 'm' }, { 0, 0, 0, 0 } };
+    int pr = parse(argc, argv, &path, &nsrc, &mode);
+    if (pr > 0) return 0;
+    if (pr < 0) {
+        fprintf(stderr, "Try 'asp --help'.\n");
+        return 2;
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    for (int ch; (ch = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
-        if (ch == 'g') path = optarg;
-        else if (ch == 's') nsrc = atoi(optarg);
-        else if (ch == 'm') mode = optarg;
-        else { if (!rank) fprintf(stderr, "usage: asp [--graph F.gr] [--sources K] [--mode both|native|topocoll]\n"); MPI_Abort(MPI_COMM_WORLD, 2); }
-    }
     graph_t g;
     if (read_gr(path, &g) != 0) {
         if (!rank) fprintf(stderr, "asp: cannot read DIMACS graph %s\n", path);

@@ -3,10 +3,13 @@
 #include "log.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static tc_config_t g_config;          /* written once under pthread_once */
 static pthread_once_t g_config_once = PTHREAD_ONCE_INIT;
@@ -17,101 +20,403 @@ long long tc_parse_size(const char *s)
     if (!s || !*s) return -1;
     long long v = strtoll(s, &end, 10);
     if (end == s || v < 0) return -1;
+    int shift = 0;
     switch (toupper((unsigned char)*end)) {
-    case 'K': v <<= 10; end++; break;
-    case 'M': v <<= 20; end++; break;
-    case 'G': v <<= 30; end++; break;
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
     default: break;
     }
+    if (v > (LLONG_MAX >> shift)) return -1;   /* would overflow */
+    v <<= shift;
     if (*end == 'i' || *end == 'I') end++;
     if (*end == 'B' || *end == 'b') end++;
     return *end ? -1 : v;
 }
 
-static long long env_size(const char *name, long long dflt, long long lo, long long hi)
+/* ---- The table ---------------------------------------------------------------- */
+
+static const tc_param_choice_t ch_vn_order[] = {
+    { "block", TC_VN_BLOCK, 0 }, { "cyclic", TC_VN_CYCLIC, 0 }, { NULL, 0, 0 }
+};
+static const tc_param_choice_t ch_single_copy[] = {
+    { "auto", TC_SC_AUTO, 0 }, { "cma", TC_SC_CMA, 0 }, { "none", TC_SC_NONE, 0 }, { NULL, 0, 0 }
+};
+static const tc_param_choice_t ch_tune[] = {
+    { "0", TC_TUNE_OFF, 0 }, { "1", TC_TUNE_ON, 0 }, { "cico", TC_TUNE_FORCE_CICO, 0 }, { NULL, 0, 0 }
+};
+static const tc_param_choice_t ch_ag_alg[] = {
+    { "auto", TC_AG_AUTO, 0 }, { "leader", TC_AG_LEADER, 0 }, { "ring", TC_AG_RING, 0 }, { NULL, 0, 0 }
+};
+static const tc_param_choice_t ch_placement[] = {
+    { "bind", TC_PLACE_BIND, 0 }, { "numa", TC_PLACE_NUMA, 0 }, { "odd-even", TC_PLACE_ODDEVEN, 0 },
+    { "oddeven", TC_PLACE_ODDEVEN, 1 }, { NULL, 0, 0 }
+};
+#define NBC_AUTO (-1)   /* resolved after the table: split tree when comm_cores > 0 */
+static const tc_param_choice_t ch_nbc_alg[] = {
+    { "auto", NBC_AUTO, 0 }, { "hier", 0, 0 }, { "split-tree", 1, 0 }, { NULL, 0, 0 }
+};
+
+/* Where a value lands, checked at compile time against the field's type
+ * (an enum field must be int-sized: the table writes it as an int). */
+#define FIELD_(f, ok) (offsetof(tc_config_t, f) + 0 * sizeof(char[(ok) ? 1 : -1]))
+#define F_OF(f) (((tc_config_t *)0)->f)
+#define P_SIZE(n, d, l, h, f, text) { .name = n, .kind = TC_PARAM_SIZE, .dflt = d, .lo = l, .hi = h, \
+        .offset = FIELD_(f, _Generic(F_OF(f), size_t: 1, default: 0)), .desc = text }
+#define P_INT(n, d, l, h, f, text) { .name = n, .kind = TC_PARAM_INT, .dflt = d, .lo = l, .hi = h, \
+        .offset = FIELD_(f, _Generic(F_OF(f), int: 1, default: 0)), .desc = text }
+#define P_ENUM(n, d, ch, f, text) { .name = n, .kind = TC_PARAM_ENUM, .dflt = d, .choices = ch, \
+        .offset = FIELD_(f, sizeof(F_OF(f)) == sizeof(int)), .desc = text }
+#define P_STR(n, d, f, text) { .name = n, .kind = TC_PARAM_STRING, .dflt = d, \
+        .offset = FIELD_(f, _Generic(F_OF(f), const char *: 1, default: 0)), .desc = text }
+
+#define KiB 1024LL
+#define MAXB (1LL << 40)   /* size thresholds */
+#define MAXC (1LL << 50)   /* size thresholds that start something from a size */
+
+/* One row per TOPOCOLL_* variable, in the order topocoll_info --config and
+ * docs/tuning.md list them.  Defaults are text: what the variable would be
+ * set to (STRING: what unset means, the field stays NULL). */
+static tc_param_t g_params[] = {
+    P_INT("TOPOCOLL_DISABLE", "0", 0, 1, disable,
+          "`1`: every call goes to the native MPI"),
+    P_INT("TOPOCOLL_VERBOSE", "0", 0, 9, verbose,
+          "`1`: one line per communicator topocoll attaches to (nodes, mechanism); `2`: also each call passed "
+          "to the native MPI, and why"),
+    P_STR("TOPOCOLL_TOPOLOGY", "this host", topology_xml,
+          "hwloc XML of a machine to emulate (e.g. `data/topologies/*.xml`)"),
+    P_STR("TOPOCOLL_BINDING", "real binding (`core` when an XML is given)", binding,
+          "emulated placement of a node's ranks: `core`, `socket-rr`, `numa-rr`, `none` (unbound), "
+          "`random:SEED`, `list:a,b,...` (PU logical indexes)"),
+    P_INT("TOPOCOLL_VIRTUAL_NODES", "1", 1, 1 << 20, virtual_nodes,
+          "split each host's ranks into K emulated nodes"),
+    P_ENUM("TOPOCOLL_VIRTUAL_NODES_ORDER", "block", ch_vn_order, vn_order,
+           "`block` or `cyclic` assignment of a host's ranks (in MPI_COMM_WORLD) to virtual nodes"),
+    P_STR("TOPOCOLL_NETWORK_TOPOLOGY", "none", network_topology,
+          "Slurm `topology.conf` (`SwitchName=s0 Nodes=vn[0-1]`, `SwitchName=top Switches=s[0-1]`): switch "
+          "levels above the nodes; virtual nodes are named `vn0`, `vn1`, ..."),
+    P_ENUM("TOPOCOLL_SINGLE_COPY", "auto", ch_single_copy, single_copy,
+           "`cma` (warns if the probe fails and uses CICO), `none` (copy-in/copy-out only)"),
+    P_SIZE("TOPOCOLL_BCAST_SEGSIZE", "0", 0, 1LL << 30, bcast_segsize,
+           "inter-node pipeline segment (bytes; `K`/`M` suffixes); `0`: HierKNEM Table 1: 8 KiB below 64 KiB, "
+           "64 KiB above (at most ~8 segments); along a chain of nodes bytes/32, at least 64 KiB; the whole "
+           "message on two nodes with one process on the receiving one"),
+    P_SIZE("TOPOCOLL_BCAST_CICO_MAX", "32K", 0, MAXB, bcast_cico_max,
+           "at or below this size Bcast goes through the shared segment (eager when it fits a slot)"),
+    P_SIZE("TOPOCOLL_BCAST_ROOT_SHARE_MIN", "32K", 0, MAXC, bcast_share_min,
+           "from this size the root writes a share of every receiver's buffer (one node)"),
+    P_SIZE("TOPOCOLL_BCAST_FLAT_MAX", "256", 0, MAXB, bcast_flat_max,
+           "several nodes: a Bcast of at most this many bytes goes to the native `MPI_Bcast` (provisional "
+           "default)"),
+    P_SIZE("TOPOCOLL_REDUCE_FLAT_MAX", "32K", 0, MAXB, reduce_flat_max,
+           "several nodes: a Reduce of a vector of at most this many bytes goes to the native `MPI_Reduce` "
+           "(provisional default)"),
+    P_SIZE("TOPOCOLL_ALLREDUCE_FLAT_MAX", "32K", 0, MAXB, allreduce_flat_max,
+           "several nodes: an Allreduce of a vector of at most this many bytes goes to the native "
+           "`MPI_Allreduce` (provisional default)"),
+    P_SIZE("TOPOCOLL_ALLGATHER_FLAT_MAX", "1K", 0, MAXB, allgather_flat_max,
+           "several nodes: an Allgather of blocks of at most this many bytes goes to the native "
+           "`MPI_Allgather` (provisional default)"),
+    P_INT("TOPOCOLL_BARRIER_FLAT", "0", 0, 1, barrier_flat,
+          "`1`: on several nodes `MPI_Barrier` is the native barrier"),
+    P_SIZE("TOPOCOLL_CHAIN_MIN", "128K", 0, MAXC, chain_min,
+           "from this size, on 3 nodes or more, Bcast and Reduce move between nodes along a chain of nodes "
+           "from (Bcast) or to (Reduce) the root's node, pipelined in 32 segments of at least 64 KiB; below, "
+           "binomial trees"),
+    P_SIZE("TOPOCOLL_CICO_SLOT", "32K", 4 * KiB, 16 * KiB * KiB, cico_slot,
+           "bytes per copy-in/copy-out slot (rounded down to a multiple of 64)"),
+    P_INT("TOPOCOLL_CICO_SLOTS", "16", 2, 64, cico_slots,
+          "slots per process (pipeline depth; with 32 KiB slots, 512 KiB of shared memory per process and "
+          "communicator, touched only when used)"),
+    P_SIZE("TOPOCOLL_REDUCE_SEGSIZE", "0", 0, 1LL << 30, red_segsize,
+           "Reduce/Allreduce pipeline segment (bytes); `0`: one node, the whole vector; several, HierKNEM "
+           "Table 1 (64 KiB per worker up to 16 MiB, 1 MiB above), at least 1/8 of the vector; along a chain "
+           "of nodes 32 segments of at least 64 KiB"),
+    P_SIZE("TOPOCOLL_REDUCE_CICO_MAX", "8K", 0, MAXB, red_cico_max,
+           "Reduce/Allreduce through the shared segment at or below (bytes per process; capped by the slots' "
+           "capacity)"),
+    P_SIZE("TOPOCOLL_ALLGATHER_CICO_MAX", "8K", 0, MAXB, allgather_cico_max,
+           "one-node Allgather through the shared segment at or below (block bytes)"),
+    P_ENUM("TOPOCOLL_TUNE", "1", ch_tune, tune,
+           "one node, above the `*_CICO_MAX` (Reduce: up to the slots' capacity; Bcast, Allreduce, Allgather: "
+           "any size, pipelined through the slots): pick CICO or single copy by measuring both (`0`: single "
+           "copy there; `cico`: CICO there)"),
+    P_INT("TOPOCOLL_TUNE_EXPLORE", "64", 2, 1 << 20, tune_explore,
+          "every Nth call of a size class retries the slower method"),
+    P_ENUM("TOPOCOLL_ALLGATHER_ALG", "auto", ch_ag_alg, allgather_alg,
+           "`leader` or `ring` (auto: ring on one node, or when a node holds more than 6 processes and blocks "
+           "are 8 KiB or more)"),
+    P_STR("TOPOCOLL_LEADERS", "`auto`", leaders,
+          "leader election: `auto`, `nic`, `first`, `numa`, `package` (see "
+          "[design.md](design.md#leaders-near-the-network-card-nuioa))"),
+    P_STR("TOPOCOLL_NIC", "InfiniBand/RDMA cards, else network cards", nic,
+          "cards to use, by OS device name or PCI bus id, in rail order: `mlx5_0`, `mlx5_0,eth0`, `0000:81:00.0`"),
+    P_SIZE("TOPOCOLL_MULTILEADER_MIN", "256K", 0, MAXC, multileader_min,
+           "from this message size, Bcast uses several rails (each part at least half of it) and, under `auto`, "
+           "per-package relays (Allgather: bytes each process reads)"),
+    P_INT("TOPOCOLL_SPIN", "-1", -1, 1 << 30, spin_count,
+          "polls before a waiting process starts yielding its core; `-1`: auto, `200`, or `0` when the host has "
+          "more ranks than cores"),
+    P_INT("TOPOCOLL_COMM_CORES", "0", 0, 4096, comm_cores,
+          "communication cores per node: `>0` starts a progress thread per process (needs "
+          "`MPI_THREAD_MULTIPLE`, asked for by the interposed `MPI_Init`)"),
+    P_ENUM("TOPOCOLL_PROGRESS_PLACEMENT", "numa", ch_placement, placement,
+           "`bind`, `numa` (eq. 1) or `odd-even` (eq. 2): the progress thread's core"),
+    P_ENUM("TOPOCOLL_NBC_ALG", "auto", ch_nbc_alg, nbc_split_tree,
+           "`split-tree` or `hier` for `MPI_Ibcast`/`MPI_Ireduce` (auto: split tree with communication cores)"),
+    P_INT("TOPOCOLL_SPLIT_TREE_S", "-1", -1, 64, split_tree_s,
+          "leaf-side tree levels the application runs (0..H); `-1`: the model's choice"),
+};
+#define NPARAMS ((int)(sizeof(g_params) / sizeof(g_params[0])))
+
+/* Variables named TOPOCOLL_* that are not parameters and not ours to warn
+ * about: the CI scripts' (.ci/run). */
+static const char *const g_not_params[] = { "TOPOCOLL_CI_" };
+
+/* ---- Parsing ------------------------------------------------------------------ */
+
+/* "64K", "-1": an integer with tc_parse_size's suffixes, maybe negative. */
+static int parse_int(const char *s, long long *v)
 {
-    const char *s = getenv(name);
-    if (!s || !*s) return dflt;
-    long long v = tc_parse_size(s);
-    if (v < lo || v > hi) {
-        tc_warn("%s=%s is not a size in [%lld, %lld]; using %lld", name, s, lo, hi, dflt);
-        return dflt;
+    long long x = tc_parse_size(s[0] == '-' ? s + 1 : s);
+    if (x < 0) return -1;
+    *v = s[0] == '-' ? -x : x;
+    return 0;
+}
+
+static const tc_param_choice_t *choice_find(const tc_param_choice_t *ch, const char *s)
+{
+    for (; ch->name; ch++)
+        if (strcmp(ch->name, s) == 0) return ch;
+    return NULL;
+}
+
+/* The listed word for @value (an alias's canonical name). */
+static const char *choice_name(const tc_param_choice_t *ch, int value)
+{
+    for (; ch->name; ch++)
+        if (!ch->alias && ch->value == value) return ch->name;
+    return "?";
+}
+
+static void fmt_size(char *b, size_t n, long long v)
+{
+    if (v != 0 && v % (1LL << 30) == 0) snprintf(b, n, "%lldG", v >> 30);
+    else if (v != 0 && v % (1LL << 20) == 0) snprintf(b, n, "%lldM", v >> 20);
+    else if (v != 0 && v % (1LL << 10) == 0) snprintf(b, n, "%lldK", v >> 10);
+    else snprintf(b, n, "%lld", v);
+}
+
+/* The default's value (SIZE, INT, ENUM).  The table is ours: a default
+ * it cannot parse is a bug, caught by the first run of any test. */
+static long long param_default(const tc_param_t *p)
+{
+    long long v = 0;
+    int ok = 0;
+    const tc_param_choice_t *ch;
+    switch (p->kind) {
+    case TC_PARAM_SIZE: v = tc_parse_size(p->dflt); ok = v >= p->lo && v <= p->hi; break;
+    case TC_PARAM_INT: ok = parse_int(p->dflt, &v) == 0 && v >= p->lo && v <= p->hi; break;
+    case TC_PARAM_ENUM:
+        ch = choice_find(p->choices, p->dflt);
+        ok = ch != NULL;
+        if (ok) v = ch->value;
+        break;
+    case TC_PARAM_STRING: ok = 1; break;
+    }
+    if (!ok) {
+        tc_warn("%s: default %s does not parse (base/config's table)", p->name, p->dflt);
+        abort();
     }
     return v;
+}
+
+static void param_store(tc_config_t *c, const tc_param_t *p, long long v, const char *s)
+{
+    char *f = (char *)c + p->offset;
+    switch (p->kind) {
+    case TC_PARAM_SIZE: *(size_t *)(void *)f = (size_t)v; break;
+    case TC_PARAM_INT:
+    case TC_PARAM_ENUM: *(int *)(void *)f = (int)v; break;
+    case TC_PARAM_STRING: *(const char **)(void *)f = s; break;
+    }
+}
+
+/* Parse @p from the environment into @c; fills its source and allowed
+ * text (the value text comes after the fix-ups, see config_parse). */
+static void param_parse(tc_config_t *c, tc_param_t *p)
+{
+    const char *s = getenv(p->name);
+    long long dflt = param_default(p), v = dflt;
+    int ok = 1;
+
+    switch (p->kind) {
+    case TC_PARAM_SIZE: {
+        char lo[32], hi[32];
+        fmt_size(lo, sizeof(lo), p->lo);
+        fmt_size(hi, sizeof(hi), p->hi);
+        snprintf(p->allowed, sizeof(p->allowed), "%s..%s", lo, hi);
+        if (s && *s) {
+            v = tc_parse_size(s);
+            ok = v >= p->lo && v <= p->hi;
+            if (!ok)
+                tc_warn("%s=%s is not a size in [%lld, %lld]; using %lld", p->name, s, p->lo, p->hi, dflt);
+        }
+        break;
+    }
+    case TC_PARAM_INT:
+        snprintf(p->allowed, sizeof(p->allowed), "%lld..%lld", p->lo, p->hi);
+        if (s && *s) {
+            ok = parse_int(s, &v) == 0 && v >= p->lo && v <= p->hi;
+            if (!ok) tc_warn("%s=%s is not an integer in [%lld, %lld]; using %lld", p->name, s, p->lo, p->hi, dflt);
+        }
+        break;
+    case TC_PARAM_ENUM: {
+        size_t n = 0;
+        for (const tc_param_choice_t *ch = p->choices; ch->name; ch++)
+            if (!ch->alias && n < sizeof(p->allowed))
+                n += (size_t)snprintf(p->allowed + n, sizeof(p->allowed) - n, "%s%s", n ? "|" : "", ch->name);
+        if (s && *s) {
+            const tc_param_choice_t *ch = choice_find(p->choices, s);
+            ok = ch != NULL;
+            if (ok) v = ch->value;
+            else tc_warn("%s=%s unknown (%s); using %s", p->name, s, p->allowed, p->dflt);
+        }
+        break;
+    }
+    case TC_PARAM_STRING:
+        p->allowed[0] = '\0';
+        break;
+    }
+    if (!ok) v = dflt;
+    param_store(c, p, v, s && *s ? s : NULL);
+    p->src = !(s && *s) ? TC_PARAM_DEFAULT : ok ? TC_PARAM_ENV : TC_PARAM_REJECTED;
+    if (p->src == TC_PARAM_REJECTED) snprintf(p->source, sizeof(p->source), "environment (rejected: %.96s)", s);
+    else snprintf(p->source, sizeof(p->source), "%s", p->src == TC_PARAM_ENV ? "environment" : "default");
+}
+
+/* The value now, as text, from the field (after the fix-ups). */
+static void param_value(const tc_config_t *c, tc_param_t *p)
+{
+    const char *f = (const char *)c + p->offset;
+    switch (p->kind) {
+    case TC_PARAM_SIZE: fmt_size(p->value, sizeof(p->value), (long long)*(const size_t *)(const void *)f); break;
+    case TC_PARAM_INT: snprintf(p->value, sizeof(p->value), "%d", *(const int *)(const void *)f); break;
+    case TC_PARAM_ENUM:
+        snprintf(p->value, sizeof(p->value), "%s", choice_name(p->choices, *(const int *)(const void *)f));
+        break;
+    case TC_PARAM_STRING: {
+        const char *s = *(const char *const *)(const void *)f;
+        snprintf(p->value, sizeof(p->value), "%s", s ? s : "");
+        break;
+    }
+    }
+}
+
+static tc_param_t *param_find(const char *name, size_t len)
+{
+    for (int i = 0; i < NPARAMS; i++)
+        if (strlen(g_params[i].name) == len && strncmp(g_params[i].name, name, len) == 0) return &g_params[i];
+    return NULL;
+}
+
+/* Edit distance between @a (@la chars) and @b, for "did you mean". */
+static int edit_distance(const char *a, size_t la, const char *b)
+{
+    size_t lb = strlen(b);
+    int row[128];
+    if (la >= 128 || lb >= 128) return 1 << 20;
+    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+/* Every TOPOCOLL_* variable of the environment that no parameter reads:
+ * one warning each (a typo must not pass for the default). */
+static void warn_unknown(void)
+{
+    static const char pre[] = "TOPOCOLL_";
+    for (char **e = environ; e && *e; e++) {
+        const char *v = *e, *eq = strchr(v, '=');
+        if (strncmp(v, pre, sizeof(pre) - 1) != 0 || !eq) continue;
+        size_t len = (size_t)(eq - v);
+        if (param_find(v, len)) continue;
+        int skip = 0;
+        for (size_t k = 0; k < sizeof(g_not_params) / sizeof(g_not_params[0]); k++)
+            skip |= strncmp(v, g_not_params[k], strlen(g_not_params[k])) == 0;
+        if (skip) continue;
+        const char *near = NULL;
+        int best = 4;   /* suggest within 3 edits */
+        for (int i = 0; i < NPARAMS; i++) {
+            int d = edit_distance(v, len, g_params[i].name);
+            if (d < best) { best = d; near = g_params[i].name; }
+        }
+        if (near)
+            tc_warn("%.*s is not a topocoll parameter, ignored (did you mean %s? topocoll_info --config lists them)",
+                    (int)(len < 80 ? len : 80), v, near);
+        else
+            tc_warn("%.*s is not a topocoll parameter, ignored (topocoll_info --config lists them)",
+                    (int)(len < 80 ? len : 80), v);
+    }
 }
 
 static void config_parse(void)
 {
     tc_config_t *c = &g_config;
-    const char *s;
+    for (int i = 0; i < NPARAMS; i++) param_parse(c, &g_params[i]);
 
-    c->verbose = (int)env_size("TOPOCOLL_VERBOSE", 0, 0, 9);
-    c->disable = (int)env_size("TOPOCOLL_DISABLE", 0, 0, 1);
-    s = getenv("TOPOCOLL_TOPOLOGY");
-    c->topology_xml = (s && *s) ? s : NULL;
-    s = getenv("TOPOCOLL_BINDING");
-    c->binding = (s && *s) ? s : NULL;
-    c->virtual_nodes = (int)env_size("TOPOCOLL_VIRTUAL_NODES", 1, 1, 1 << 20);
-    s = getenv("TOPOCOLL_VIRTUAL_NODES_ORDER");
-    c->vn_order = TC_VN_BLOCK;
-    if (s && strcmp(s, "cyclic") == 0) c->vn_order = TC_VN_CYCLIC;
-    else if (s && *s && strcmp(s, "block") != 0)
-        tc_warn("TOPOCOLL_VIRTUAL_NODES_ORDER=%s unknown; using block", s);
-    s = getenv("TOPOCOLL_SINGLE_COPY");
-    c->single_copy = TC_SC_AUTO;
-    if (s && strcmp(s, "cma") == 0) c->single_copy = TC_SC_CMA;
-    else if (s && strcmp(s, "none") == 0) c->single_copy = TC_SC_NONE;
-    else if (s && *s && strcmp(s, "auto") != 0)
-        tc_warn("TOPOCOLL_SINGLE_COPY=%s unknown (auto|cma|none); using auto", s);
-    c->bcast_segsize = (size_t)env_size("TOPOCOLL_BCAST_SEGSIZE", 0, 0, 1LL << 30);
-    c->bcast_cico_max = (size_t)env_size("TOPOCOLL_BCAST_CICO_MAX", 32 << 10, 0, 1LL << 40);
-    c->bcast_flat_max = (size_t)env_size("TOPOCOLL_BCAST_FLAT_MAX", 256, 0, 1LL << 40);
-    c->reduce_flat_max = (size_t)env_size("TOPOCOLL_REDUCE_FLAT_MAX", 32 << 10, 0, 1LL << 40);
-    c->allreduce_flat_max = (size_t)env_size("TOPOCOLL_ALLREDUCE_FLAT_MAX", 32 << 10, 0, 1LL << 40);
-    c->allgather_flat_max = (size_t)env_size("TOPOCOLL_ALLGATHER_FLAT_MAX", 1 << 10, 0, 1LL << 40);
-    c->barrier_flat = (int)env_size("TOPOCOLL_BARRIER_FLAT", 0, 0, 1);
-    c->chain_min = (size_t)env_size("TOPOCOLL_CHAIN_MIN", 128 << 10, 0, 1LL << 50);
-    c->bcast_share_min = (size_t)env_size("TOPOCOLL_BCAST_ROOT_SHARE_MIN", 32 << 10, 0, 1LL << 50);
-    c->cico_slot = (size_t)env_size("TOPOCOLL_CICO_SLOT", 32 << 10, 4096, 16 << 20);
+    /* Fix-ups: values that depend on the value itself or on another. */
     c->cico_slot &= ~(size_t)63;
-    c->cico_slots = (int)env_size("TOPOCOLL_CICO_SLOTS", 16, 2, 64);
-    c->spin_count = (int)env_size("TOPOCOLL_SPIN", -1, -1, 1 << 30);
-    s = getenv("TOPOCOLL_LEADERS");
-    c->leaders = s && *s ? s : NULL;
-    c->multileader_min = (size_t)env_size("TOPOCOLL_MULTILEADER_MIN", 256 << 10, 0, 1LL << 50);
-    c->red_segsize = (size_t)env_size("TOPOCOLL_REDUCE_SEGSIZE", 0, 0, 1LL << 30);
-    c->red_cico_max = (size_t)env_size("TOPOCOLL_REDUCE_CICO_MAX", 8 << 10, 0, 1LL << 40);
-    c->allgather_cico_max = (size_t)env_size("TOPOCOLL_ALLGATHER_CICO_MAX", 8 << 10, 0, 1LL << 40);
-    s = getenv("TOPOCOLL_TUNE");
-    if (s && strcmp(s, "cico") == 0) c->tune = TC_TUNE_FORCE_CICO;
-    else c->tune = (int)env_size("TOPOCOLL_TUNE", 1, 0, 1);
-    c->tune_explore = (int)env_size("TOPOCOLL_TUNE_EXPLORE", 64, 2, 1 << 20);
-    s = getenv("TOPOCOLL_ALLGATHER_ALG");
-    c->allgather_alg = TC_AG_AUTO;
-    if (s && strcmp(s, "leader") == 0) c->allgather_alg = TC_AG_LEADER;
-    else if (s && strcmp(s, "ring") == 0) c->allgather_alg = TC_AG_RING;
-    else if (s && *s && strcmp(s, "auto") != 0)
-        tc_warn("TOPOCOLL_ALLGATHER_ALG=%s unknown (auto|leader|ring); using auto", s);
-    c->comm_cores = (int)env_size("TOPOCOLL_COMM_CORES", 0, 0, 4096);
-    s = getenv("TOPOCOLL_PROGRESS_PLACEMENT");
-    c->placement = TC_PLACE_NUMA;
-    if (s && strcmp(s, "bind") == 0) c->placement = TC_PLACE_BIND;
-    else if (s && (strcmp(s, "odd-even") == 0 || strcmp(s, "oddeven") == 0)) c->placement = TC_PLACE_ODDEVEN;
-    else if (s && *s && strcmp(s, "numa") != 0)
-        tc_warn("TOPOCOLL_PROGRESS_PLACEMENT=%s unknown (bind|numa|odd-even); using numa", s);
-    c->split_tree_s = (int)env_size("TOPOCOLL_SPLIT_TREE_S", -1, -1, 64);
-    s = getenv("TOPOCOLL_NBC_ALG");
-    c->nbc_split_tree = c->comm_cores > 0;
-    if (s && strcmp(s, "split-tree") == 0) c->nbc_split_tree = 1;
-    else if (s && strcmp(s, "hier") == 0) c->nbc_split_tree = 0;
-    else if (s && *s && strcmp(s, "auto") != 0)
-        tc_warn("TOPOCOLL_NBC_ALG=%s unknown (auto|hier|split-tree); using auto", s);
+    int nbc_auto = c->nbc_split_tree == NBC_AUTO;
+    if (nbc_auto) c->nbc_split_tree = c->comm_cores > 0;
+
+    for (int i = 0; i < NPARAMS; i++) {
+        tc_param_t *p = &g_params[i];
+        if (p->offset == offsetof(tc_config_t, nbc_split_tree) && p->kind == TC_PARAM_ENUM)
+            snprintf(p->value, sizeof(p->value), nbc_auto ? "auto (%s)" : "%s",
+                     choice_name(p->choices, c->nbc_split_tree));
+        else
+            param_value(c, p);
+    }
+    warn_unknown();
 }
 
 const tc_config_t *tc_config_get(void)
 {
     pthread_once(&g_config_once, config_parse);
     return &g_config;
+}
+
+int tc_config_nparams(void)
+{
+    return NPARAMS;
+}
+
+const tc_param_t *tc_config_param(int i)
+{
+    tc_config_get();
+    return i >= 0 && i < NPARAMS ? &g_params[i] : NULL;
+}
+
+const char *tc_param_kind_name(tc_param_kind_t k)
+{
+    switch (k) {
+    case TC_PARAM_SIZE: return "size";
+    case TC_PARAM_INT: return "int";
+    case TC_PARAM_ENUM: return "enum";
+    case TC_PARAM_STRING: return "string";
+    }
+    return "?";
 }
 
 int tc_config_spin(const tc_config_t *cfg, int host_procs)

@@ -65,7 +65,65 @@ typedef struct tc_config {
                                   (default when comm_cores > 0), 0 = hierarchical */
     int split_tree_s;          /* TOPOCOLL_SPLIT_TREE_S: tree levels run in the
                                   initiating call; -1 = the model's choice */
+    const char *nic;           /* TOPOCOLL_NIC: cards in rail order (topo/nic parses
+                                  it), NULL = InfiniBand/RDMA cards, else network */
+    const char *network_topology; /* TOPOCOLL_NETWORK_TOPOLOGY: Slurm topology.conf
+                                  (topo/loc reads it), NULL = no network levels */
 } tc_config_t;
+
+/*
+ * The parameters: ONE table in config.c (name, kind, default as text,
+ * range or values, one-line description, field of tc_config_t) parses the
+ * environment and lists itself (topocoll_info --config, docs/tuning.md).
+ * A value the table rejects warns once (naming the variable and the
+ * default used); so does a TOPOCOLL_* variable the table does not know.
+ */
+typedef enum {
+    TC_PARAM_SIZE,     /* bytes, K/M/G suffixes (tc_parse_size) -> size_t */
+    TC_PARAM_INT,      /* integer (same suffixes, may be negative) -> int */
+    TC_PARAM_ENUM,     /* one of a list of words -> an int or enum field */
+    TC_PARAM_STRING    /* free text -> const char *, NULL when unset or empty */
+} tc_param_kind_t;
+
+typedef enum {
+    TC_PARAM_DEFAULT = 0,   /* unset (or empty): the default */
+    TC_PARAM_ENV,           /* the environment's value */
+    TC_PARAM_REJECTED       /* the environment's value was rejected: the default */
+} tc_param_src_t;
+
+typedef struct tc_param_choice {
+    const char *name;   /* the word, e.g. "cyclic" */
+    int value;          /* what lands in the field */
+    int alias;          /* 1: accepted, but not listed ("oddeven") */
+} tc_param_choice_t;
+
+typedef struct tc_param {
+    /* the table (config.c) */
+    const char *name;                  /* "TOPOCOLL_..." */
+    tc_param_kind_t kind;
+    const char *dflt;                  /* default as text; STRING: what unset means */
+    long long lo, hi;                  /* SIZE, INT: accepted range */
+    const tc_param_choice_t *choices;  /* ENUM: the words, {NULL}-terminated */
+    size_t offset;                     /* where the value lands in tc_config_t */
+    const char *desc;                  /* one line (markdown) */
+    /* this process's, filled when the configuration is parsed */
+    tc_param_src_t src;
+    char value[64];                    /* current value as text */
+    char source[128];                  /* "default", "environment",
+                                          "environment (rejected: TEXT)" */
+    char allowed[96];                  /* "4K..16M", "block|cyclic", "" (string) */
+} tc_param_t;
+
+/** Number of parameters in the table. */
+int tc_config_nparams(void);
+
+/** Parameter @i (0 <= i < tc_config_nparams(), table order) with this
+ *  process's value and its source; parses the configuration first.
+ *  NULL when @i is out of range. */
+const tc_param_t *tc_config_param(int i);
+
+/** The kind's name: "size", "int", "enum", "string". */
+const char *tc_param_kind_name(tc_param_kind_t k);
 
 /** The configuration (parsed on first call, thread-safe, never NULL). */
 const tc_config_t *tc_config_get(void);

@@ -120,7 +120,7 @@ static void loc_compute(void)
         tc_binding_format(&pol, l->binding, sizeof(l->binding));
     }
 
-    const char *net = getenv("TOPOCOLL_NETWORK_TOPOLOGY");
+    const char *net = cfg->network_topology;
     if (net && *net) {
         char err[160];
         int n = tc_netconf_path(net, l->nodename, l->sw_index, l->sw_name, err, sizeof(err));

@@ -172,7 +172,7 @@ static void nics_process_find(void)
         snprintf(g_nics.why, sizeof(g_nics.why), "no topology");
         return;
     }
-    const char *f = getenv("TOPOCOLL_NIC");
+    const char *f = tc_config_get()->nic;
     tc_nics_find(t, f, &g_nics);
     if (f && *f && strstr(g_nics.why, "not found")) tc_warn("%s", g_nics.why);
 }
