@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what topocoll needs from Debian, if missing (root, Debian 12).
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libhwloc-dev hwloc libopenmpi-dev openmpi-bin libmpich-dev mpich)
+pkgs=(build-essential cmake pkg-config libhwloc-dev hwloc libopenmpi-dev openmpi-bin libmpich-dev mpich
+      gnuplot-nox python3-mpi4py python3-numpy)   # scripts/plot.sh; tests/test_mpi4py.py
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then
