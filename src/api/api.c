@@ -199,6 +199,7 @@ static int bcast_bytes(tc_ctx_t *c, void *buf, size_t bytes, int root)
     int rc;
     tc_bcast_init(&op, c, buf, bytes, root);
     tc_backoff_init(&b, c->spin);
+    b.nap_us = c->nap;
     while ((rc = tc_bcast_work(&op)) == TC_OP_PENDING) wait_step(c, &b);
     tc_bcast_fini(&op);
     return rc;
@@ -225,6 +226,7 @@ int topocoll_barrier(MPI_Comm comm)
     int rc;
     tc_barrier_init(&op, c, 1);
     tc_backoff_init(&b, c->spin);
+    b.nap_us = c->nap;
     while ((rc = tc_barrier_work(&op)) == TC_OP_PENDING) wait_step(c, &b);
     c->barrier_calls++;
     if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
@@ -298,6 +300,7 @@ static int drive(const tc_ctx_t *c, void *op, int (*work)(void *))
     tc_backoff_t b;
     int rc;
     tc_backoff_init(&b, c->spin);
+    b.nap_us = c->nap;
     while ((rc = work(op)) == TC_OP_PENDING) wait_step(c, &b);
     return rc;
 }

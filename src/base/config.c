@@ -157,6 +157,10 @@ static tc_param_t g_params[] = {
     P_INT("TOPOCOLL_SPIN", "-1", -1, 1 << 30, spin_count,
           "polls before a waiting process starts yielding its core; `-1`: auto, `200`, or `0` when the host has "
           "more ranks than cores"),
+    P_INT("TOPOCOLL_NAP", "-1", -1, 100000, nap_us,
+          "microseconds a waiting process sleeps after 16 yields; `-1`: auto, `50` when the host has more ranks "
+          "than cores and the communicator spans several hosts (the process with work then gets the core: "
+          "yielding alone keeps every spinner runnable), else `0` (never)"),
     P_INT("TOPOCOLL_COMM_CORES", "0", 0, 4096, comm_cores,
           "communication cores per node: `>0` starts a progress thread per process (needs "
           "`MPI_THREAD_MULTIPLE`, asked for by the interposed `MPI_Init`)"),
@@ -417,6 +421,12 @@ const char *tc_param_kind_name(tc_param_kind_t k)
     case TC_PARAM_STRING: return "string";
     }
     return "?";
+}
+
+int tc_config_nap(const tc_config_t *cfg, int host_procs, int several_hosts)
+{
+    if (cfg->nap_us >= 0) return cfg->nap_us;
+    return several_hosts && host_procs > sysconf(_SC_NPROCESSORS_ONLN) ? 50 : 0;
 }
 
 int tc_config_spin(const tc_config_t *cfg, int host_procs)

@@ -10,6 +10,7 @@
 #define TC_BASE_SYNC_H
 
 #include <sched.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -30,14 +31,26 @@ static inline void tc_cpu_relax(void)
 /* Backoff for a waiter: spin @spin polls, then yield the core on every
  * poll, so oversubscribed runs (more ranks than cores) let the process we
  * wait for run. */
-typedef struct { int polls; int spin; } tc_backoff_t;
+/* A waiter: @spin polls with a pause, then yields; with @nap_us > 0,
+ * once it has yielded TC_BACKOFF_YIELDS times it sleeps nap_us per poll
+ * (oversubscribed hosts, tc_config_nap). */
+#define TC_BACKOFF_YIELDS 16
+typedef struct { int polls; int spin; int nap_us; } tc_backoff_t;
 
-static inline void tc_backoff_init(tc_backoff_t *b, int spin) { b->polls = 0; b->spin = spin; }
+static inline void tc_backoff_init(tc_backoff_t *b, int spin) { b->polls = 0; b->spin = spin; b->nap_us = 0; }
 
 static inline void tc_backoff(tc_backoff_t *b)
 {
-    if (b->polls++ < b->spin) tc_cpu_relax();
-    else sched_yield();
+    if (b->polls < b->spin) {
+        b->polls++;
+        tc_cpu_relax();
+    } else if (b->nap_us > 0 && b->polls >= b->spin + TC_BACKOFF_YIELDS) {
+        struct timespec ts = { 0, (long)b->nap_us * 1000L };
+        nanosleep(&ts, NULL);
+    } else {
+        b->polls++;
+        sched_yield();
+    }
 }
 
 #endif

@@ -110,6 +110,7 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm)
              * more ranks than cores on the host (measured: 4 ranks on 2
              * cores, small Bcasts 2x slower with 200 polls), yield at once. */
             c->spin = tc_config_spin(c->cfg, c->map.host_size);
+            c->nap = tc_config_nap(c->cfg, c->map.host_size, c->map.host_size < c->map.size);
             if (!all_ok) { tc_shm_destroy(c->shm); c->shm = NULL; }
         }
         if (!c->enabled && c->map.rank == 0)

@@ -42,6 +42,7 @@ typedef struct tc_ctx {
     uint64_t eager_last;    /* coll/bcast: seq of the last eager Bcast, and of */
     uint64_t eager_base;    /*   the last collective before its run of them */
     int spin;               /* polls before a waiter yields its core */
+    int nap;                /* us a waiter then sleeps (tc_config_nap), 0: never */
     int all_sc;             /* 1: single copy works on every node of comm */
     int minlocal, maxlocal; /* fewest and most processes on any node */
     /* Allreduce's slice communicator: the processes with this local rank
