@@ -105,20 +105,24 @@ static tc_param_t g_params[] = {
            "at or below this size Bcast goes through the shared segment (eager when it fits a slot)"),
     P_SIZE("TOPOCOLL_BCAST_ROOT_SHARE_MIN", "32K", 0, MAXC, bcast_share_min,
            "from this size the root writes a share of every receiver's buffer (one node)"),
-    P_SIZE("TOPOCOLL_BCAST_FLAT_MAX", "256", 0, MAXB, bcast_flat_max,
-           "several nodes: a Bcast of at most this many bytes goes to the native `MPI_Bcast` (provisional "
-           "default)"),
-    P_SIZE("TOPOCOLL_REDUCE_FLAT_MAX", "32K", 0, MAXB, reduce_flat_max,
-           "several nodes: a Reduce of a vector of at most this many bytes goes to the native `MPI_Reduce` "
-           "(provisional default)"),
-    P_SIZE("TOPOCOLL_ALLREDUCE_FLAT_MAX", "32K", 0, MAXB, allreduce_flat_max,
+    /* The *_FLAT defaults: 4 emulated hosts x 2 ranks, 1 Gbit/s links, Open MPI,
+     * topocoll's own paths against the native (docs/performance.md): Bcast won
+     * from 8 B (1.1-1.9x below 1 KiB), Reduce lost up to 2 KiB (0.3-0.6x) and
+     * tied at 4-8 KiB, Allreduce lost up to 64 KiB (0.4-0.9x), Allgather up to
+     * 4 KiB blocks (0.4-0.6x), the Barrier 0.55-1.13x. */
+    P_SIZE("TOPOCOLL_BCAST_FLAT_MAX", "0", 0, MAXB, bcast_flat_max,
+           "several nodes: a Bcast of at most this many bytes goes to the native `MPI_Bcast` (`0`: none)"),
+    P_SIZE("TOPOCOLL_REDUCE_FLAT_MAX", "8K", 0, MAXB, reduce_flat_max,
+           "several nodes: a Reduce of a vector of at most this many bytes goes to the native `MPI_Reduce`"),
+    P_SIZE("TOPOCOLL_ALLREDUCE_FLAT_MAX", "64K", 0, MAXB, allreduce_flat_max,
            "several nodes: an Allreduce of a vector of at most this many bytes goes to the native "
-           "`MPI_Allreduce` (provisional default)"),
-    P_SIZE("TOPOCOLL_ALLGATHER_FLAT_MAX", "1K", 0, MAXB, allgather_flat_max,
+           "`MPI_Allreduce`"),
+    P_SIZE("TOPOCOLL_ALLGATHER_FLAT_MAX", "4K", 0, MAXB, allgather_flat_max,
            "several nodes: an Allgather of blocks of at most this many bytes goes to the native "
-           "`MPI_Allgather` (provisional default)"),
-    P_INT("TOPOCOLL_BARRIER_FLAT", "0", 0, 1, barrier_flat,
-          "`1`: on several nodes `MPI_Barrier` is the native barrier"),
+           "`MPI_Allgather`"),
+    P_INT("TOPOCOLL_BARRIER_FLAT", "1", 0, 1, barrier_flat,
+          "`1`: on several nodes `MPI_Barrier` is the native barrier; `0`: topocoll's (a dissemination "
+          "barrier inside each node around the leaders' native barrier)"),
     P_SIZE("TOPOCOLL_CHAIN_MIN", "128K", 0, MAXC, chain_min,
            "from this size, on 3 nodes or more, Bcast and Reduce move between nodes along a chain of nodes "
            "from (Bcast) or to (Reduce) the root's node, pipelined in 32 segments of at least 64 KiB; below, "
