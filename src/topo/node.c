@@ -36,7 +36,7 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     int mine[2] = { m->rank, m->lrank };
     PMPI_Bcast(&mine[0], 1, MPI_INT, 0, m->lcomm);  /* local rank 0 = the node's lowest rank */
     /* first, local rank, place, nrails, scores */
-    enum { W = 2 + TC_NLEVELS + 1 + TC_RAIL_MAX };
+    enum { W = 2 + TC_NLEVELS + 1 + TC_RAIL_MAX + 1 };   /* last: 1 if bound */
     int *all = malloc(W * sizeof(int) * (size_t)m->size);
     m->ring = malloc(sizeof(int) * (size_t)m->size);
     m->node_of = malloc(sizeof(int) * (size_t)m->size);
@@ -69,6 +69,7 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
         sendw[2 + TC_NLEVELS] = nr;
         for (int r = 0; r < nr; r++) sendw[3 + TC_NLEVELS + r] = tc_nic_score(topo, &nics->nic[r], m->cpuset, m->bound);
         m->score = nr ? sendw[3 + TC_NLEVELS] : 0;
+        sendw[W - 1] = m->bound;   /* (the NIC score tells it only where there are NICs) */
     }
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
     if (!all_ok) {
@@ -112,7 +113,7 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
             memset(li, 0, sizeof(*li));
             li->nrails = a[2 + TC_NLEVELS];
             for (int q = 0; q < li->nrails; q++) li->score[q] = a[3 + TC_NLEVELS + q];
-            int bound = li->nrails == 0 || li->score[0] != TC_NIC_SCORE_UNBOUND;
+            int bound = a[W - 1];   /* an unbound process belongs to no package or NUMA domain */
             li->pkg = bound ? a[2 + TC_LVL_PACKAGE] : -1;
             li->numa = bound ? a[2 + TC_LVL_NUMA] : -1;
         }
