@@ -29,12 +29,37 @@ suite() {   # suite NAME MPI [cmake args]
   total_pass=$((total_pass + p)) total_fail=$((total_fail + f))
   echo "== $name: $p passed, $f failed"
 }
+# cross_host NAME MPI: tests/cross_host.sh on build-NAME (the test programs
+# across hosts emulated with network namespaces); its "cross-host: N passed,
+# M failed" line is added to the totals, exit 77 (no namespaces here) skips.
+cross_host() {
+  local name=$1 mpi=$2 dir="$root/build-$1" rc line p f
+  echo "== $name: cross-host"
+  mkdir -p "$dir"
+  "$root/tests/cross_host.sh" "$dir" "$mpi" >"$dir/cross_host.log" 2>&1
+  rc=$?
+  if ((rc == 77)); then
+    echo "== $name: cross-host skipped: $(grep -m1 SKIPPED "$dir/cross_host.log")"
+    return
+  fi
+  grep -Ev '^cross-host: [0-9]+ passed' "$dir/cross_host.log"
+  line=$(grep -E '^cross-host: [0-9]+ passed, [0-9]+ failed$' "$dir/cross_host.log" | tail -1)
+  p=$(sed -E 's/^cross-host: ([0-9]+) passed.*/\1/' <<<"$line")
+  f=$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")
+  [[ -n $line ]] || { p=0; f=1; }
+  ((rc == 0 || f > 0)) || f=1
+  ((f == 0)) || status=1
+  total_pass=$((total_pass + p)) total_fail=$((total_fail + f))
+  echo "== $name: cross-host $p passed, $f failed"
+}
 suite openmpi openmpi
+cross_host openmpi openmpi
 # MPICH (ch4:ucx) busy-polls: oversubscribed runs cost 10-40 s each here, so
 # its 6- and 8-rank Bcast, Barrier and Allgather runs are left to Open MPI
 # (MPICH keeps every path at up to 5 ranks, and the cheap 6-8-rank tests);
 # CI stays under 20 minutes.
 CTEST_EXCLUDE='^(bcast|barrier|allgather)_np[68]' suite mpich mpich
+cross_host mpich mpich
 # Open MPI is not LeakSanitizer-clean and unloads its components before the
 # leak check (their frames cannot be suppressed by name), so leak detection
 # is off for MPI programs; the topology test (no MPI) runs with it on, and

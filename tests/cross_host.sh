@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# tests/cross_host.sh BUILD_DIR MPI -- the collective test programs across
+# emulated hosts (scripts/cluster.sh: network namespaces, veths, a bridge;
+# no link shaping) under MPI (openmpi|mpich), launched by the MPI's own
+# launcher.  Every program checks its results against the native MPI and
+# exits non-zero on a mismatch.
+#
+# Programs: test_bcast, test_reduce (Reduce and Allreduce), test_allgather,
+# test_barrier, test_nbsteps (nonblocking), test_nuioa (NIC-aware leaders),
+# test_hsplit (hardware splits) and test_preload (LD_PRELOAD of
+# libtopocoll_pmpi.so).  Layouts (ranks per host): 2x2 (2,2), 3 hosts of 2,
+# 2 and 1 (2,2,1), 2x2 with TOPOCOLL_VIRTUAL_NODES=2 (two virtual nodes on
+# each host; under MPICH test_reduce runs at 2x2 only, see below); test_hsplit
+# once more on 2,2,1 with TOPOCOLL_NETWORK_TOPOLOGY naming the hosts' real
+# hostnames (two leaf switches under a top one: --expect-switch).  Also: the
+# inter-host bytes really cross the hosts' veths (a ping-pong's counters),
+# test_nic (no MPI: the XML NIC checks) on every host, and no topocoll-*
+# segment left in /dev/shm by these runs.
+#
+# Prints PASS/FAIL NAME per run and "cross-host: N passed, M failed"; exits
+# 1 on a failure, 77 (with a SKIPPED line) where namespaces cannot be made.
+# CROSS_HOST_FILTER=REGEX runs only the matching runs; CROSS_HOST_TIMEOUT
+# (default 300) is each run's limit in seconds.
+set -uo pipefail
+(($# == 2)) || { echo "usage: tests/cross_host.sh BUILD_DIR openmpi|mpich" >&2; exit 2; }
+build=$(cd "$1" && pwd) || exit 2
+mpi=$2
+[[ $mpi == openmpi || $mpi == mpich ]] || { echo "cross-host: MPI is openmpi or mpich, not $mpi" >&2; exit 2; }
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cluster=$root/scripts/cluster.sh
+bin=$build/tests
+limit=${CROSS_HOST_TIMEOUT:-300}
+filter=${CROSS_HOST_FILTER:-.}
+for p in test_bcast test_reduce test_allgather test_barrier test_nbsteps test_hsplit test_nuioa test_nic \
+         test_preload; do
+  [[ -x $bin/$p ]] || { echo "FAIL $p: $bin/$p is missing"; echo "cross-host: 0 passed, 1 failed"; exit 1; }
+done
+preload_lib=$build/libtopocoll_pmpi.so
+[[ -f $preload_lib ]] || { echo "FAIL preload: $preload_lib is missing"; echo "cross-host: 0 passed, 1 failed"; exit 1; }
+# the hwloc XMLs test_nic reads: data/topologies of the build's sources
+# (builds from before data/ moved into the repository: TOPOCOLL_SHARED_DIR)
+xml_dir=""
+for d in "$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)/data/topologies" \
+         "$(sed -n 's/^TOPOCOLL_SHARED_DIR:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null)/topologies" \
+         "$root/data/topologies"; do
+  [[ -d $d ]] && { xml_dir=$d; break; }
+done
+[[ -n $xml_dir ]] || { echo "FAIL nic: no data/topologies"; echo "cross-host: 0 passed, 1 failed"; exit 1; }
+
+# Our own cluster: an id of our pid, not one in use.
+id=x$(printf '%05x' $(($$ % 0x100000)))
+while [[ -e /tmp/topocoll-cluster-$id ]]; do id=x$(printf '%05x' $((RANDOM * 32 % 0x100000))); done
+export CLUSTER_ID=$id CLUSTER_STATE=/tmp/topocoll-cluster-$id
+tmp=$(mktemp -d /tmp/cross-host.XXXXXX)   # (no "/topocoll-" in paths: test_preload looks for it)
+shm_names() { local f; for f in /dev/shm/topocoll-*; do [[ -e $f ]] && echo "${f#/dev/shm/}"; done | sort; }
+shm_before=$tmp/shm.before
+shm_names >"$shm_before"
+
+cleanup() {
+  "$cluster" down >/dev/null 2>&1 || echo "cross-host: WARNING: 'scripts/cluster.sh down' failed (CLUSTER_ID=$id)"
+  rm -rf "$tmp"
+}
+out=$("$cluster" up 3 2>&1)
+rc=$?
+if ((rc == 77)); then
+  echo "cross-host: SKIPPED: ${out##*SKIPPED: }"
+  rm -rf "$tmp"
+  exit 77
+elif ((rc != 0)); then
+  echo "$out"
+  echo "FAIL cluster_up"
+  echo "cross-host: 0 passed, 1 failed"
+  "$cluster" down >/dev/null 2>&1
+  rm -rf "$tmp"
+  exit 1
+fi
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+echo "cross-host ($mpi): ${out%%$'\n'*}"
+h1=$(sed -n 1p "$CLUSTER_STATE/hosts" | cut -d' ' -f2)
+h3=$(sed -n 3p "$CLUSTER_STATE/hosts" | cut -d' ' -f2)
+
+pass=0 fail=0 t_start=$SECONDS
+verdict() {   # verdict NAME OK LOG SECONDS [WHY]
+  if (($2)); then
+    pass=$((pass + 1))
+    echo "PASS $1 ($4 s)"
+  else
+    fail=$((fail + 1))
+    echo "FAIL $1 ($4 s${5:+; $5})"
+    grep -v '^cluster .* run: ' "$3" | tail -25 | sed 's/^/    /'
+  fi
+}
+
+# run NAME [EXPECT_REGEX] -- CLUSTER_RUN_ARGS... : one MPI job; passes if it
+# exits 0 (and its output matches EXPECT_REGEX, when given)
+run() {
+  local name=$1 expect="" t0=$SECONDS rc ok=1 why=""
+  shift
+  [[ $1 == -- ]] || { expect=$1; shift; }
+  shift
+  [[ $name =~ $filter ]] || return 0
+  local log=$tmp/$name.log
+  timeout -k 10 "$limit" "$cluster" run --mpi "$mpi" "$@" >"$log" 2>&1
+  rc=$?
+  if ((rc != 0)); then
+    ok=0 why="exit $rc"
+    ((rc != 124 && rc != 137)) || why="timed out after $limit s"
+    "$cluster" reap >/dev/null 2>&1   # whatever the launcher left on the hosts
+  elif [[ -n $expect ]] && ! grep -Eq "$expect" "$log"; then
+    ok=0 why="no line matching /$expect/"
+  fi
+  verdict "$name" "$ok" "$log" $((SECONDS - t0)) "$why"
+}
+
+# Inter-host traffic crosses the veths: a ping-pong (100 x 8 B, 5 x 4 MiB
+# each way) between hosts 1 and 2 must show >= 16 MiB sent by each of them
+# on its link, and host 3 (not in the job) next to nothing.
+if [[ veth_traffic =~ $filter ]]; then
+  t0=$SECONDS log=$tmp/veth_traffic.log
+  timeout -k 10 "$limit" "$cluster" calib --mpi "$mpi" --iters 100 --reps 3 >"$log" 2>&1
+  rc=$?
+  tx1=$(awk -v h="$h1:" '$1 == h && $2 == "tx" { print $3 }' "$log")
+  tx3=$(awk -v h="$h3:" '$1 == h && $2 == "tx" { print $3 }' "$log")
+  ok=0
+  ((rc == 0 && ${tx1:-0} >= 16 * 1048576 && ${tx3:-1} < 65536)) && ok=1
+  grep -E '^pingpong|^  tc' "$log" | sed 's/^/    /'
+  verdict veth_traffic_pingpong "$ok" "$log" $((SECONDS - t0)) "exit $rc, host 1 sent ${tx1:-?} B, host 3 ${tx3:-?} B"
+fi
+
+# The XML NIC checks (no MPI) on each host, under the launcher.
+run nic_xml_every_host -- --hosts 1,1,1 -- "$bin/test_nic" "$xml_dir"
+
+# Every collective test on every layout.  Under MPICH (busy-polling ranks,
+# 4-5 of them on this 2-core machine) test_reduce runs at 2x2 only: it took
+# 57, 100 and 87 s at 2x2, 2,2,1 and 2x2 with virtual nodes (under Open MPI
+# 2-6 s, all layouts kept); its other layouts would double the script's time.
+for layout in 2x2 3hosts_221 2x2_vnodes2; do
+  case $layout in
+    2x2) args=(--hosts "2,2") ;;
+    3hosts_221) args=(--hosts "2,2,1") ;;
+    2x2_vnodes2) args=(--hosts "2,2" --env TOPOCOLL_VIRTUAL_NODES=2) ;;
+  esac
+  for t in bcast reduce allgather barrier nbsteps nuioa; do
+    [[ $t != reduce || $mpi != mpich || $layout == 2x2 ]] || continue
+    run "${t}_$layout" -- "${args[@]}" -- "$bin/test_$t"
+  done
+  # (virtual nodes are named vn<k> on every host, so the test's grouping by
+  # node name cannot hold across hosts: docs/limitations.md)
+  [[ $layout == *vnodes* ]] || run "hsplit_$layout" 'test_hsplit np=.* 0 failed$' -- "${args[@]}" -- "$bin/test_hsplit"
+  # test_preload expects every call through topocoll: no native small Allreduce
+  run "preload_$layout" -- "${args[@]}" --env TOPOCOLL_ALLREDUCE_FLAT_MAX=0 --env "LD_PRELOAD=$preload_lib" \
+    -- "$bin/test_preload"
+done
+
+# Switch levels from a Slurm topology.conf naming the hosts' real hostnames.
+netconf=$tmp/topology.conf
+id_host=${h1%-h1}
+cat >"$netconf" <<EOF
+# the emulated hosts: 1 and 2 under one leaf switch, 3 under another
+SwitchName=leaf0 Nodes=$id_host-h[1-2]
+SwitchName=leaf1 Nodes=$id_host-h3
+SwitchName=top Switches=leaf[0-1]
+EOF
+run hsplit_3hosts_221_network_switches 'test_hsplit np=5 .*switches\).* 0 failed$' -- --hosts 2,2,1 \
+  --env "TOPOCOLL_NETWORK_TOPOLOGY=$netconf" -- "$bin/test_hsplit" --expect-switch
+
+# Nothing of ours left in /dev/shm (shared by every host): no topocoll-*
+# name that was not there before these runs.
+if [[ shm_empty =~ $filter ]]; then
+  left=$(shm_names | comm -13 "$shm_before" - | tr '\n' ' ')
+  echo "${left:-(none)}" >"$tmp/shm.log"
+  ok=1
+  [[ -z $left ]] || ok=0
+  verdict shm_empty_after_runs "$ok" "$tmp/shm.log" 0 "${left:+left in /dev/shm: $left}"
+fi
+
+echo "cross-host ($mpi): $((SECONDS - t_start)) s"
+echo "cross-host: $pass passed, $fail failed"
+((fail == 0))
