@@ -34,6 +34,31 @@ for coll in bcast reduce allreduce allgather barrier; do
       --csv "$root/build/bench_${coll}_np$np.csv"
   echo
 done
+if [ -x "$root/scripts/plot.sh" ] && command -v gnuplot >/dev/null; then
+  "$root/scripts/plot.sh" "$root/build/bench_onehost_np$np.png" "$root/build/bench_"{bcast,reduce,allreduce,allgather}"_np$np.csv" \
+      && echo "== plot: build/bench_onehost_np$np.png"
+fi
+echo
+echo "== across hosts: 2 emulated hosts x 2 ranks (network namespaces, 1 Gbit/s links, scripts/cluster.sh),"
+echo "   native vs topocoll at 1 MiB and 16 MiB, with the link bound and each host's bytes on the wire"
+export CLUSTER_ID=main$$
+CLUSTER_ID=${CLUSTER_ID:0:6}
+if "$root/scripts/cluster.sh" up 2 1gbit >/dev/null; then
+  trap '"$root/scripts/cluster.sh" down >/dev/null 2>&1 || true' EXIT
+  "$root/scripts/cluster.sh" calib | sed 's/^/  /'
+  for coll in bcast reduce allreduce allgather barrier; do
+    for size in 1M 16M; do
+      [ "$coll" = barrier ] && [ "$size" = 16M ] && continue
+      "$root/scripts/cluster.sh" run --quiet --hosts 2x2 -- "$root/build/topocoll_bench" --coll "$coll" --min "$size" \
+          --max "$size" --reps 3 --link 1G --net 2>&1 | grep -v setpgid | { [ "$size" = 1M ] && cat || grep -v '^[# ]*[a-z]'; }
+    done
+  done
+  "$root/scripts/cluster.sh" down >/dev/null
+  trap - EXIT
+else
+  echo "  (skipped: no network namespaces here)"
+fi
+echo
 echo "== nonblocking collectives: overlap with computation (np=$np; no communication core, then 1 per node"
 echo "   under each progress-thread placement and split-tree S; this host has $(nproc) cores)"
 BUILD="$root/build" "$root/scripts/overlap.sh" "$np" 1
