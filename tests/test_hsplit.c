@@ -1,5 +1,5 @@
 /*
- * test_hsplit -- hardware-topology communicators (issue 4) checked against
+ * test_hsplit -- hardware-topology communicators checked against
  * hwloc's own answer.  Each process's location (node, binding, switches)
  * comes from topocoll_location(); every communicator made by a split is
  * compared with the set computed here directly from hwloc objects and

@@ -9,7 +9,7 @@
  *   - the score of every PU against the card, from its definition;
  *   - the election: ties to the lowest local rank, rails distinct, per-
  *     domain leaders, the source rule;
- *   - the link-crossing count on the issue's case (32-core XML, socket
+ *   - the link-crossing count on the NUIOA example (32-core XML, socket
  *     round-robin, 4 processes per node, InfiniBand near package 1), with
  *     the figures worked out by hand in the comments.
  *
@@ -104,7 +104,7 @@ static void cards(const char *dir)
 
 static void election(void)
 {
-    /* Issue 6's node: 4 processes, socket round-robin over 2 packages:
+    /* The NUIOA example's node: 4 processes, socket round-robin over 2 packages:
      * local ranks 0, 2 on package 0 (score 11), 1, 3 on package 1 (0). */
     tc_lead_in_t in[4];
     memset(in, 0, sizeof(in));

@@ -1,6 +1,6 @@
 /*
  * coll/barrier -- hierarchical barrier (HierKNEM paper, section 4.4's
- * two-level composition; issue 3 item 4): inside a node, single-writer
+ * two-level composition): inside a node, single-writer
  * shared-memory flags and no system call on the fast path; between nodes,
  * the leaders' barrier of the underlying MPI (PMPI_Ibarrier on the
  * leaders' communicator, tested, never waited on).  A resumable state

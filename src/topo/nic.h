@@ -66,7 +66,7 @@ const tc_nics_t *tc_nics_process(void);
 
 /**
  * Distance score of a process bound to @cpuset from NIC @nic (NUIOA 3.2,
- * the issue's rule): 0 inside the NIC's locality cpuset (its NUMA node or
+ * the NUIOA rule): 0 inside the NIC's locality cpuset (its NUMA node or
  * package), 1 in the same NUMA node, 2 in the same package, 10 + the
  * hwloc NUMA latency rank (the position of the NIC's NUMA node among the
  * process's NUMA node's distances) when hwloc has a distance matrix, 100
