@@ -99,7 +99,7 @@ static tc_param_t g_params[] = {
            "`cma` (warns if the probe fails and uses CICO), `none` (copy-in/copy-out only)"),
     P_SIZE("TOPOCOLL_BCAST_SEGSIZE", "0", 0, 1LL << 30, bcast_segsize,
            "inter-node pipeline segment (bytes; `K`/`M` suffixes); `0`: HierKNEM Table 1: 8 KiB below 64 KiB, "
-           "64 KiB above (at most ~8 segments); along a chain of nodes bytes/32, at least 64 KiB; the whole "
+           "64 KiB above (at most ~8 segments); along a chain of nodes 32 KiB (below the TCP eager limits); the whole "
            "message on two nodes with one process on the receiving one"),
     P_SIZE("TOPOCOLL_BCAST_CICO_MAX", "32K", 0, MAXB, bcast_cico_max,
            "at or below this size Bcast goes through the shared segment (eager when it fits a slot)"),
@@ -125,7 +125,7 @@ static tc_param_t g_params[] = {
           "barrier inside each node around the leaders' native barrier)"),
     P_SIZE("TOPOCOLL_CHAIN_MIN", "128K", 0, MAXC, chain_min,
            "from this size, on 3 nodes or more, Bcast and Reduce move between nodes along a chain of nodes "
-           "from (Bcast) or to (Reduce) the root's node, pipelined in 32 segments of at least 64 KiB; below, "
+           "from (Bcast) or to (Reduce) the root's node, pipelined in 32 KiB segments; below, "
            "binomial trees"),
     P_SIZE("TOPOCOLL_CICO_SLOT", "32K", 4 * KiB, 16 * KiB * KiB, cico_slot,
            "bytes per copy-in/copy-out slot (rounded down to a multiple of 64)"),
@@ -135,7 +135,7 @@ static tc_param_t g_params[] = {
     P_SIZE("TOPOCOLL_REDUCE_SEGSIZE", "0", 0, 1LL << 30, red_segsize,
            "Reduce/Allreduce pipeline segment (bytes); `0`: one node, the whole vector; several, HierKNEM "
            "Table 1 (64 KiB per worker up to 16 MiB, 1 MiB above), at least 1/8 of the vector; along a chain "
-           "of nodes 32 segments of at least 64 KiB"),
+           "of nodes 32 KiB"),
     P_SIZE("TOPOCOLL_REDUCE_CICO_MAX", "8K", 0, MAXB, red_cico_max,
            "Reduce/Allreduce through the shared segment at or below (bytes per process; capped by the slots' "
            "capacity)"),
