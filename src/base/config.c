@@ -135,7 +135,7 @@ static tc_param_t g_params[] = {
     P_SIZE("TOPOCOLL_REDUCE_SEGSIZE", "0", 0, 1LL << 30, red_segsize,
            "Reduce/Allreduce pipeline segment (bytes); `0`: one node, the whole vector; several, HierKNEM "
            "Table 1 (64 KiB per worker up to 16 MiB, 1 MiB above), at least 1/8 of the vector; along a chain "
-           "of nodes 32 KiB"),
+           "of nodes 32 KiB; Allreduce on several nodes, ring chunks of 32 KiB"),
     P_SIZE("TOPOCOLL_REDUCE_CICO_MAX", "8K", 0, MAXB, red_cico_max,
            "Reduce/Allreduce through the shared segment at or below (bytes per process; capped by the slots' "
            "capacity)"),

@@ -48,7 +48,13 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
 
     int nw = op->multi ? ctx->minlocal : m->lsize;
     if (m->lrank < nw) op->wid = m->lrank;
-    tc_part_init(&op->part, count, tc_fold_segsize(ctx, t, count, nw), nw);
+    size_t seg = tc_fold_segsize(ctx, t, count, nw);
+    if (op->multi && !ctx->cfg->red_segsize) {
+        /* ring chunks of TC_NET_SEG (see ctx.h) */
+        size_t e = (size_t)TC_NET_SEG * (size_t)m->nnodes * (size_t)nw / t->extent;
+        seg = e ? e : 1;
+    }
+    tc_part_init(&op->part, count, seg, nw);
     if (op->multi) {
         int rc = tc_ctx_slices(ctx);
         if (rc != MPI_SUCCESS) return rc;

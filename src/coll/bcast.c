@@ -22,8 +22,8 @@ size_t tc_bcast_segsize(const tc_ctx_t *ctx, size_t bytes, int root)
      * process per virtual node).  Every producer decides alike: the inputs
      * are global. */
     if (m->nnodes == 2 && m->size_of[1 - m->node_of[root]] == 1) return bytes;
-    /* Along a chain: TC_CHAIN_SEG (see ctx.h). */
-    if (tc_ctx_chain(ctx, bytes)) return TC_CHAIN_SEG;
+    /* Along a chain: TC_NET_SEG (see ctx.h). */
+    if (tc_ctx_chain(ctx, bytes)) return TC_NET_SEG;
     /* HierKNEM Table 1 (IB20G) as the floor, but at most ~8 segments: an
      * 8-stage pipeline keeps the overlap, and per-message costs of the
      * underlying MPI dominate beyond (measured with one process per

@@ -111,7 +111,7 @@ int tc_bcast_rails(const tc_ctx_t *ctx, size_t bytes);
 /** Inter-node segment size for a broadcast of @bytes from @root:
  *  TOPOCOLL_BCAST_SEGSIZE; else the whole message when the pipeline has
  *  nothing to overlap (two nodes, one process on the receiving one); along
- *  a chain, TC_CHAIN_SEG (32 KiB); else the HierKNEM Table 1 value for the IB cluster (8 KiB below 64 KiB,
+ *  a chain, TC_NET_SEG (32 KiB); else the HierKNEM Table 1 value for the IB cluster (8 KiB below 64 KiB,
  *  64 KiB above) raised to bytes/8 (4 KiB aligned): at most ~8 segments. */
 size_t tc_bcast_segsize(const tc_ctx_t *ctx, size_t bytes, int root);
 

@@ -113,15 +113,18 @@ char *tc_ctx_buf(tc_ctx_t *c, int which, size_t bytes);
  *  process. */
 int tc_ctx_chain(const tc_ctx_t *c, size_t bytes);
 
-/* The segment (bytes) of the chains: S segments take S + N - 2 segment
+/* The inter-node message (bytes) of the chains (Bcast, Reduce) and of
+ * the slices' rings (Allreduce: a ring chunk, so a segment is
+ * TC_NET_SEG x nodes x slices).  S segments take S + N - 2 segment
  * times along N nodes, so small segments pipeline best, and 32 KiB stays
  * below the eager limit of the MPI libraries' TCP transports (Open MPI's
  * btl_tcp_eager_limit is 64 KiB with headers), so no segment waits for a
  * rendezvous handshake, which needs the receiver to be scheduled.  4 hosts
  * x 2 ranks on 2 cores, 1 Gbit/s, 1-16 MiB: Bcast 1.05-1.06x the link
  * bound (1.23-1.59x with bytes/32, at least 64 KiB), Reduce 1.08-1.12x
- * (16 KiB: 1.7x, the intra-node steps per segment dominate). */
-#define TC_CHAIN_SEG (32u << 10)
+ * (16 KiB: 1.7x, the intra-node steps per segment dominate); Allreduce by
+ * node 1.05-1.06x (1.25-1.31x at 4-16 MiB with bytes/8 segments). */
+#define TC_NET_SEG (32u << 10)
 
 /** 1 if a collective of @bytes on @c is left to the native MPI because
  *  its nodes are several and @bytes is at most @flat_max (one of the
