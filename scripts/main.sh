@@ -47,6 +47,7 @@ if "$root/scripts/cluster.sh" up 2 1gbit >/dev/null; then
   trap '"$root/scripts/cluster.sh" down >/dev/null 2>&1 || true' EXIT
   "$root/scripts/cluster.sh" calib | sed 's/^/  /'
   for coll in bcast reduce allreduce allgather barrier; do
+    echo "  -- $coll (2 hosts x 2 ranks, 1 Gbit/s)"
     for size in 1M 16M; do
       [ "$coll" = barrier ] && [ "$size" = 16M ] && continue
       "$root/scripts/cluster.sh" run --quiet --hosts 2x2 -- "$root/build/topocoll_bench" --coll "$coll" --min "$size" \

@@ -49,7 +49,7 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     size_t seg = tc_fold_segsize(ctx, t, count, op->multi ? 1 : nw);
     op->chain = op->multi && tc_ctx_chain(ctx, span);
     if (op->chain && !ctx->cfg->red_segsize)   /* TC_NET_SEG (see ctx.h) */
-        seg = TC_NET_SEG / t->extent ? TC_NET_SEG / t->extent : 1;
+        seg = (TC_NET_SEG / t->extent) ? (TC_NET_SEG / t->extent) : 1;
     tc_part_init(&op->part, count, seg, nw);
     /* One node: the root writes its pieces into its own buffer, the others
      * pay an extra single-copy write: the root takes twice their share
