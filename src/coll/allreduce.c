@@ -22,6 +22,7 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->out = out;
     op->count = count;
     op->may_block = may_block;
+    op->req = op->rreq = op->sreq = MPI_REQUEST_NULL;
     op->seq = ++ctx->seq;
     op->multi = m->nnodes > 1;
     op->cico = tc_tune_choose(&op->tune, ctx, TC_TUNE_ALLREDUCE, tc_span(t, count),
@@ -41,8 +42,6 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
             return MPI_SUCCESS;
         }
     }
-    op->req = MPI_REQUEST_NULL;
-    op->rreq = op->sreq = MPI_REQUEST_NULL;
     op->wid = -1;
     if (op->cico) return MPI_SUCCESS;
 
@@ -432,6 +431,10 @@ int tc_allreduce_work(tc_allreduce_t *op)
 void tc_allreduce_fini(tc_allreduce_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
+    /* after an error the ring's receive and send may be in flight (the
+     * leaders' nonblocking collective, op->req, cannot be cancelled) */
+    tc_req_abandon(&op->rreq, 1);
+    tc_req_abandon(&op->sreq, 1);
     if (op->in_cookie) tc_region_destroy(s, op->in_cookie);
     if (op->out_cookie) tc_region_destroy(s, op->out_cookie);
     op->in_cookie = op->out_cookie = 0;

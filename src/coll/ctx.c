@@ -57,6 +57,15 @@ int tc_ctx_slices(tc_ctx_t *c)
     return MPI_SUCCESS;
 }
 
+void tc_req_abandon(MPI_Request *r, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (r[i] == MPI_REQUEST_NULL) continue;
+        PMPI_Cancel(&r[i]);   /* a send may complete instead: either way it ends */
+        PMPI_Wait(&r[i], MPI_STATUS_IGNORE);
+    }
+}
+
 int tc_ctx_chain(const tc_ctx_t *c, size_t bytes)
 {
     return c->map.nnodes > 2 && bytes >= c->cfg->chain_min;

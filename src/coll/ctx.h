@@ -135,6 +135,12 @@ int tc_ctx_chain(const tc_ctx_t *c, size_t bytes);
  *  every process. */
 int tc_ctx_flat(const tc_ctx_t *c, size_t bytes, size_t flat_max);
 
+/** Cancel and complete the @n point-to-point requests at @r that a
+ *  collective left in flight when it failed (MPI_REQUEST_NULL ones are
+ *  skipped), so no receive still writes into a buffer that is reused or
+ *  freed; each ends as MPI_REQUEST_NULL.  Local. */
+void tc_req_abandon(MPI_Request *r, int n);
+
 /** Free the Allgather node datatypes (local). */
 void tc_ctx_free_types(tc_ctx_t *c);
 

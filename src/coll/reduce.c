@@ -379,6 +379,11 @@ int tc_reduce_work(tc_reduce_t *op)
 void tc_reduce_fini(tc_reduce_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
+    /* after an error the chain's receives and sends may be in flight (off
+     * the chain rreq holds the leaders' PMPI_Ireduce, which cannot be
+     * cancelled) */
+    if (op->chain) tc_req_abandon(op->rreq, TC_REDUCE_WINDOW);
+    tc_req_abandon(op->sreq, TC_REDUCE_WINDOW);
     if (op->in_cookie) tc_region_destroy(s, op->in_cookie);
     if (op->out_cookie) tc_region_destroy(s, op->out_cookie);
     op->in_cookie = op->out_cookie = 0;
