@@ -60,7 +60,7 @@ int main(int argc, char **argv)
             int rc;
             if (ip) memcpy(out, in, sizeof(double) * (size_t)n);
             else memset(out, 0, sizeof(double) * (size_t)n);
-            rc = tc_allreduce_init(&a, c, ip ? out : in, out, (size_t)n, &t, 0);
+            rc = tc_allreduce_init(&a, c, ip ? out : in, out, (size_t)n, &t);
             if (rc == MPI_SUCCESS) drain(c, awork, &a, &rc);
             tc_allreduce_fini(&a);
             CHECK(rc == MPI_SUCCESS && memcmp(out, ref, sizeof(double) * (size_t)n) == 0,

@@ -385,7 +385,7 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     }
     tc_nb_drain(c);
     tc_allreduce_t a;
-    int rc = tc_allreduce_init(&a, c, in, recvbuf, (size_t)count, &t, 1);
+    int rc = tc_allreduce_init(&a, c, in, recvbuf, (size_t)count, &t);
     if (rc == MPI_SUCCESS) rc = drive(c, &a, allreduce_work);
     tc_allreduce_fini(&a);
     c->allreduce_calls++;

@@ -12,7 +12,7 @@ enum { NET_IDLE = 0, NET_REDUCE, NET_BCAST, NET_DONE };
 #define TC_TAG_ARING 0x7c05   /* the slices' ring (on the slice communicator) */
 
 int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                      const tc_rtype_t *t, int may_block)
+                      const tc_rtype_t *t)
 {
     const tc_nodemap_t *m = &ctx->map;
     memset(op, 0, sizeof(*op));
@@ -21,7 +21,6 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->in = in;
     op->out = out;
     op->count = count;
-    op->may_block = may_block;
     op->req = op->rreq = op->sreq = MPI_REQUEST_NULL;
     op->seq = ++ctx->seq;
     op->multi = m->nnodes > 1;

@@ -49,7 +49,6 @@ typedef struct tc_allreduce {
     uint64_t seq;
     int state;
     int cico;              /* small path */
-    int may_block;
     int multi;             /* more than one node */
     tc_part_t part;
     int wid;               /* this process's worker index, -1 if none */
@@ -81,11 +80,10 @@ typedef struct tc_allreduce {
  *  more).  Config-derived only: the same on every process. */
 int tc_allreduce_piped(const tc_ctx_t *ctx, size_t bytes);
 
-/** Prepare.  @in may equal @out (MPI_IN_PLACE).  @may_block: called from
- *  a blocking collective, the inter-node steps may be blocking MPI calls.  ctx enabled, count > 0,
- *  size > 1.  Returns MPI_SUCCESS or an error (then call fini). */
+/** Prepare.  @in may equal @out (MPI_IN_PLACE).  Every step is nonblocking,
+ *  whoever drives it.  ctx enabled, count > 0, size > 1.  Returns MPI_SUCCESS or an error (then call fini). */
 int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                      const tc_rtype_t *t, int may_block);
+                      const tc_rtype_t *t);
 /** Advance: TC_OP_DONE, TC_OP_PENDING or an MPI error code. */
 int tc_allreduce_work(tc_allreduce_t *op);
 void tc_allreduce_fini(tc_allreduce_t *op);

@@ -57,7 +57,7 @@ static int op_init(tc_nb_t *op)
     case TC_NB_BCAST: tc_bcast_init(&op->u.bcast, c, op->out, op->n, op->root); return MPI_SUCCESS;
     case TC_NB_BARRIER: tc_barrier_init(&op->u.barrier, c, 0); return MPI_SUCCESS;
     case TC_NB_REDUCE: return tc_reduce_init(&op->u.reduce, c, op->in, op->out, op->n, &op->t, op->root, 0);
-    case TC_NB_ALLREDUCE: return tc_allreduce_init(&op->u.allreduce, c, op->in, op->out, op->n, &op->t, 0);
+    case TC_NB_ALLREDUCE: return tc_allreduce_init(&op->u.allreduce, c, op->in, op->out, op->n, &op->t);
     case TC_NB_ALLGATHER: return tc_allgather_init(&op->u.allgather, c, op->in, op->out, op->n);
     case TC_NB_SCAN: return tc_scan_init(&op->u.scan, c, op->in, op->out, op->n, &op->t);
     case TC_NB_TREE_BCAST:
