@@ -63,10 +63,14 @@ const char *topocoll_strerror(int err);
 /**
  * Build topocoll's per-communicator context: node discovery (real and
  * virtual nodes), leaders, the per-node shared segment, single-copy
- * detection.  Collective over @comm.  The collectives do this lazily on
- * their first call; call it explicitly before using the region API.
- * Idempotent.  The context is released when @comm is freed and at
- * MPI_Finalize.
+ * detection.  Collective over @comm.  The collectives build it lazily:
+ * the first TOPOCOLL_COMM_LAZY calls on a communicator (16 by default)
+ * go to the underlying MPI, the next one, or the first of
+ * TOPOCOLL_COMM_LAZY_MIN bytes or more, builds it; attach builds it at
+ * once (call it before using the region API).  Idempotent.  When @comm is
+ * freed the context is kept for the next communicator of the same group
+ * (MPI_Comm_dup, a split into the same processes), which takes it over
+ * without set-up; kept ones are released at MPI_Finalize.
  *
  * Returns MPI_SUCCESS, or an MPI error class (MPI_ERR_COMM for an
  * intercommunicator or MPI_COMM_NULL).  If topocoll cannot set up
@@ -116,6 +120,12 @@ typedef struct topocoll_comm_info {
     uint64_t nb_calls;    /* nonblocking collectives topocoll ran on this
                              communicator (the blocking counters above count
                              them too, by kind, once they finished) */
+    /* Since 0.6 (appended): cheap communicators. */
+    int built;            /* 0: not built yet (the first TOPOCOLL_COMM_LAZY
+                             collectives go to the native MPI; enabled is 0) */
+    uint64_t lazy_calls;  /* collectives passed to the native MPI before it was built */
+    int reused;           /* 1: built by taking over the context of a freed
+                             communicator of the same group (no set-up) */
 } topocoll_comm_info_t;
 
 /**

@@ -93,6 +93,9 @@ typedef struct opts {
     int mech;           /* --mech: allgather copy-mechanism floors */
     double link;        /* --link: bits/s of each host's link, 0 = none */
     int net;            /* --net: count the hosts' interface bytes */
+    int churn;          /* --comm-churn: communicator dup + calls + free */
+    int churn_calls;    /* --calls: collectives per communicator */
+    int size_set;       /* --size given */
 } opts_t;
 
 /* The hosts (--link, --net): this process's host communicator, the number
@@ -121,6 +124,7 @@ static void usage(FILE *f)
                "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
                "                      [--csv FILE] [--mech] [--link RATE] [--net]\n"
                "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n"
+               "       topocoll_bench --comm-churn [--coll C] [--size 8K] [--calls K] [--iters N] [--reps R]\n"
                "       topocoll_bench --help | --version\n"
                "\n"
                "OSU-style latency of topocoll's collectives against the native MPI in the same run\n"
@@ -137,7 +141,10 @@ static void usage(FILE *f)
                "  --link RATE     link bits/s (1G, 100M): the link bound beside each figure\n"
                "  --net           count the hosts' interface bytes on the wire per call\n"
                "  --overlap       the nonblocking collectives' overlap (IMB-NBC's method)\n"
-               "  --size SIZE     --overlap: buffer bytes (default 2M, at least 64)\n"
+               "  --size SIZE     --overlap: buffer bytes (default 2M, at least 64);\n"
+               "                  --comm-churn: the message (default 8K)\n"
+               "  --comm-churn    MPI_Comm_dup, K collectives, MPI_Comm_free: each step's cost\n"
+               "  --calls K       --comm-churn: collectives per communicator (default 1)\n"
                "  -h, --help      this help\n"
                "  -V, --version   the version\n");
 }
@@ -181,10 +188,11 @@ static int parse(int argc, char **argv, opts_t *o)
         { "overlap", no_argument, 0, 'O' },    { "size", required_argument, 0, 's' },
         { "mech", no_argument, 0, 'X' },       { "help", no_argument, 0, 'h' },
         { "link", required_argument, 0, 'L' }, { "net", no_argument, 0, 'N' },
-        { "version", no_argument, 0, 'V' },
+        { "version", no_argument, 0, 'V' }, { "comm-churn", no_argument, 0, 'C' },
+        { "calls", required_argument, 0, 'k' },
         { 0, 0, 0, 0 }
     };
-    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL, 0, 2 << 20, 0, 0, 0 };
+    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL, 0, 2 << 20, 0, 0, 0, 0, 1, 0 };
     int ch;
     opterr = 0;   /* our messages, on stderr */
     while ((ch = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
@@ -202,6 +210,8 @@ static int parse(int argc, char **argv, opts_t *o)
         case 'O': o->overlap = 1; break;
         case 'X': o->mech = 1; break;
         case 'N': o->net = 1; break;
+        case 'C': o->churn = 1; break;
+        case 'k': if (opt_int("calls", optarg, 0, &o->churn_calls) != 0) return -1; break;
         case 'L': {
             char *end;
             o->link = strtod(optarg, &end);
@@ -218,7 +228,7 @@ static int parse(int argc, char **argv, opts_t *o)
             }
             break;
         }
-        case 's': if (opt_size("size", optarg, 64, &o->size) != 0) return -1; break;
+        case 's': if (opt_size("size", optarg, 8, &o->size) != 0) return -1; o->size_set = 1; break;
         default:
             fprintf(stderr, "topocoll_bench: %s: %s\n", argv[optind - 1], ch == ':' ? "missing value" : "unknown option");
             return -1;
@@ -234,6 +244,10 @@ static int parse(int argc, char **argv, opts_t *o)
         fprintf(stderr, "topocoll_bench: --coll %s: bcast, reduce, allreduce, allgather or barrier\n", o->coll);
         return -1;
     }
+    if (o->overlap && o->size < 64) {
+        fprintf(stderr, "topocoll_bench: --size %zu: --overlap needs at least 64 bytes\n", o->size);
+        return -1;
+    }
     if (o->min > o->max) {
         fprintf(stderr, "topocoll_bench: --min %zu is above --max %zu\n", o->min, o->max);
         return -1;
@@ -243,9 +257,8 @@ static int parse(int argc, char **argv, opts_t *o)
 
 /* One call of collective @coll, native (PMPI) or topocoll.  @bytes is the
  * message size (doubles for the reductions, bytes otherwise). */
-static int run(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
+static int run_on(MPI_Comm w, int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
 {
-    MPI_Comm w = MPI_COMM_WORLD;
     int n = (int)(bytes / sizeof(double));
     switch (coll) {
     case C_BCAST: return native ? PMPI_Bcast(sbuf, (int)bytes, MPI_BYTE, root, w)
@@ -257,6 +270,11 @@ static int run(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int r
     default: return native ? PMPI_Allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w)
                            : topocoll_allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w);
     }
+}
+
+static int run(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
+{
+    return run_on(MPI_COMM_WORLD, coll, native, sbuf, rbuf, bytes, root);
 }
 
 /* Bytes this host's network interfaces (all but lo) have received and
@@ -671,6 +689,83 @@ static int bench_overlap(const opts_t *o, int rank, int size, FILE *csv, const t
     return bad_any;
 }
 
+/* ---- --comm-churn: what a communicator costs --------------------------------- */
+
+enum { CH_DUP, CH_FIRST, CH_REST, CH_FREE, CH_TOTAL, CH_N };
+
+/* @iters rounds of MPI_Comm_dup(MPI_COMM_WORLD), @calls collectives on the
+ * copy, MPI_Comm_free; the mean of each step (s) into @t, slowest rank.
+ * The dup and free are the native calls either way: topocoll's context
+ * hangs on the communicator as an attribute, built by its first
+ * collective and released (or kept for the group) by the free. */
+static void time_churn(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int calls, int iters, double *t)
+{
+    double sum[CH_N] = { 0 };
+    PMPI_Barrier(MPI_COMM_WORLD);
+    double start = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        MPI_Comm d;
+        double t0 = MPI_Wtime();
+        PMPI_Comm_dup(MPI_COMM_WORLD, &d);
+        double t1 = MPI_Wtime();
+        if (calls > 0) run_on(d, coll, native, sbuf, rbuf, bytes, 0);
+        double t2 = MPI_Wtime();
+        for (int k = 1; k < calls; k++) run_on(d, coll, native, sbuf, rbuf, bytes, 0);
+        double t3 = MPI_Wtime();
+        PMPI_Comm_free(&d);
+        double t4 = MPI_Wtime();
+        sum[CH_DUP] += t1 - t0;
+        sum[CH_FIRST] += t2 - t1;
+        sum[CH_REST] += t3 - t2;
+        sum[CH_FREE] += t4 - t3;
+    }
+    sum[CH_TOTAL] = MPI_Wtime() - start;
+    for (int k = 0; k < CH_N; k++) sum[k] /= iters;
+    PMPI_Allreduce(sum, t, CH_N, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+}
+
+static void bench_churn(const opts_t *o, int coll, int rank, int size, FILE *csv)
+{
+    size_t bytes = o->size_set ? o->size : 8192;
+    if (coll == C_REDUCE || coll == C_ALLREDUCE) bytes = (bytes + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+    size_t rbytes = coll == C_ALLGATHER ? bytes * (size_t)size : bytes;
+    char *sbuf = malloc(bytes), *rbuf = malloc(rbytes);
+    memset(sbuf, 1, bytes);
+    memset(rbuf, 0, rbytes);
+    int iters = o->iters ? o->iters : 200;
+    double (*tn)[CH_N] = calloc((size_t)o->reps, sizeof(*tn)), (*tt)[CH_N] = calloc((size_t)o->reps, sizeof(*tt));
+    double tmp[CH_N];
+    time_churn(coll, 1, sbuf, rbuf, bytes, o->churn_calls, 10, tmp);   /* warm-up */
+    time_churn(coll, 0, sbuf, rbuf, bytes, o->churn_calls, 10, tmp);
+    for (int r = 0; r < o->reps; r++) {
+        int first_native = r % 2 == 0;
+        time_churn(coll, first_native, sbuf, rbuf, bytes, o->churn_calls, iters, first_native ? tn[r] : tt[r]);
+        time_churn(coll, !first_native, sbuf, rbuf, bytes, o->churn_calls, iters, first_native ? tt[r] : tn[r]);
+    }
+    if (rank == 0) {
+        static const char *step[CH_N] = { "dup", "first", "rest", "free", "total" };
+        printf("# topocoll_bench --comm-churn: np=%d, %ld cores on this host; MPI_Comm_dup(MPI_COMM_WORLD),\n"
+               "# %d %s of %zu bytes, MPI_Comm_free; %d rounds per rep, median of %d reps of the slowest\n"
+               "# rank's mean per round; first = the first collective, rest = the other %d\n",
+               size, sysconf(_SC_NPROCESSORS_ONLN), o->churn_calls, o->coll, bytes, iters, o->reps,
+               o->churn_calls > 1 ? o->churn_calls - 1 : 0);
+        printf("%8s %12s %12s %7s\n", "step", "native_us", "topocoll_us", "ratio");
+        for (int k = 0; k < CH_N; k++) {
+            double vn[64], vt[64];
+            int n = o->reps < 64 ? o->reps : 64;
+            for (int r = 0; r < n; r++) { vn[r] = tn[r][k]; vt[r] = tt[r][k]; }
+            double mn = median(vn, n) * 1e6, mt = median(vt, n) * 1e6;
+            printf("%8s %12.2f %12.2f %7.2f\n", step[k], mn, mt, mt > 0 ? mn / mt : 0);
+            if (csv) fprintf(csv, "%s,%d,%s,%zu,%d,%.3f,%.3f,%.4f\n", o->coll, size, step[k], bytes, o->churn_calls,
+                             mn, mt, mt > 0 ? mn / mt : 0);
+        }
+    }
+    free(tn);
+    free(tt);
+    free(sbuf);
+    free(rbuf);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size, provided = MPI_THREAD_SINGLE;
@@ -694,7 +789,7 @@ int main(int argc, char **argv)
     }
     FILE *csv = NULL;
     if (rank == 0 && o.csv && !(csv = fopen(o.csv, "w"))) perror(o.csv);
-    if (csv) fprintf(csv, "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps,ref_all_us,"
+    if (csv && !o.churn) fprintf(csv, "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps,ref_all_us,"
                           "memcpy_all_GBps,mapped_us,cma_us,link_us,net_native_B,net_topocoll_B,link_B\n");
     MPI_Comm host;   /* the processes sharing this host's memory bandwidth */
     PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
@@ -706,6 +801,18 @@ int main(int argc, char **argv)
     PMPI_Allreduce(&g_hosts.counter, &g_hosts.nhosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     PMPI_Allreduce(&host_size, &g_hosts.ppn, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 
+    if (o.churn) {   /* before anything attaches: nothing else is built */
+        int coll = 0;
+        while (coll < 4 && strcmp(o.coll, coll_names[coll]) != 0) coll++;
+        if (coll == 4) coll = C_ALLREDUCE;   /* barrier: the default */
+        if (csv) fprintf(csv, "coll,np,step,bytes,calls,native_us,topocoll_us,ratio\n");
+        bench_churn(&o, coll, rank, size, csv);
+        if (csv) fclose(csv);
+        PMPI_Comm_free(&host);
+        topocoll_progress_fini();
+        MPI_Finalize();
+        return 0;
+    }
     topocoll_comm_attach(MPI_COMM_WORLD);
     topocoll_comm_info_t info;
     topocoll_comm_query(MPI_COMM_WORLD, &info);

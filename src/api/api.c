@@ -46,7 +46,7 @@ int topocoll_comm_attach(MPI_Comm comm)
     int inter = 0;
     if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return MPI_ERR_COMM;
-    if (!tc_ctx_get(comm)) return MPI_ERR_NO_MEM;
+    if (!tc_ctx_get(comm, TC_CTX_NOW)) return MPI_ERR_NO_MEM;
     return tc_hier_attach(comm);   /* the processes' hierarchy paths, for local queries */
 }
 
@@ -69,9 +69,14 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
     info->allgather_calls = c->allgather_calls;
     info->allgather_fallbacks = c->allgather_fallbacks;
     info->nb_calls = c->nb_calls;
+    info->built = !c->cold;
+    info->lazy_calls = c->cold_calls;
+    info->reused = c->reused;
     if (!c->enabled) {
         snprintf(info->mechanism_why, sizeof(info->mechanism_why), "%s",
-                 c->cfg->disable ? "TOPOCOLL_DISABLE=1" : "set-up failed: native MPI collectives");
+                 c->cfg->disable ? "TOPOCOLL_DISABLE=1"
+                 : c->cold ? "not built yet: native MPI collectives (TOPOCOLL_COMM_LAZY)"
+                           : "set-up failed: native MPI collectives");
         return MPI_SUCCESS;
     }
     info->node = c->map.node;
@@ -212,7 +217,7 @@ int topocoll_barrier(MPI_Comm comm)
         PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         return PMPI_Barrier(comm);
     if (size == 1) return MPI_SUCCESS;
-    tc_ctx_t *c = tc_ctx_get(comm);
+    tc_ctx_t *c = tc_ctx_get(comm, 0);
     if (!c || !c->enabled) return PMPI_Barrier(comm);
     if (c->cfg->barrier_flat && c->map.nnodes > 1) {
         tc_api_why_native("MPI_Barrier", "several nodes, TOPOCOLL_BARRIER_FLAT=1");
@@ -247,9 +252,9 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
         goto native;
     size_t bytes = (size_t)tsize * (size_t)count;
     if (size == 1 || bytes == 0) return MPI_SUCCESS;
-    tc_ctx_t *c = tc_ctx_get(comm);
+    tc_ctx_t *c = tc_ctx_get(comm, bytes);
     if (!c) goto native;
-    if (!c->enabled) { c->bcast_fallbacks++; goto native; }
+    if (!c->enabled) { c->bcast_fallbacks += !c->cold; goto native; }
     if (tc_ctx_flat(c, bytes, c->cfg->bcast_flat_max)) {
         c->bcast_flat++;
         tc_api_why_native("MPI_Bcast", "small message across nodes (TOPOCOLL_BCAST_FLAT_MAX)");
@@ -358,7 +363,8 @@ tc_ctx_t *tc_api_reduction_ctx(int count, MPI_Datatype dt, MPI_Op op, MPI_Comm c
         *is_fallback = c != NULL;
         return c;   /* counted, then passed on */
     }
-    tc_ctx_t *c = tc_ctx_get(comm);
+    tc_ctx_t *c = tc_ctx_get(comm, tc_span(t, (size_t)count));
+    if (c && c->cold) { *why = "context not built yet (TOPOCOLL_COMM_LAZY)"; return NULL; }   /* not a fallback */
     if (!c || !c->enabled) { *why = c ? "topocoll disabled on this communicator" : "no context"; *is_fallback = c != NULL; return c; }
     if (!t->commutative && c->map.nnodes > 1) { *why = "non-commutative op across nodes"; *is_fallback = 1; return c; }
     return c;
@@ -495,8 +501,9 @@ int tc_api_allgather_screen(const char *call, const void *sendbuf, int sendcount
     if (!in_place && (size_t)ssize * (size_t)sendcount != *block) return MPI_SUCCESS;   /* signature mismatch */
     PMPI_Comm_size(comm, &size);
     if (*block == 0 || size == 1 || *block > (size_t)INT_MAX) { *why = "nothing to exchange or block too large"; return MPI_SUCCESS; }
-    tc_ctx_t *c = tc_ctx_get(comm);
+    tc_ctx_t *c = tc_ctx_get(comm, *block);
     if (!c) return MPI_SUCCESS;
+    if (c->cold) { *why = "context not built yet (TOPOCOLL_COMM_LAZY)"; return MPI_SUCCESS; }   /* *ctx NULL: native */
     *is_fallback = 1;
     if (!c->enabled) { *why = "topocoll disabled on this communicator"; *ctx = c; return MPI_SUCCESS; }
     if (tc_allgather_alg(c, *block) != TC_AG_USE_CICO && !c->all_sc) { *why = "single copy unavailable"; *ctx = c; return MPI_SUCCESS; }

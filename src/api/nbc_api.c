@@ -61,9 +61,9 @@ int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MP
         goto native;
     size_t bytes = (size_t)tsize * (size_t)count;
     if (size == 1 || bytes == 0) goto native;   /* nothing to move: the native call's trivial request */
-    tc_ctx_t *c = tc_ctx_get(comm);
+    tc_ctx_t *c = tc_ctx_get(comm, bytes);
     if (!c) goto native;
-    if (!c->enabled) { c->bcast_fallbacks++; goto native; }
+    if (!c->enabled) { c->bcast_fallbacks += !c->cold; goto native; }
     /* with communication cores: the split tree (progress-threads paper, section 6) */
     int tree = c->cfg->nbc_split_tree && bytes <= (size_t)INT_MAX;   /* (the tree sends the bytes as one message) */
     tc_nb_t *op = tc_nb_new(c, tree ? TC_NB_TREE_BCAST : TC_NB_BCAST);
@@ -97,7 +97,7 @@ int topocoll_ibarrier(MPI_Comm comm, MPI_Request *request)
         PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         return PMPI_Ibarrier(comm, request);
     if (size == 1) return PMPI_Ibarrier(comm, request);
-    tc_ctx_t *c = tc_ctx_get(comm);
+    tc_ctx_t *c = tc_ctx_get(comm, 0);
     tc_nb_t *op = c && c->enabled ? tc_nb_new(c, TC_NB_BARRIER) : NULL;
     if (!op) return PMPI_Ibarrier(comm, request);
     return tc_nb_start(op, request);
@@ -234,8 +234,8 @@ int topocoll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     if (in == recvbuf && sendbuf != MPI_IN_PLACE) { why = "aliased buffers"; goto native; }
     PMPI_Comm_size(comm, &size);
     if (count == 0 || size == 1) { why = "nothing to combine"; goto native; }
-    tc_ctx_t *c = tc_ctx_get(comm);
-    if (!c || !c->enabled) { why = "topocoll disabled on this communicator"; goto native; }
+    tc_ctx_t *c = tc_ctx_get(comm, tc_span(&t, (size_t)count));
+    if (!c || !c->enabled) { why = "topocoll disabled on this communicator, or not built yet"; goto native; }
     int rc = nb_reduction(c, TC_NB_SCAN, in, recvbuf, count, &t, 0, 0, request);
     if (rc >= 0) return rc;
 native:

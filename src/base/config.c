@@ -80,6 +80,16 @@ static const tc_param_choice_t ch_nbc_alg[] = {
 static tc_param_t g_params[] = {
     P_INT("TOPOCOLL_DISABLE", "0", 0, 1, disable,
           "`1`: every call goes to the native MPI"),
+    P_INT("TOPOCOLL_COMM_LAZY", "16", 0, 1 << 30, comm_lazy,
+          "collectives on a new communicator that go to the native MPI before topocoll builds its context "
+          "(node map, shared segment, private communicators: ~100 us at 2 processes); `0`: the first call "
+          "builds it.  A context freed with its communicator is kept for the next one of the same group"),
+    P_INT("TOPOCOLL_COMM_KEEP", "4", 0, 64, comm_keep,
+          "contexts of freed communicators kept for the next communicator of the same group (each holds its "
+          "shared segment and buffers); `0`: none"),
+    P_SIZE("TOPOCOLL_COMM_LAZY_MIN", "256K", 0, MAXB, comm_lazy_min,
+           "a collective of at least this many bytes (the message, or Allgather's block) builds the context "
+           "at once"),
     P_INT("TOPOCOLL_VERBOSE", "0", 0, 9, verbose,
           "`1`: one line per communicator topocoll attaches to (nodes, mechanism); `2`: also each call passed "
           "to the native MPI, and why"),

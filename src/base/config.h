@@ -18,6 +18,11 @@ enum { TC_TUNE_OFF = 0, TC_TUNE_ON = 1, TC_TUNE_FORCE_CICO = 2 };   /* tc_config
 
 typedef struct tc_config {
     int disable;               /* TOPOCOLL_DISABLE=1: every call goes to PMPI */
+    int comm_lazy;             /* TOPOCOLL_COMM_LAZY: collectives on a communicator
+                                  that go to PMPI before its context is built */
+    int comm_keep;             /* TOPOCOLL_COMM_KEEP: contexts of freed communicators kept */
+    size_t comm_lazy_min;      /* TOPOCOLL_COMM_LAZY_MIN: a call of at least this many
+                                  bytes builds the context at once */
     int verbose;               /* TOPOCOLL_VERBOSE=0..2 */
     const char *topology_xml;  /* TOPOCOLL_TOPOLOGY, NULL = this host */
     const char *binding;       /* TOPOCOLL_BINDING, NULL = real binding */

@@ -2,10 +2,23 @@
  * coll/ctx -- topocoll's per-communicator context.
  *
  * Owns: tc_ctx_t, hung on the communicator as an MPI attribute
- * (base/cattr), so it is released when the communicator is freed or at
- * MPI_Finalize.
+ * (base/cattr), so it goes when the communicator is freed or at
+ * MPI_Finalize; and the contexts kept for reuse.
  * A private communicator carries the inter-node messages, so they never
  * match the application's.  May call: PMPI, topo/, xfer/, base/.
+ *
+ * Cheap communicators.  A context starts cold: the first
+ * TOPOCOLL_COMM_LAZY collectives on a communicator go to the native MPI
+ * with no set-up and no synchronisation, so a communicator used for a few
+ * small calls costs what it costs natively.  The next call (or the first
+ * of TOPOCOLL_COMM_LAZY_MIN bytes or more) builds the context; every rank
+ * reaches that same call, since collectives on a communicator are called
+ * in the same order everywhere and the decision depends only on the
+ * call's count and size.  A built context freed with its communicator is
+ * kept, with its node map, shared segment and private communicators, all
+ * of which depend only on the group: the next communicator of the same
+ * group (MPI_Comm_dup, a split into a known group) takes it over after
+ * one MPI_Allreduce that agrees which kept context every rank holds.
  */
 #ifndef TC_COLL_CTX_H
 #define TC_COLL_CTX_H
@@ -32,6 +45,11 @@ enum { TC_BUF_NODE = 0, TC_BUF_TREE_ACC, TC_BUF_TREE_TMP, TC_BUF_NET, TC_CTX_BUF
 typedef struct tc_ctx {
     tc_cattr_t link;        /* first: the user's communicator (not owned) and
                                the live list released at MPI_Finalize */
+    int cold;               /* 1: not built yet, every call goes to PMPI */
+    uint64_t cold_calls;    /* collectives seen while cold */
+    struct tc_group *group; /* its group's entry among the kept contexts, or NULL */
+    int pool_id;            /* its id in that group (-1: not kept when freed) */
+    int reused;             /* 1: taken over from a freed communicator */
     MPI_Comm pcomm;         /* private copy of comm's group for our messages */
     MPI_Comm llcomm;        /* node leaders (MPI_COMM_NULL elsewhere) */
     int enabled;            /* 0: everything goes to PMPI on this comm */
@@ -79,13 +97,21 @@ typedef struct tc_ctx {
                                              before the context goes */
 } tc_ctx_t;
 
+/** tc_ctx_get's @bytes that builds the context whatever the call count. */
+#define TC_CTX_NOW ((size_t)-1)
+
 /**
- * The context of @comm, created on first use (collective over @comm, so
- * call it only from a collective every rank enters).  Returns NULL for
- * MPI_COMM_NULL and intercommunicators; a context with enabled == 0 when
- * topocoll is disabled or set-up failed on some rank.
+ * The context of @comm for a collective moving @bytes (the message, or
+ * Allgather's block; 0 for a Barrier), created cold on first use and
+ * built (collective over @comm) at the call TOPOCOLL_COMM_LAZY + 1, or at
+ * once when @bytes >= TOPOCOLL_COMM_LAZY_MIN or @bytes is TC_CTX_NOW
+ * (topocoll_comm_attach).  Call it only from a collective every rank of
+ * @comm enters, with the same @bytes everywhere, once per call.  Returns
+ * NULL for MPI_COMM_NULL, intercommunicators and no memory; a context
+ * with enabled == 0 while cold (cold == 1), or when topocoll is disabled
+ * or set-up failed on some rank.
  */
-tc_ctx_t *tc_ctx_get(MPI_Comm comm);
+tc_ctx_t *tc_ctx_get(MPI_Comm comm, size_t bytes);
 
 /** Create the slice communicator (collective over comm: every rank must
  *  call it in the same collective).  0 or an MPI error code. */

@@ -243,7 +243,7 @@ int tc_hier_attach(MPI_Comm comm)
     for (int r = 0; rc == MPI_SUCCESS && r < size; r++)
         if (h->paths[r].n < 0) rc = MPI_ERR_OTHER;   /* same verdict on every rank */
     if (rc != MPI_SUCCESS) {
-        tc_warn("hardware hierarchy unknown on some process (hwloc failed); split refused");
+        tc_warn_once("hardware hierarchy unknown on some process (hwloc failed); split refused");
         htab_destroy(&h->link);
         return rc;
     }

@@ -71,7 +71,7 @@ static void loc_compute(void)
         l->hrank = 0;
         l->hsize = 1;
         if (cfg->virtual_nodes > 1)
-            tc_warn("the launcher gives no local rank: TOPOCOLL_VIRTUAL_NODES ignored "
+            tc_warn_once("the launcher gives no local rank: TOPOCOLL_VIRTUAL_NODES ignored "
                     "(use libtopocoll_pmpi.so, or call topocoll_init_world() after MPI_Init)");
     }
     if (l->hsize < 1 || l->hrank >= l->hsize) { l->hrank = 0; l->hsize = 1; }
@@ -111,10 +111,10 @@ static void loc_compute(void)
     if (!l->cpuset || !topo) {
         l->ok = 0;
     } else if (tc_binding_parse(spec, &pol) != 0) {
-        tc_warn("TOPOCOLL_BINDING=%s is not core|socket-rr|numa-rr|none|random:SEED|list:a,b,...", spec);
+        tc_warn_once("TOPOCOLL_BINDING=%s is not core|socket-rr|numa-rr|none|random:SEED|list:a,b,...", spec);
         l->ok = 0;
     } else if (tc_topo_bind(topo, &pol, l->vlrank, l->vlsize, l->cpuset, &l->bound) != 0) {
-        tc_warn("binding %s cannot place local rank %d on %s", spec, l->vlrank, topo->source);
+        tc_warn_once("binding %s cannot place local rank %d on %s", spec, l->vlrank, topo->source);
         l->ok = 0;
     } else {
         tc_binding_format(&pol, l->binding, sizeof(l->binding));
@@ -125,7 +125,7 @@ static void loc_compute(void)
         char err[160];
         int n = tc_netconf_path(net, l->nodename, l->sw_index, l->sw_name, err, sizeof(err));
         if (n < 0) {
-            tc_warn("TOPOCOLL_NETWORK_TOPOLOGY=%s: %s; no network levels", net, err);
+            tc_warn_once("TOPOCOLL_NETWORK_TOPOLOGY=%s: %s; no network levels", net, err);
             n = 0;
         }
         l->nswitch = n;

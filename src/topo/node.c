@@ -100,7 +100,7 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     if (cfg->leaders) {
         int p = tc_lead_policy_parse(cfg->leaders);
         if (p < 0 && m->rank == 0)
-            tc_warn("TOPOCOLL_LEADERS=%s unknown (auto|nic|first|numa|package); using auto", cfg->leaders);
+            tc_warn_once("TOPOCOLL_LEADERS=%s unknown (auto|nic|first|numa|package); using auto", cfg->leaders);
         if (p >= 0) m->policy = (tc_lead_policy_t)p;
     }
     m->nrails = TC_RAIL_MAX;

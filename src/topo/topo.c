@@ -66,7 +66,8 @@ static void topo_process_load(void)
 {
     const tc_config_t *cfg = tc_config_get();
     if (tc_topo_load(cfg->topology_xml, &g_topo) != 0) {
-        tc_warn("hwloc could not load %s", cfg->topology_xml ? cfg->topology_xml : "this host's topology");
+        tc_warn_once("hwloc could not load %s: topocoll leaves every collective to the native MPI",
+                     cfg->topology_xml ? cfg->topology_xml : "this host's topology");
         g_topo = NULL;
     }
 }

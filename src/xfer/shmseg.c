@@ -73,7 +73,7 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
                 fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
             }
             if (fd < 0 || ftruncate(fd, (off_t)s->size) != 0) {
-                tc_warn("cannot create shared segment %s: %s", name, strerror(errno));
+                tc_warn_once("cannot create shared segment %s: %s", name, strerror(errno));
                 ok = 0;
                 if (fd >= 0) { close(fd); shm_unlink(name); fd = -1; }
                 name[0] = 0;
@@ -83,7 +83,7 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
         if (!name[0]) ok = 0;
         if (ok && s->me != 0) {
             fd = shm_open(name, O_RDWR, 0600);
-            if (fd < 0) { tc_warn("cannot open shared segment %s: %s", name, strerror(errno)); ok = 0; }
+            if (fd < 0) { tc_warn_once("cannot open shared segment %s: %s", name, strerror(errno)); ok = 0; }
         }
         if (ok) {
             s->base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -125,7 +125,7 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
     PMPI_Allreduce(&sc, &all_sc, 1, MPI_INT, MPI_MIN, lcomm);
     if (sc && !all_sc) snprintf(s->why, sizeof(s->why), "CMA refused between some other local processes");
     if (!all_sc && cfg->single_copy == TC_SC_CMA && s->me == 0)
-        tc_warn("TOPOCOLL_SINGLE_COPY=cma but %s; using copy-in/copy-out", s->why);
+        tc_warn_once("TOPOCOLL_SINGLE_COPY=cma but %s; using copy-in/copy-out", s->why);
     s->single_copy = all_sc;
     *out = s;
     return 0;
