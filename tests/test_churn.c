@@ -13,7 +13,7 @@
  *     collective (Bcast, Reduce, Allreduce, Allgather or Barrier, small or
  *     large, so contexts are built, kept, taken over and evicted: the
  *     groups are the world, its halves, its rotations, reversed), free;
- *     every result checked.  After the first tenth, this process's
+ *     every result checked against its closed form.  After the first tenth, this process's
  *     resident memory, open file descriptors and mappings must stay flat.
  *
  * Exit status 0 only if every check held.
@@ -69,8 +69,9 @@ static void test_lazy(int lazy)
     }
     allreduce_check(d, 8, "lazy: the call that builds");
     topocoll_comm_info_t i = query(d);
-    CHECK(i.built && i.enabled && i.allreduce_calls == 1, "after %d calls: built %d enabled %d calls %llu (%s)",
-          lazy + 1, i.built, i.enabled, (unsigned long long)i.allreduce_calls, i.mechanism_why);
+    /* (on several nodes a small Allreduce is the native's by choice: TOPOCOLL_ALLREDUCE_FLAT_MAX) */
+    CHECK(i.built && i.enabled && (i.allreduce_calls == 1 || i.nnodes > 1), "after %d calls: built %d enabled %d "
+          "calls %llu (%s)", lazy + 1, i.built, i.enabled, (unsigned long long)i.allreduce_calls, i.mechanism_why);
     MPI_Comm_free(&d);
 
     MPI_Comm_dup(MPI_COMM_WORLD, &d);
@@ -140,49 +141,44 @@ static int count_maps(void)
     return n;
 }
 
-/* One collective of @bytes on @comm, kind @k, checked against the native
- * MPI's on the same communicator. */
+/* One collective of @bytes on @comm, kind @k, checked against its closed
+ * form (not against the native MPI: MPICH 4.0.2's MPI_Reduce at a non-zero
+ * root across hosts gave wrong sums in this very test, run natively). */
 static void one_call(MPI_Comm comm, int k, size_t bytes, int round)
 {
-    int rank, size, n = (int)(bytes / sizeof(int));
+    int rank, size, n = (int)(bytes / sizeof(int)), bad = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     if (n < 1) n = 1;
-    int *in = malloc(sizeof(int) * (size_t)n * (size_t)size), *out = malloc(sizeof(int) * (size_t)n * (size_t)size);
-    int *ref = malloc(sizeof(int) * (size_t)n * (size_t)size);
+    int *in = malloc(sizeof(int) * (size_t)n), *out = malloc(sizeof(int) * (size_t)n * (size_t)size);
     for (int i = 0; i < n; i++) in[i] = rank * 31 + i + round;
     int root = round % size;
     switch (k) {
     case 0:
         memcpy(out, in, sizeof(int) * (size_t)n);
-        memcpy(ref, in, sizeof(int) * (size_t)n);
         topocoll_bcast(out, n, MPI_INT, root, comm);
-        PMPI_Bcast(ref, n, MPI_INT, root, comm);
+        for (int i = 0; i < n; i++) bad += out[i] != root * 31 + i + round;
         break;
     case 1:
         topocoll_reduce(in, out, n, MPI_INT, MPI_SUM, root, comm);
-        PMPI_Reduce(in, ref, n, MPI_INT, MPI_SUM, root, comm);
-        if (rank != root) n = 0;
+        for (int i = 0; rank == root && i < n; i++) bad += out[i] != 31 * size * (size - 1) / 2 + size * (i + round);
         break;
     case 2:
         topocoll_allreduce(in, out, n, MPI_INT, MPI_MAX, comm);
-        PMPI_Allreduce(in, ref, n, MPI_INT, MPI_MAX, comm);
+        for (int i = 0; i < n; i++) bad += out[i] != (size - 1) * 31 + i + round;
         break;
     case 3:
         topocoll_allgather(in, n, MPI_INT, out, n, MPI_INT, comm);
-        PMPI_Allgather(in, n, MPI_INT, ref, n, MPI_INT, comm);
-        n *= size;
+        for (int p = 0; p < size; p++)
+            for (int i = 0; i < n; i++) bad += out[(size_t)p * (size_t)n + (size_t)i] != p * 31 + i + round;
         break;
     default:
         topocoll_barrier(comm);
-        n = 0;
         break;
     }
-    CHECK(memcmp(out, ref, sizeof(int) * (size_t)n) == 0, "churn round %d: collective %d of %zu bytes differs",
-          round, k, bytes);
+    CHECK(bad == 0, "churn round %d: collective %d of %zu bytes: %d elements wrong", round, k, bytes, bad);
     free(in);
     free(out);
-    free(ref);
 }
 
 static void test_churn(int rounds)
@@ -213,7 +209,9 @@ static void test_churn(int rounds)
     int fds = count_fds(), maps = count_maps();
     CHECK(fds <= fd0, "churn: open file descriptors %d -> %d", fd0, fds);
     CHECK(maps <= maps0 + 8, "churn: mappings %d -> %d", maps0, maps);
+#if !defined(__SANITIZE_ADDRESS__)   /* (ASan's quarantine keeps freed memory resident) */
     CHECK(rss <= rss0 + 8192, "churn: resident memory %ld -> %ld KiB", rss0, rss);
+#endif
     const char *keep = getenv("TOPOCOLL_COMM_KEEP");   /* the default keeps one context per group here */
     int reuse_expected = !keep || atoi(keep) >= 4;
     CHECK(size == 1 || (built >= rounds / 20 && (!reuse_expected || reused >= built / 2)),

@@ -331,8 +331,11 @@ int tc_api_check_reduction(const char *call, int count, MPI_Datatype dt, MPI_Op 
 {
     if (comm == MPI_COMM_NULL) return tc_api_arg_error(comm, MPI_ERR_COMM, call, "invalid communicator MPI_COMM_NULL", 0);
     if (count < 0) return tc_api_arg_error(comm, MPI_ERR_COUNT, call, "negative count", count);
-    if (dt == MPI_DATATYPE_NULL) return tc_api_arg_error(comm, MPI_ERR_TYPE, call, "datatype is MPI_DATATYPE_NULL", 0);
-    if (op == MPI_OP_NULL) return tc_api_arg_error(comm, MPI_ERR_OP, call, "op is MPI_OP_NULL", 0);
+    /* The native MPI's own class for these (Open MPI 4.1.4 says MPI_ERR_OP
+     * for a null datatype); topocoll's screening must not touch them
+     * (PMPI_Type_size on MPI_DATATYPE_NULL raises on MPI_COMM_WORLD). */
+    (void)call;
+    if (dt == MPI_DATATYPE_NULL || op == MPI_OP_NULL) return TC_API_TO_NATIVE;
     return MPI_SUCCESS;
 }
 
@@ -376,7 +379,9 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     tc_rtype_t t;
     int fb, err;
     const char *why = "";
-    if ((err = tc_api_check_reduction("MPI_Allreduce", count, datatype, op, comm)) != MPI_SUCCESS) return err;
+    if ((err = tc_api_check_reduction("MPI_Allreduce", count, datatype, op, comm)) == TC_API_TO_NATIVE)
+        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    if (err != MPI_SUCCESS) return err;
     tc_ctx_t *c = tc_api_reduction_ctx(count, datatype, op, comm, &t, &fb, &why);
     if (!c || fb) goto native;
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -432,7 +437,9 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     tc_rtype_t t;
     int fb, size = 0, rank = 0, err, inter = 0;
     const char *why = "";
-    if ((err = tc_api_check_reduction("MPI_Reduce", count, datatype, op, comm)) != MPI_SUCCESS) return err;
+    if ((err = tc_api_check_reduction("MPI_Reduce", count, datatype, op, comm)) == TC_API_TO_NATIVE)
+        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    if (err != MPI_SUCCESS) return err;
     if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter && PMPI_Comm_size(comm, &size) == MPI_SUCCESS &&
         (root < 0 || root >= size))
         return tc_api_arg_error(comm, MPI_ERR_ROOT, "MPI_Reduce", "invalid root", root);

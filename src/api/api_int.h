@@ -17,7 +17,14 @@
  *  @comm's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL), returned. */
 int tc_api_arg_error(MPI_Comm comm, int cls, const char *call, const char *what, long long v);
 
-/** The checks every reduction makes: MPI_SUCCESS or the error raised. */
+/** tc_api_check_reduction's answer for arguments only the native MPI
+ *  judges (no MPI error code is negative). */
+#define TC_API_TO_NATIVE (-2)
+
+/** The checks every reduction makes: MPI_SUCCESS, the error raised
+ *  (MPI_COMM_NULL, negative count: the native MPI may not survive them),
+ *  or TC_API_TO_NATIVE (null datatype or op): the caller passes the call
+ *  to the native MPI, whose error class the user expects. */
 int tc_api_check_reduction(const char *call, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 
 /** The context and reduction type when topocoll handles a reduction,

@@ -110,7 +110,9 @@ int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     int fb = 0, size = 0, rank = 0, err, inter = 0;
     const char *why = "";
     tc_ctx_t *c = NULL;
-    if ((err = tc_api_check_reduction("MPI_Ireduce", count, datatype, op_, comm)) != MPI_SUCCESS) return err;
+    if ((err = tc_api_check_reduction("MPI_Ireduce", count, datatype, op_, comm)) == TC_API_TO_NATIVE)
+        return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op_, root, comm, request);
+    if (err != MPI_SUCCESS) return err;
     if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter && PMPI_Comm_size(comm, &size) == MPI_SUCCESS &&
         (root < 0 || root >= size))
         return tc_api_arg_error(comm, MPI_ERR_ROOT, "MPI_Ireduce", "invalid root", root);
@@ -140,7 +142,9 @@ int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     int fb = 0, err;
     const char *why = "";
     tc_ctx_t *c = NULL;
-    if ((err = tc_api_check_reduction("MPI_Iallreduce", count, datatype, op_, comm)) != MPI_SUCCESS) return err;
+    if ((err = tc_api_check_reduction("MPI_Iallreduce", count, datatype, op_, comm)) == TC_API_TO_NATIVE)
+        return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op_, comm, request);
+    if (err != MPI_SUCCESS) return err;
     if (!request) goto native;
     c = tc_api_reduction_ctx(count, datatype, op_, comm, &t, &fb, &why);
     if (!c || fb) goto native;
@@ -227,7 +231,9 @@ int topocoll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     tc_rtype_t t;
     int err, inter = 0, size;
     const char *why = "";
-    if ((err = tc_api_check_reduction("MPI_Iscan", count, datatype, op_, comm)) != MPI_SUCCESS) return err;
+    if ((err = tc_api_check_reduction("MPI_Iscan", count, datatype, op_, comm)) == TC_API_TO_NATIVE)
+        return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op_, comm, request);
+    if (err != MPI_SUCCESS) return err;
     if (!request || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) { why = "intercommunicator"; goto native; }
     if (!tc_op_classify(datatype, op_, &t)) { why = "datatype/op pair not handled"; goto native; }
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;

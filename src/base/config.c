@@ -267,6 +267,7 @@ static void param_parse(tc_config_t *c, tc_param_t *p)
     const char *s = getenv(p->name);
     long long dflt = param_default(p), v = dflt;
     int ok = 1;
+    if (s && !*s) tc_warn("%s is set but empty; using its default (%s)", p->name, p->dflt);
 
     switch (p->kind) {
     case TC_PARAM_SIZE: {

@@ -306,7 +306,9 @@ static void ctx_build(tc_ctx_t *c, MPI_Comm comm)
         if (c->map.rank == 0) tc_debug(c->cfg, 1, "communicator of %d processes: a kept context of its group", c->map.size);
         return;
     }
+    int size;
     PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
     /* split, not dup: dup would run the application's attribute copy callbacks */
     PMPI_Comm_split(comm, 0, rank, &c->pcomm);
     PMPI_Comm_set_errhandler(c->pcomm, MPI_ERRORS_RETURN);
@@ -333,9 +335,9 @@ static void ctx_build(tc_ctx_t *c, MPI_Comm comm)
         c->nap = tc_config_nap(c->cfg, c->map.host_size, c->map.host_size < c->map.size);
         if (!all_ok) { tc_shm_destroy(c->shm); c->shm = NULL; }
     }
-    if (!c->enabled && rank == 0)
+    if (!c->enabled && rank == 0 && tc_topo_process())   /* (a topology that failed said so already) */
         tc_warn_once("set-up failed on a communicator of %d processes (see the lines above); using the native "
-                     "MPI collectives there", c->map.size);
+                     "MPI collectives there", size);
     if (c->enabled && c->map.rank == 0)
         tc_debug(c->cfg, 1, "communicator of %d processes: %d node(s), %d on rank 0's node, intra-node %s (%s)%s",
                  c->map.size, c->map.nnodes, c->map.lsize,

@@ -243,7 +243,9 @@ int tc_hier_attach(MPI_Comm comm)
     for (int r = 0; rc == MPI_SUCCESS && r < size; r++)
         if (h->paths[r].n < 0) rc = MPI_ERR_OTHER;   /* same verdict on every rank */
     if (rc != MPI_SUCCESS) {
-        tc_warn_once("hardware hierarchy unknown on some process (hwloc failed); split refused");
+        if (mine.n >= 0)   /* (else this process's topology warning said it) */
+            tc_warn_once("hardware hierarchy unknown on another process (hwloc failed there); hardware splits "
+                         "refused");
         htab_destroy(&h->link);
         return rc;
     }

@@ -26,8 +26,7 @@ int tc_topo_load(const char *xml, tc_topo_t **out)
     if (!t) return -1;
     if (hwloc_topology_init(&t->hw) != 0) { free(t); return -1; }
     if (xml) {
-        if (hwloc_topology_set_xml(t->hw, xml) != 0) {
-            tc_warn("cannot read hwloc XML %s", xml);
+        if (hwloc_topology_set_xml(t->hw, xml) != 0) {   /* (the caller says so) */
             hwloc_topology_destroy(t->hw);
             free(t);
             return -1;
