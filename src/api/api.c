@@ -234,7 +234,10 @@ int topocoll_barrier(MPI_Comm comm)
     b.nap_us = c->nap;
     while ((rc = tc_barrier_work(&op)) == TC_OP_PENDING) wait_step(c, &b);
     c->barrier_calls++;
-    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+    if (rc != MPI_SUCCESS) {
+        c->tainted = 1;   /* requests may be left in flight: never kept for reuse */
+        PMPI_Comm_call_errhandler(comm, rc);
+    }
     return rc;
 }
 
@@ -287,7 +290,10 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
         free(tmp);
     }
     c->bcast_calls++;
-    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+    if (rc != MPI_SUCCESS) {
+        c->tainted = 1;   /* requests may be left in flight: never kept for reuse */
+        PMPI_Comm_call_errhandler(comm, rc);
+    }
     return rc;
 
 native:
@@ -363,8 +369,8 @@ tc_ctx_t *tc_api_reduction_ctx(int count, MPI_Datatype dt, MPI_Op op, MPI_Comm c
     if (!tc_op_classify(dt, op, t)) {
         *why = "datatype/op pair not accelerated or erroneous";
         tc_ctx_t *c = tc_ctx_lookup(comm);
-        *is_fallback = c != NULL;
-        return c;   /* counted, then passed on */
+        *is_fallback = c != NULL && !c->cold;
+        return c && !c->cold ? c : NULL;   /* counted, then passed on */
     }
     tc_ctx_t *c = tc_ctx_get(comm, tc_span(t, (size_t)count));
     if (c && c->cold) { *why = "context not built yet (TOPOCOLL_COMM_LAZY)"; return NULL; }   /* not a fallback */
@@ -400,7 +406,10 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     if (rc == MPI_SUCCESS) rc = drive(c, &a, allreduce_work);
     tc_allreduce_fini(&a);
     c->allreduce_calls++;
-    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+    if (rc != MPI_SUCCESS) {
+        c->tainted = 1;   /* requests may be left in flight: never kept for reuse */
+        PMPI_Comm_call_errhandler(comm, rc);
+    }
     return rc;
 native:
     if (c && fb) c->allreduce_fallbacks++;
@@ -465,7 +474,10 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if (rc == MPI_SUCCESS) rc = drive(c, &r, reduce_work);
     tc_reduce_fini(&r);
     c->reduce_calls++;
-    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+    if (rc != MPI_SUCCESS) {
+        c->tainted = 1;   /* requests may be left in flight: never kept for reuse */
+        PMPI_Comm_call_errhandler(comm, rc);
+    }
     return rc;
 native:
     if (c && fb) c->reduce_fallbacks++;
@@ -579,7 +591,10 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     free(rtmp);
     free(stmp);
     c->allgather_calls++;
-    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+    if (rc != MPI_SUCCESS) {
+        c->tainted = 1;   /* requests may be left in flight: never kept for reuse */
+        PMPI_Comm_call_errhandler(comm, rc);
+    }
     return rc;
 native:
     if (c && fb) c->allgather_fallbacks++;

@@ -93,8 +93,10 @@ static void ctx_destroy(tc_cattr_t *link)
     if (!g) { ctx_free(c); return; }
     tc_ctx_t *old = NULL;
     pthread_mutex_lock(&g_pool_lock);
-    if (c->nb_listed || !c->enabled || g_finalizing || c->cfg->comm_keep == 0) {
-        /* (a listed context is never left: drained above) */
+    /* Not kept: a context a collective failed on (requests may still be in
+     * flight on its communicators), one holding the user's regions (their
+     * cookies must die with the communicator), and any at MPI_Finalize. */
+    if (!c->enabled || c->tainted || (c->shm && c->shm->region_used) || g_finalizing || c->cfg->comm_keep == 0) {
         c->group = NULL;
         group_release_locked(g, c->pool_id);
     } else {
@@ -103,6 +105,7 @@ static void ctx_destroy(tc_cattr_t *link)
         c->reduce_calls = c->reduce_fallbacks = c->reduce_flat = 0;
         c->allreduce_calls = c->allreduce_fallbacks = c->allreduce_flat = 0;
         c->allgather_calls = c->allgather_fallbacks = c->allgather_flat = c->nb_calls = 0;
+        if (c->shm) c->shm->bytes_sc = c->shm->bytes_cico = 0;
         c->link.comm = MPI_COMM_NULL;
         g->kept[c->pool_id] = c;
         g->stamp[c->pool_id] = ++g_clock;
@@ -353,7 +356,10 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm, size_t bytes)
     if (c && !c->cold) return c;
     if (!c) {
         if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return NULL;
-        if (!(c = calloc(1, sizeof(*c)))) return NULL;   /* no memory: PMPI (a later call retries, collectively the same) */
+        /* no memory: PMPI for this call; this process's count of cold calls
+         * then lags the others' by one (a build would mismatch), but a
+         * process that cannot allocate 2 KiB fails elsewhere first */
+        if (!(c = calloc(1, sizeof(*c)))) return NULL;
         c->pcomm = c->llcomm = c->slice = MPI_COMM_NULL;
         c->map.lcomm = MPI_COMM_NULL;
         c->cfg = tc_config_get();

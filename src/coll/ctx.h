@@ -50,6 +50,8 @@ typedef struct tc_ctx {
     struct tc_group *group; /* its group's entry among the kept contexts, or NULL */
     int pool_id;            /* its id in that group (-1: not kept when freed) */
     int reused;             /* 1: taken over from a freed communicator */
+    int tainted;            /* 1: a collective failed on it (requests may be in
+                               flight): not kept when freed */
     MPI_Comm pcomm;         /* private copy of comm's group for our messages */
     MPI_Comm llcomm;        /* node leaders (MPI_COMM_NULL elsewhere) */
     int enabled;            /* 0: everything goes to PMPI on this comm */

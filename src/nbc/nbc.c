@@ -159,6 +159,7 @@ static void advance_ctx(tc_ctx_t *c)
         }
         if (rc == MPI_SUCCESS && (rc = op_work(op)) == TC_OP_PENDING) return;
         op_fini(op);
+        if (rc != MPI_SUCCESS) c->tainted = 1;   /* (coll/ctx: never kept for reuse) */
         atomic_store_explicit(&op->rc, rc, memory_order_release);
         op->state = NB_FINISHED;
         c->nb_head = op->next;
