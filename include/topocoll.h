@@ -64,7 +64,7 @@ const char *topocoll_strerror(int err);
  * Build topocoll's per-communicator context: node discovery (real and
  * virtual nodes), leaders, the per-node shared segment, single-copy
  * detection.  Collective over @comm.  The collectives build it lazily:
- * the first TOPOCOLL_COMM_LAZY calls on a communicator (16 by default)
+ * the first TOPOCOLL_COMM_LAZY calls on a communicator (64 by default)
  * go to the underlying MPI, the next one, or the first of
  * TOPOCOLL_COMM_LAZY_MIN bytes or more, builds it; attach builds it at
  * once (call it before using the region API).  Idempotent.  When @comm is

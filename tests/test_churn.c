@@ -3,7 +3,7 @@
  * MPI across a context's life, and what the context costs.
  *
  *  1. lazy: on a new communicator the first TOPOCOLL_COMM_LAZY collectives
- *     (the environment's value, 16 by default) go to the native MPI and
+ *     (the environment's value, 64 by default) go to the native MPI and
  *     leave the context unbuilt; the next one builds it; a call of
  *     TOPOCOLL_COMM_LAZY_MIN bytes or more builds it at once.
  *  2. reuse: a communicator of a freed one's group (dup, and a split into
@@ -246,7 +246,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *l = getenv("TOPOCOLL_COMM_LAZY");
-    int lazy = l && *l ? atoi(l) : 16;
+    int lazy = l && *l ? atoi(l) : 64;
     if (size > 1) test_lazy(lazy);
     test_reuse();
     test_churn(argc > 1 ? atoi(argv[1]) : size <= 4 ? 10000 : 2000);

@@ -80,10 +80,15 @@ static const tc_param_choice_t ch_nbc_alg[] = {
 static tc_param_t g_params[] = {
     P_INT("TOPOCOLL_DISABLE", "0", 0, 1, disable,
           "`1`: every call goes to the native MPI"),
-    P_INT("TOPOCOLL_COMM_LAZY", "16", 0, 1 << 30, comm_lazy,
+    /* A build costs ~12 collectives' synchronisation: 150 us at np=2 (Open
+     * MPI, 5-10 us a small native call), 1.07 s at np=10 on 2 cores under
+     * MPICH (55 ms a native Reduce); topocoll saves a fraction of a small
+     * call, so it pays after tens of calls.  MPICH's red3/red4 (20 Reduces
+     * per communicator, np=10): 1.9x native with 16, 0.98x with 64. */
+    P_INT("TOPOCOLL_COMM_LAZY", "64", 0, 1 << 30, comm_lazy,
           "collectives on a new communicator that go to the native MPI before topocoll builds its context "
-          "(node map, shared segment, private communicators: ~100 us at 2 processes); `0`: the first call "
-          "builds it.  A context freed with its communicator is kept for the next one of the same group"),
+          "(node map, shared segment, private communicators: about 12 collectives' worth); `0`: the first "
+          "call builds it.  A context freed with its communicator is kept for the next one of the same group"),
     P_INT("TOPOCOLL_COMM_KEEP", "4", 0, 64, comm_keep,
           "contexts of freed communicators kept for the next communicator of the same group (each holds its "
           "shared segment and buffers); `0`: none"),

@@ -128,7 +128,7 @@ int main(int argc, char **argv)
     g_fresh = 1;   /* each case on a new communicator: topocoll's context not built */
     cases("fresh");
     g_fresh = 0;
-    for (int i = 0; i < 20; i++) usable("warm-up");   /* past TOPOCOLL_COMM_LAZY: the context is built */
+    for (int i = 0; i < 40; i++) usable("warm-up");   /* 80 calls, past TOPOCOLL_COMM_LAZY: built */
     cases("built");
     MPI_Comm_free(&g_comm);
     int all = 0;
