@@ -8,14 +8,10 @@
 # no warning is about anything else.  String parameters (paths, lists) are
 # left to their own checks (check_topology_files.sh, the config tests).
 # Prints "check_env_garbage: all passed" and exits 0 only if every check passed.
-set -uo pipefail
-[ $# -ge 3 ] || { echo "usage: check_env_garbage.sh TOPOCOLL_INFO PROGRAM MPIEXEC [FLAGS...]" >&2; exit 2; }
+. "$(dirname "$0")/common.sh"
+robust_init check_env_garbage 3 "TOPOCOLL_INFO PROGRAM MPIEXEC [FLAGS...]" "$@"
 info=$1 prog=$2; shift 2
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_env_garbage.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT
-unset $(env | sed -n 's/^\(TOPOCOLL_[A-Za-z0-9_]*\)=.*/\1/p')
-fail=0 np=2
-bad() { echo "check_env_garbage: FAILED: $*"; fail=1; }
+np=2
 # NAME TYPE LO HI of the typed parameters
 "$info" --config | sed -n 's/^\(TOPOCOLL_[A-Z0-9_]*\) (.*type: \(int\|size\|enum\)\(, allowed: \([-0-9]*\)\.\.\([0-9A-Z]*\)\)\{0,1\}.*/\1 \2 \4 \5/p' \
   >"$tmp/params"
@@ -38,5 +34,4 @@ for value in 'x9!' '' '-1' '99999999999999999999'; do
   [[ $other == 0 ]] || { bad "value '$value': $other other warnings"; grep warning "$tmp/err" | grep -v 'warning: TOPOCOLL_' | head -3; }
   echo "check_env_garbage: value '$value': $(grep -c warning "$tmp/err") warning lines, rc $rc"
 done
-[ $fail = 0 ] && echo "check_env_garbage: all passed"
-exit $fail
+robust_end

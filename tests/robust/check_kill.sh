@@ -4,12 +4,10 @@
 # failure, no test_kill process is left, nothing of topocoll's is left in
 # /dev/shm, and the next job (test_kill --no-kill) passes.
 # Prints "check_kill: all passed" and exits 0 only if every check passed.
-set -uo pipefail
-[ $# -ge 2 ] || { echo "usage: check_kill.sh TEST_KILL MPIEXEC [FLAGS...]" >&2; exit 2; }
+. "$(dirname "$0")/common.sh"
+robust_init check_kill 2 "TEST_KILL MPIEXEC [FLAGS...]" "$@"
 bin=$1; shift
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_kill.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+# (the job's output, on failure)
 bad() { echo "check_kill: FAILED: $*"; sed 's/^/  output: /' "$tmp/out" | tail -20; fail=1; }
 shm_ours() { ls /dev/shm 2>/dev/null | grep -c '^topocoll-'; }
 before=$(shm_ours)
@@ -30,5 +28,4 @@ left=$(pgrep -fc -- "$bin\$") || true
 timeout -k 10 120 "$@" -np 3 "$bin" --no-kill >"$tmp/out" 2>&1 || bad "the next job failed"
 grep -q 'test_kill np=3: .* 0 failed' "$tmp/out" || bad "the next job's results"
 
-[ $fail = 0 ] && echo "check_kill: all passed"
-exit $fail
+robust_end

@@ -7,14 +7,10 @@
 # topology's, then the set-up's), each once, whatever the number of
 # communicators and calls.
 # Prints "check_topology_files: all passed" and exits 0 only if every check passed.
-set -uo pipefail
-[ $# -ge 3 ] || { echo "usage: check_topology_files.sh XML_DIR PROGRAM MPIEXEC [FLAGS...]" >&2; exit 2; }
+. "$(dirname "$0")/common.sh"
+robust_init check_topology_files 3 "XML_DIR PROGRAM MPIEXEC [FLAGS...]" "$@"
 xml_dir=$1 prog=$2; shift 2
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/check_topology_files.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT
-unset $(env | sed -n 's/^\(TOPOCOLL_[A-Za-z0-9_]*\)=.*/\1/p')
-fail=0 np=2
-bad() { echo "check_topology_files: FAILED: $*"; fail=1; }
+np=2
 real=$(ls "$xml_dir"/*.xml | head -1)
 : >"$tmp/empty.xml"
 head -c $(($(stat -c %s "$real") / 2)) "$real" >"$tmp/truncated.xml"
@@ -32,5 +28,4 @@ for f in "$tmp/missing.xml" "$tmp/empty.xml" "$tmp/truncated.xml" "$tmp/random.x
   ! grep -q 'of 0 processes' "$tmp/err" || bad "$name: a warning counts 0 processes"
   echo "check_topology_files: $name: rc $rc, $n warning lines: $(grep -m1 warning "$tmp/err")"
 done
-[ $fail = 0 ] && echo "check_topology_files: all passed"
-exit $fail
+robust_end
