@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "topocoll.h"
+#include "check.h"
 
 #include <dirent.h>
 #include <sys/uio.h>
@@ -29,9 +30,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int checks, failures, wrank;
-#define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, \
-    __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
 static topocoll_comm_info_t query(MPI_Comm comm)
 {
@@ -243,7 +241,7 @@ int main(int argc, char **argv)
 {
     int size;
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_rank(MPI_COMM_WORLD, &tc_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *l = getenv("TOPOCOLL_COMM_LAZY");
     int lazy = l && *l ? atoi(l) : 64;
@@ -251,8 +249,8 @@ int main(int argc, char **argv)
     test_reuse();
     test_churn(argc > 1 ? atoi(argv[1]) : size <= 4 ? 10000 : 2000);
     int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (wrank == 0) printf("test_churn np=%d: %d checks, %d failed\n", size, checks, all);
+    MPI_Allreduce(&tc_failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (tc_rank == 0) printf("test_churn np=%d: %d checks, %d failed\n", size, tc_checks, all);
     MPI_Finalize();
     return all ? 1 : 0;
 }
