@@ -41,6 +41,14 @@ const char *topocoll_strerror(int err)
     }
 }
 
+/* A collective topocoll ran failed with @rc: its context is never kept for
+ * reuse (requests may be left in flight), and @comm's handler is called. */
+static void call_failed(tc_ctx_t *c, MPI_Comm comm, int rc)
+{
+    c->tainted = 1;
+    PMPI_Comm_call_errhandler(comm, rc);
+}
+
 int topocoll_comm_attach(MPI_Comm comm)
 {
     int inter = 0;
@@ -234,10 +242,7 @@ int topocoll_barrier(MPI_Comm comm)
     b.nap_us = c->nap;
     while ((rc = tc_barrier_work(&op)) == TC_OP_PENDING) wait_step(c, &b);
     c->barrier_calls++;
-    if (rc != MPI_SUCCESS) {
-        c->tainted = 1;   /* requests may be left in flight: never kept for reuse */
-        PMPI_Comm_call_errhandler(comm, rc);
-    }
+    if (rc != MPI_SUCCESS) call_failed(c, comm, rc);
     return rc;
 }
 
@@ -290,10 +295,7 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
         free(tmp);
     }
     c->bcast_calls++;
-    if (rc != MPI_SUCCESS) {
-        c->tainted = 1;   /* requests may be left in flight: never kept for reuse */
-        PMPI_Comm_call_errhandler(comm, rc);
-    }
+    if (rc != MPI_SUCCESS) call_failed(c, comm, rc);
     return rc;
 
 native:
@@ -406,10 +408,7 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     if (rc == MPI_SUCCESS) rc = drive(c, &a, allreduce_work);
     tc_allreduce_fini(&a);
     c->allreduce_calls++;
-    if (rc != MPI_SUCCESS) {
-        c->tainted = 1;   /* requests may be left in flight: never kept for reuse */
-        PMPI_Comm_call_errhandler(comm, rc);
-    }
+    if (rc != MPI_SUCCESS) call_failed(c, comm, rc);
     return rc;
 native:
     if (c && fb) c->allreduce_fallbacks++;
@@ -474,10 +473,7 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if (rc == MPI_SUCCESS) rc = drive(c, &r, reduce_work);
     tc_reduce_fini(&r);
     c->reduce_calls++;
-    if (rc != MPI_SUCCESS) {
-        c->tainted = 1;   /* requests may be left in flight: never kept for reuse */
-        PMPI_Comm_call_errhandler(comm, rc);
-    }
+    if (rc != MPI_SUCCESS) call_failed(c, comm, rc);
     return rc;
 native:
     if (c && fb) c->reduce_fallbacks++;
@@ -591,10 +587,7 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     free(rtmp);
     free(stmp);
     c->allgather_calls++;
-    if (rc != MPI_SUCCESS) {
-        c->tainted = 1;   /* requests may be left in flight: never kept for reuse */
-        PMPI_Comm_call_errhandler(comm, rc);
-    }
+    if (rc != MPI_SUCCESS) call_failed(c, comm, rc);
     return rc;
 native:
     if (c && fb) c->allgather_fallbacks++;
