@@ -41,11 +41,33 @@ const char *topocoll_strerror(int err)
     }
 }
 
-/* A collective topocoll ran failed with @rc: its context is never kept for
- * reuse (requests may be left in flight), and @comm's handler is called. */
-static void call_failed(tc_ctx_t *c, MPI_Comm comm, int rc)
+/* A collective topocoll ran (@what) failed with @rc: its context is never
+ * kept for reuse (requests may be left in flight), and @comm's handler is
+ * called.  Under MPI_ERRORS_ARE_FATAL the job ends here, through PMPI_Abort
+ * on @comm, after one line saying why: the standard's "abort all executing
+ * processes" (MPI-4.0 section 9.3).  MPICH's own fatal path ends only the
+ * calling process (MPID_Abort without a communicator exits), and its Hydra
+ * launcher does not end a job for an exit code, so the processes on other
+ * hosts, waiting for this one inside the collective, would wait forever. */
+static void call_failed(tc_ctx_t *c, MPI_Comm comm, int rc, const char *what)
 {
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    int fatal = 0, rank = -1;
     c->tainted = 1;
+    if (PMPI_Comm_get_errhandler(comm, &eh) == MPI_SUCCESS && eh != MPI_ERRHANDLER_NULL) {
+        fatal = eh == MPI_ERRORS_ARE_FATAL;
+        PMPI_Errhandler_free(&eh);
+    }
+    if (fatal) {
+        char msg[MPI_MAX_ERROR_STRING] = "";
+        int len = 0, cls = MPI_ERR_OTHER;
+        PMPI_Comm_rank(comm, &rank);
+        PMPI_Error_class(rc, &cls);   /* (the class's string is one line; a code's may not be) */
+        PMPI_Error_string(cls, msg, &len);
+        tc_log_line("topocoll: ", "%s failed on rank %d: %s (a process of the job may be gone); "
+                    "the handler is MPI_ERRORS_ARE_FATAL: aborting the job", what, rank, msg);
+        PMPI_Abort(comm, cls);
+    }
     PMPI_Comm_call_errhandler(comm, rc);
 }
 
@@ -242,7 +264,7 @@ int topocoll_barrier(MPI_Comm comm)
     b.nap_us = c->nap;
     while ((rc = tc_barrier_work(&op)) == TC_OP_PENDING) wait_step(c, &b);
     c->barrier_calls++;
-    if (rc != MPI_SUCCESS) call_failed(c, comm, rc);
+    if (rc != MPI_SUCCESS) call_failed(c, comm, rc, "MPI_Barrier");
     return rc;
 }
 
@@ -295,7 +317,7 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
         free(tmp);
     }
     c->bcast_calls++;
-    if (rc != MPI_SUCCESS) call_failed(c, comm, rc);
+    if (rc != MPI_SUCCESS) call_failed(c, comm, rc, "MPI_Bcast");
     return rc;
 
 native:
@@ -408,7 +430,7 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     if (rc == MPI_SUCCESS) rc = drive(c, &a, allreduce_work);
     tc_allreduce_fini(&a);
     c->allreduce_calls++;
-    if (rc != MPI_SUCCESS) call_failed(c, comm, rc);
+    if (rc != MPI_SUCCESS) call_failed(c, comm, rc, "MPI_Allreduce");
     return rc;
 native:
     if (c && fb) c->allreduce_fallbacks++;
@@ -473,7 +495,7 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if (rc == MPI_SUCCESS) rc = drive(c, &r, reduce_work);
     tc_reduce_fini(&r);
     c->reduce_calls++;
-    if (rc != MPI_SUCCESS) call_failed(c, comm, rc);
+    if (rc != MPI_SUCCESS) call_failed(c, comm, rc, "MPI_Reduce");
     return rc;
 native:
     if (c && fb) c->reduce_fallbacks++;
@@ -587,7 +609,7 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     free(rtmp);
     free(stmp);
     c->allgather_calls++;
-    if (rc != MPI_SUCCESS) call_failed(c, comm, rc);
+    if (rc != MPI_SUCCESS) call_failed(c, comm, rc, "MPI_Allgather");
     return rc;
 native:
     if (c && fb) c->allgather_fallbacks++;
