@@ -126,6 +126,9 @@ typedef struct topocoll_comm_info {
     uint64_t lazy_calls;  /* collectives passed to the native MPI before it was built */
     int reused;           /* 1: built by taking over the context of a freed
                              communicator of the same group (no set-up) */
+    /* Calls left to the native MPI by choice on several nodes: at or below
+     * TOPOCOLL_*_FLAT_MAX, or measured faster there (TOPOCOLL_XTUNE). */
+    uint64_t bcast_native, reduce_native, allreduce_native, allgather_native;
 } topocoll_comm_info_t;
 
 /**

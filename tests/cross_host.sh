@@ -32,7 +32,7 @@ bin=$build/tests
 limit=${CROSS_HOST_TIMEOUT:-300}
 filter=${CROSS_HOST_FILTER:-.}
 for p in test_bcast test_reduce test_allgather test_barrier test_nbsteps test_hsplit test_nuioa test_nic \
-         test_preload test_churn test_kill; do
+         test_preload test_churn test_kill test_xtune; do
   [[ -x $bin/$p ]] || { echo "FAIL $p: $bin/$p is missing"; echo "cross-host: 0 passed, 1 failed"; exit 1; }
 done
 preload_lib=$build/libtopocoll_pmpi.so
@@ -138,10 +138,12 @@ run nic_xml_every_host -- --hosts 1,1,1 -- "$bin/test_nic" "$xml_dir"
 # 2-6 s, all layouts kept); its other layouts would double the script's time.
 for layout in 2x2 3hosts_221 2x2_vnodes2; do
   case $layout in
-    2x2) args=(--hosts "2,2" --env TOPOCOLL_COMM_LAZY=0) ;;
-    3hosts_221) args=(--hosts "2,2,1" --env TOPOCOLL_COMM_LAZY=0) ;;
-    2x2_vnodes2) args=(--hosts "2,2" --env TOPOCOLL_VIRTUAL_NODES=2 --env TOPOCOLL_COMM_LAZY=0) ;;
+    2x2) args=(--hosts "2,2") ;;
+    3hosts_221) args=(--hosts "2,2,1") ;;
+    2x2_vnodes2) args=(--hosts "2,2" --env TOPOCOLL_VIRTUAL_NODES=2) ;;
   esac
+  # (topocoll's own paths: contexts built at once, no native calls measured)
+  args+=(--env TOPOCOLL_COMM_LAZY=0 --env TOPOCOLL_XTUNE=0)
   for t in bcast reduce allgather barrier nbsteps nuioa; do
     [[ $t != reduce || $mpi != mpich || $layout == 2x2 ]] || continue
     run "${t}_$layout" -- "${args[@]}" -- "$bin/test_$t"
@@ -153,6 +155,11 @@ for layout in 2x2 3hosts_221 2x2_vnodes2; do
   run "preload_$layout" -- "${args[@]}" --env TOPOCOLL_ALLREDUCE_FLAT_MAX=0 --env "LD_PRELOAD=$preload_lib" \
     -- "$bin/test_preload"
 done
+
+# The online choice between native and topocoll across hosts (3 hosts:
+# the ranks agree on every call's method; every result checked).
+run xtune_3hosts_221 'test_xtune np=.* 0 failed$' -- --hosts "2,2,1" --env TOPOCOLL_COMM_LAZY=0 \
+  --env TOPOCOLL_XTUNE=1 -- "$bin/test_xtune"
 
 # Cheap communicators across hosts, with the lazy default: contexts built,
 # kept and taken over, results checked, memory and descriptors flat.

@@ -16,6 +16,7 @@
 #include "../coll/ctx.h"
 #include "../hier/hier.h"
 #include "../coll/reduce.h"
+#include "../coll/xtune.h"
 #include "../xfer/region.h"
 #include "../nbc/nbc.h"
 #include "api_int.h"
@@ -102,6 +103,10 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
     info->built = !c->cold;
     info->lazy_calls = c->cold_calls;
     info->reused = c->reused;
+    info->bcast_native = c->bcast_flat;
+    info->reduce_native = c->reduce_flat;
+    info->allreduce_native = c->allreduce_flat;
+    info->allgather_native = c->allgather_flat;
     if (!c->enabled) {
         snprintf(info->mechanism_why, sizeof(info->mechanism_why), "%s",
                  c->cfg->disable ? "TOPOCOLL_DISABLE=1"
@@ -290,6 +295,14 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
         tc_api_why_native("MPI_Bcast", "small message across nodes (TOPOCOLL_BCAST_FLAT_MAX)");
         return PMPI_Bcast(buffer, count, datatype, root, comm);
     }
+    tc_xt_call_t xt;
+    if (tc_xtune_begin(c, TC_XT_BCAST, bytes, &xt) == TC_XT_NATIVE) {
+        c->bcast_flat++;
+        tc_api_why_native("MPI_Bcast", "the native was faster at this size (measured, TOPOCOLL_XTUNE)");
+        rc = PMPI_Bcast(buffer, count, datatype, root, comm);
+        tc_xtune_end(&xt);
+        return rc;
+    }
     tc_nb_drain(c);
 
     PMPI_Type_get_extent(datatype, &lb, &extent);
@@ -316,6 +329,7 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
         if (rc == MPI_SUCCESS && rank != root) PMPI_Unpack(tmp, psize, &pos, buffer, count, datatype, comm);
         free(tmp);
     }
+    tc_xtune_end(&xt);
     c->bcast_calls++;
     if (rc != MPI_SUCCESS) call_failed(c, comm, rc, "MPI_Bcast");
     return rc;
@@ -424,11 +438,21 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
         why = "small vector across nodes (TOPOCOLL_ALLREDUCE_FLAT_MAX)";
         goto native;
     }
+    tc_xt_call_t xt;
+    int rc;
+    if (tc_xtune_begin(c, TC_XT_ALLREDUCE, tc_span(&t, (size_t)count), &xt) == TC_XT_NATIVE) {
+        c->allreduce_flat++;
+        tc_api_why_native("MPI_Allreduce", "the native was faster at this size (measured, TOPOCOLL_XTUNE)");
+        rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        tc_xtune_end(&xt);
+        return rc;
+    }
     tc_nb_drain(c);
     tc_allreduce_t a;
-    int rc = tc_allreduce_init(&a, c, in, recvbuf, (size_t)count, &t);
+    rc = tc_allreduce_init(&a, c, in, recvbuf, (size_t)count, &t);
     if (rc == MPI_SUCCESS) rc = drive(c, &a, allreduce_work);
     tc_allreduce_fini(&a);
+    tc_xtune_end(&xt);
     c->allreduce_calls++;
     if (rc != MPI_SUCCESS) call_failed(c, comm, rc, "MPI_Allreduce");
     return rc;
@@ -489,11 +513,21 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
         why = "small vector across nodes (TOPOCOLL_REDUCE_FLAT_MAX)";
         goto native;
     }
+    tc_xt_call_t xt;
+    int rc;
+    if (tc_xtune_begin(c, TC_XT_REDUCE, tc_span(&t, (size_t)count), &xt) == TC_XT_NATIVE) {
+        c->reduce_flat++;
+        tc_api_why_native("MPI_Reduce", "the native was faster at this size (measured, TOPOCOLL_XTUNE)");
+        rc = native_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+        tc_xtune_end(&xt);
+        return rc;
+    }
     tc_nb_drain(c);
     tc_reduce_t r;
-    int rc = tc_reduce_init(&r, c, in, recvbuf, (size_t)count, &t, root, 1);
+    rc = tc_reduce_init(&r, c, in, recvbuf, (size_t)count, &t, root, 1);
     if (rc == MPI_SUCCESS) rc = drive(c, &r, reduce_work);
     tc_reduce_fini(&r);
+    tc_xtune_end(&xt);
     c->reduce_calls++;
     if (rc != MPI_SUCCESS) call_failed(c, comm, rc, "MPI_Reduce");
     return rc;
@@ -566,6 +600,14 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         why = "small blocks across nodes (TOPOCOLL_ALLGATHER_FLAT_MAX)";
         goto native;
     }
+    tc_xt_call_t xt;
+    if (tc_xtune_begin(c, TC_XT_ALLGATHER, block, &xt) == TC_XT_NATIVE) {
+        c->allgather_flat++;
+        tc_api_why_native("MPI_Allgather", "the native was faster at this size (measured, TOPOCOLL_XTUNE)");
+        rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        tc_xtune_end(&xt);
+        return rc;
+    }
     PMPI_Comm_size(comm, &size);
     PMPI_Comm_rank(comm, &rank);
 
@@ -608,6 +650,7 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     }
     free(rtmp);
     free(stmp);
+    tc_xtune_end(&xt);
     c->allgather_calls++;
     if (rc != MPI_SUCCESS) call_failed(c, comm, rc, "MPI_Allgather");
     return rc;

@@ -135,6 +135,12 @@ static tc_param_t g_params[] = {
     P_SIZE("TOPOCOLL_ALLGATHER_FLAT_MAX", "4K", 0, MAXB, allgather_flat_max,
            "several nodes: an Allgather of blocks of at most this many bytes goes to the native "
            "`MPI_Allgather`"),
+    P_INT("TOPOCOLL_XTUNE", "1", 0, 1, xtune,
+          "several nodes, messages (Allgather: blocks) above the `*_FLAT_MAX` and up to `TOPOCOLL_XTUNE_MAX`: "
+          "each communicator times the native collective and topocoll's, per size class, and keeps the faster "
+          "(`0`: topocoll's there)"),
+    P_SIZE("TOPOCOLL_XTUNE_MAX", "256K", 0, MAXB, xtune_max,
+           "the largest message (Allgather: block) `TOPOCOLL_XTUNE` measures; above, topocoll's algorithms"),
     P_INT("TOPOCOLL_BARRIER_FLAT", "1", 0, 1, barrier_flat,
           "`1`: on several nodes `MPI_Barrier` is the native barrier; `0`: topocoll's (a dissemination "
           "barrier inside each node around the leaders' native barrier)"),

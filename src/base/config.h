@@ -36,6 +36,9 @@ typedef struct tc_config {
     size_t allreduce_flat_max; /*   message, or Allgather's block) the native */
     size_t allgather_flat_max; /*   collective runs (its flat algorithms beat a
                                     hierarchy's hand-offs for small messages) */
+    int xtune;                 /* TOPOCOLL_XTUNE: 1 = on several nodes, above the
+                                  FLAT_MAX, measure native and topocoll (coll/xtune) */
+    size_t xtune_max;          /* TOPOCOLL_XTUNE_MAX: up to this size (bytes) */
     int barrier_flat;          /* TOPOCOLL_BARRIER_FLAT: 1 = the native barrier on
                                   several nodes */
     size_t chain_min;          /* TOPOCOLL_CHAIN_MIN: from this size, with 3 nodes or

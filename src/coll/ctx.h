@@ -36,6 +36,15 @@
  * (0 single copy, 1 CICO), and the calls seen. */
 typedef struct tc_tune_stat { double us[2]; unsigned n[2], calls; } tc_tune_stat_t;
 
+/* coll/xtune's statistics of one (collective, size class) on several
+ * nodes: calls seen since the last measurement (the same on every rank),
+ * the method in force, the start of the timed run under way (this rank's
+ * clock), and each method's (TC_XT_TOPO, TC_XT_NATIVE) best run on this
+ * rank (ns, 0: none yet). */
+enum { TC_XT_BCAST = 0, TC_XT_REDUCE, TC_XT_ALLREDUCE, TC_XT_ALLGATHER, TC_XT_COLLS };
+#define TC_XT_CLASSES 32   /* size classes: floor(log2(bytes)) */
+typedef struct tc_xt_class { uint32_t calls; int choice; double t_run; int64_t best_ns[2]; } tc_xt_class_t;
+
 /* Return values of the collectives' work steps (or an MPI error code). */
 enum { TC_OP_DONE = 0, TC_OP_PENDING = -1 };
 
@@ -78,8 +87,9 @@ typedef struct tc_ctx {
                                datatype, for blocks of ag_block bytes */
     size_t ag_block;
     tc_tune_stat_t tune[TC_TUNE_KINDS][TC_TUNE_BUCKETS];   /* coll/tune */
+    tc_xt_class_t xt[TC_XT_COLLS][TC_XT_CLASSES];          /* coll/xtune */
     /* calls run here, passed to the native MPI as a fallback, and left to
-     * it by choice on several nodes (tc_ctx_flat) */
+     * it by choice on several nodes (tc_ctx_flat, coll/xtune) */
     uint64_t bcast_calls, bcast_fallbacks, bcast_flat;
     uint64_t barrier_calls;
     uint64_t bytes_bcast_net;   /* Bcast bytes this process received from the network */

@@ -1,0 +1,84 @@
+/* coll/xtune -- see xtune.h. */
+#include "xtune.h"
+
+#include "../base/log.h"
+
+#include <stdint.h>
+
+enum {
+    TC_XT_WARM_RUNS = 2,   /* runs not timed (one of each method: first-use set-up) */
+    TC_XT_RUNS = 4,        /* timed runs, alternating: topocoll, native, topocoll, native */
+    TC_XT_RUN_MIN = 4,     /* calls per run, at least */
+    TC_XT_RUN_MAX = 64,    /* and at most */
+    TC_XT_PERIOD = 4096    /* calls of a class between two measurements, at least */
+};
+#define TC_XT_RUN_BYTES ((size_t)1 << 20)   /* a run moves about this much */
+
+static const char *const coll_name[TC_XT_COLLS] = { "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Allgather" };
+
+static int size_class(size_t bytes)
+{
+    int k = 0;
+    while (k < TC_XT_CLASSES - 1 && (bytes >> (k + 1)) != 0) k++;
+    return k;
+}
+
+/* Calls per run for messages of @bytes (a size class's least): about TC_XT_RUN_BYTES, so that a
+ * link's or a switch's buffers (a token bucket's burst on emulated hosts)
+ * cannot hide a method's bytes on the wire. */
+static uint32_t run_calls(size_t bytes)
+{
+    size_t n = TC_XT_RUN_BYTES / (bytes ? bytes : 1);
+    return n < TC_XT_RUN_MIN ? TC_XT_RUN_MIN : n > TC_XT_RUN_MAX ? TC_XT_RUN_MAX : (uint32_t)n;
+}
+
+/* The decision, collective over c->pcomm: each method's best run on the
+ * slowest rank; topocoll's on a tie or when the maximum cannot be taken. */
+static int decide(const tc_ctx_t *c, const tc_xt_class_t *k, int coll, size_t bytes, uint32_t calls)
+{
+    int64_t all[2];
+    if (PMPI_Allreduce(k->best_ns, all, 2, MPI_INT64_T, MPI_MAX, c->pcomm) != MPI_SUCCESS) return TC_XT_TOPO;
+    int m = all[TC_XT_NATIVE] < all[TC_XT_TOPO] ? TC_XT_NATIVE : TC_XT_TOPO;
+    if (c->map.rank == 0)
+        tc_debug(c->cfg, 1, "%s of %zu B and up (a size class) on %d processes: topocoll %.1f us, native %.1f us "
+                 "per call (best of %d runs of %u, slowest rank): %s", coll_name[coll], bytes, c->map.size,
+                 (double)all[TC_XT_TOPO] / calls / 1e3, (double)all[TC_XT_NATIVE] / calls / 1e3, TC_XT_RUNS / 2,
+                 calls, m == TC_XT_NATIVE ? "native" : "topocoll");
+    return m;
+}
+
+int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, tc_xt_call_t *x)
+{
+    x->cls = NULL;
+    x->method = TC_XT_TOPO;
+    if (!c->cfg->xtune || c->map.nnodes < 2 || bytes > c->cfg->xtune_max) return TC_XT_TOPO;
+    int cls = size_class(bytes);
+    tc_xt_class_t *k = &c->xt[coll][cls];
+    const uint32_t b = run_calls((size_t)1 << cls), runs = TC_XT_WARM_RUNS + TC_XT_RUNS, explore = runs * b;
+    uint32_t i = k->calls++;
+    if (i < explore) {
+        uint32_t run = i / b, j = i % b;
+        x->method = (int)(run & 1);
+        if (run < TC_XT_WARM_RUNS) return x->method;
+        if (j == 0) {   /* a run starts together (an untimed barrier) */
+            if (PMPI_Barrier(c->pcomm) != MPI_SUCCESS) return x->method;
+            k->t_run = PMPI_Wtime();
+        }
+        if (j == b - 1) x->cls = k;   /* the run ends with this call */
+        return x->method;
+    }
+    if (i == explore) k->choice = decide(c, k, coll, (size_t)1 << cls, b);
+    if (i >= explore + TC_XT_PERIOD + 16 * explore) {   /* measure again from the next call */
+        k->calls = 0;
+        k->best_ns[0] = k->best_ns[1] = 0;
+    }
+    return x->method = k->choice;
+}
+
+void tc_xtune_end(const tc_xt_call_t *x)
+{
+    if (!x->cls) return;
+    int64_t ns = (int64_t)((PMPI_Wtime() - x->cls->t_run) * 1e9);
+    int64_t *best = &x->cls->best_ns[x->method];
+    if (*best == 0 || ns < *best) *best = ns > 0 ? ns : 1;
+}

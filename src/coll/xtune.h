@@ -1,0 +1,75 @@
+/*
+ * coll/xtune -- online choice, per communicator and size class, between
+ * the native collective and topocoll's hierarchical one, on several nodes.
+ *
+ * Why: across nodes, which of the two wins for messages of 8 B to a few
+ * hundred KiB depends on what no static threshold sees: how the ranks are
+ * mapped onto the nodes (by slot or by node, which decides how many bytes
+ * the native algorithms put on each host's link), the native library's
+ * own algorithm choice, the link's latency.  Measured on 4 emulated hosts
+ * x 2 ranks at 1 Gbit/s, Open MPI: an Allgather of 8 KiB blocks takes 691
+ * µs through the leaders whatever the mapping, natively 828 µs by slot
+ * but 417 µs by node (its recursive doubling then puts only each host's
+ * own blocks on the link, at 1.06x the link bound).  So, as STAR-MPI does
+ * for algorithms and as HAN's and MPICH's tables do offline, each
+ * communicator measures both and keeps the faster.
+ *
+ * Protocol.  Collectives on a communicator are called in the same order
+ * on every rank with the same message size, so every rank counts the same
+ * calls in each (collective, size class) and needs no message to agree on
+ * a method until the decision.  A class's first calls are runs of
+ * consecutive calls of one method, alternating: topocoll, native
+ * (untimed: first-use set-up such as TCP connections), then two of each,
+ * timed.  A run is about 1 MiB of messages (4 to 64 calls), so that the
+ * buffers of a link or a switch (a token bucket's burst on emulated
+ * hosts) cannot hide the bytes a method puts on the wire.  A run starts
+ * with a barrier on the private communicator (untimed) and each rank
+ * times it from there to its last call's return: the slowest rank's time
+ * is the run's time back to back, as topocoll_bench measures, pipelining
+ * included.  (Timed call by call instead, a method that returns early and
+ * leaves work queued, a Reduce's eager sends still crossing the link, is
+ * charged to the calls that follow, the other method's.)  The next call
+ * takes, for each method, its best run on the slowest rank (one
+ * MPI_Allreduce with MPI_MAX of two int64 on the private communicator:
+ * every rank gets the same integers, so the same answer) and keeps the
+ * faster method, topocoll's on a tie.  The best run, not the mean: a
+ * one-off (a connection's set-up, another job's burst) cannot decide.
+ * The class measures again after TC_XT_PERIOD calls, and at least 16
+ * times its measurement's length.  Blocking calls only; nonblocking
+ * collectives keep the static choice.
+ *
+ * Range: several nodes, TOPOCOLL_XTUNE=1 (default), messages (Allgather:
+ * blocks) above the collective's TOPOCOLL_*_FLAT_MAX, where the native
+ * always runs, and at most TOPOCOLL_XTUNE_MAX.
+ *
+ * Owns: the statistics (tc_ctx_t.xt).  May call: coll/ctx, base/, PMPI.
+ */
+#ifndef TC_COLL_XTUNE_H
+#define TC_COLL_XTUNE_H
+
+#include "ctx.h"
+
+#include <stddef.h>
+
+enum { TC_XT_TOPO = 0, TC_XT_NATIVE = 1 };   /* the methods */
+
+/* One call's part (on the caller's stack). */
+typedef struct tc_xt_call {
+    tc_xt_class_t *cls;   /* its class when the call ends a timed run, else NULL */
+    int method;           /* TC_XT_* */
+} tc_xt_call_t;
+
+/**
+ * The method for this call of collective @coll (TC_XT_BCAST...) moving
+ * @bytes (Allgather: the block) on @c, a built context.  Collective over
+ * @c's communicator when it decides (one MPI_Allreduce): call it on every
+ * rank, at the same point of the call, with the same @bytes.  Fills @x;
+ * pass it to tc_xtune_end when the call returns.  Outside the range
+ * (above) it returns TC_XT_TOPO and measures nothing.
+ */
+int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, tc_xt_call_t *x);
+
+/** The call of @x returned: when it ends a timed run, the run joins its class's samples. */
+void tc_xtune_end(const tc_xt_call_t *x);
+
+#endif
