@@ -1,5 +1,5 @@
 /*
- * test_xtune -- coll/xtune, the online choice between the native
+ * test_xtune [BYTES...] -- coll/xtune, the online choice between the native
  * collective and topocoll's on several nodes (run it on virtual or real
  * nodes with TOPOCOLL_XTUNE=1).  For each size, calls of each of Bcast
  * (rotating roots), Reduce (rotating roots), Allreduce and Allgather
@@ -52,9 +52,13 @@ int main(int argc, char **argv)
     topocoll_comm_info_t info;
     topocoll_comm_query(comm, &info);
     if (rank == 0) printf("test_xtune: np=%d, %d nodes\n", size, info.nnodes);
-    const size_t sizes[] = { 8, 1000, 16384, 200000, 1 << 20 };
+    size_t sizes[16] = { 8, 1000, 16384, 200000, 1 << 20 }, nsizes = 5;
+    if (argc > 1) {   /* the sizes to test (bytes), instead */
+        nsizes = 0;
+        for (int i = 1; i < argc && nsizes < 16; i++) sizes[nsizes++] = (size_t)strtoull(argv[i], NULL, 10);
+    }
     const char *names[] = { "Bcast", "Reduce", "Allreduce", "Allgather" };
-    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+    for (size_t si = 0; si < nsizes; si++) {
         size_t bytes = sizes[si], n = bytes / sizeof(int);
         int *a = malloc(bytes), *b = malloc(bytes), *ref = malloc(bytes);
         int *ga = malloc(bytes * (size_t)size), *gref = malloc(bytes * (size_t)size);

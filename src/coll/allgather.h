@@ -43,6 +43,13 @@
 
 enum { TC_AG_USE_CICO = 0, TC_AG_USE_LEADER, TC_AG_USE_RING };
 
+/* The leaders' ring pieces in flight, each way. */
+#define TC_AG_WINDOW 8
+
+/* A position in a leader's stream of ring pieces: step, run of the
+ * step's node, offset in the run (bytes), index in the stream. */
+typedef struct tc_ag_cur { int k, run; size_t off, q; } tc_ag_cur_t;
+
 typedef struct tc_allgather {
     tc_ctx_t *ctx;
     const char *in;         /* this rank's block (inside out when MPI_IN_PLACE) */
@@ -55,15 +62,18 @@ typedef struct tc_allgather {
                                of the local processes */
     int posted, wrote;
     /* leader-based */
-    const MPI_Datatype *ntype; /* leaders: [nnodes] the blocks of each node
-                                  (the context's, see node_types) */
+    int *run_of, *runs;     /* leaders: each node's runs of consecutive ranks */
+    size_t *rbase, *sbase;  /* leaders: [nnodes] pieces before each ring step,
+                               received and sent */
+    size_t stotal;          /* leaders: pieces to send */
+    tc_ag_cur_t rpost, rdone, spost;   /* leaders: the streams' cursors */
+    size_t sdone_q;         /* leaders: sends completed */
     size_t steps;           /* leaders: ring steps completed */
     size_t got;             /* non-leaders: nodes copied */
     int src;                /* non-leaders: local rank whose buffer they read the
                                other nodes' blocks from (the leader, or their
                                package's relay: HierKNEM 4.1) */
     int relay;              /* 1: another local process reads from us */
-    int nsent;
     /* ring */
     int left, right, lsame, rsame;
     size_t have, sent, sdone, rposted;

@@ -49,7 +49,6 @@ static void ctx_free(tc_ctx_t *c)
     tc_shm_destroy(c->shm);
     free(c->scratch);
     for (int i = 0; i < TC_CTX_BUFS; i++) free(c->buf[i]);
-    tc_ctx_free_types(c);
     tc_nodemap_free(&c->map);
     if (c->llcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->llcomm);
     if (c->slice != MPI_COMM_NULL) PMPI_Comm_free(&c->slice);
@@ -241,15 +240,6 @@ static int pool_take(tc_ctx_t *c, MPI_Comm comm)
     }
     pthread_mutex_unlock(&g_pool_lock);
     return taken;
-}
-
-void tc_ctx_free_types(tc_ctx_t *c)
-{
-    for (int n = 0; c->ag_types && n < c->map.nnodes; n++)
-        if (c->ag_types[n] != MPI_DATATYPE_NULL) PMPI_Type_free(&c->ag_types[n]);
-    free(c->ag_types);
-    c->ag_types = NULL;
-    c->ag_block = 0;
 }
 
 char *tc_ctx_buf(tc_ctx_t *c, int which, size_t bytes)

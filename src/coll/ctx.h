@@ -83,9 +83,6 @@ typedef struct tc_ctx {
                                one blocking collective runs at a time */
     char *buf[TC_CTX_BUFS]; /* the collectives' large buffers (tc_ctx_buf) */
     size_t buf_size[TC_CTX_BUFS];
-    MPI_Datatype *ag_types; /* Allgather leaders: each node's blocks as one
-                               datatype, for blocks of ag_block bytes */
-    size_t ag_block;
     tc_tune_stat_t tune[TC_TUNE_KINDS][TC_TUNE_BUCKETS];   /* coll/tune */
     tc_xt_class_t xt[TC_XT_COLLS][TC_XT_CLASSES];          /* coll/xtune */
     /* calls run here, passed to the native MPI as a fallback, and left to
@@ -179,8 +176,6 @@ int tc_ctx_flat(const tc_ctx_t *c, size_t bytes, size_t flat_max);
  *  freed; each ends as MPI_REQUEST_NULL.  Local. */
 void tc_req_abandon(MPI_Request *r, int n);
 
-/** Free the Allgather node datatypes (local). */
-void tc_ctx_free_types(tc_ctx_t *c);
 
 /** The context of @comm if one exists (local, never creates). */
 tc_ctx_t *tc_ctx_lookup(MPI_Comm comm);
