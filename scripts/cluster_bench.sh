@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cluster_bench.sh OUTDIR [openmpi|mpich] [--quick]
+# cluster_bench.sh OUTDIR [openmpi|mpich] [--quick|--sweep]
 #
 # topocoll against the native MPI across emulated hosts (scripts/cluster.sh:
 # network namespaces on a bridge, 1 Gbit/s links shaped with tbf in both
@@ -18,13 +18,15 @@
 # every emulated host together: the emulated hosts share them, so the MPI
 # libraries' waiters are told to give the core away (Open MPI:
 # mpi_yield_when_idle=1; topocoll: TOPOCOLL_NAP=50, which scripts/cluster.sh
-# sets for its jobs).  --quick: section 2 only at 4 hosts x 2 by slot.
+# sets for its jobs).  --quick: section 2 only at 4 hosts x 2 by slot;
+# --sweep: sections 1 and 2.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:?usage: cluster_bench.sh OUTDIR [openmpi|mpich] [--quick]}
+out=${1:?usage: cluster_bench.sh OUTDIR [openmpi|mpich] [--quick|--sweep]}
 mpi=${2:-openmpi}
-quick=0
+quick=0 sweep=0
 [[ ${3:-} == --quick ]] && quick=1
+[[ ${3:-} == --sweep ]] && sweep=1
 build=$root/build
 [[ $mpi == mpich ]] && build=$root/build-mpich
 [[ -x $build/topocoll_bench ]] || "$root/scripts/build.sh" "$build" "$mpi"
@@ -83,7 +85,7 @@ for map in "${maps[@]}"; do
       --title "topocoll vs $mpi: 4 emulated hosts x 2 ranks (by $map), 1 Gbit/s links" || true
   fi
 done
-((quick)) && exit 0
+((quick || sweep)) && exit 0
 
 for rate in 1gbit unlimited; do
   for layout in 2x1 2x2 4x1 4x2; do

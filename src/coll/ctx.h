@@ -148,9 +148,9 @@ char *tc_ctx_buf(tc_ctx_t *c, int which, size_t bytes);
  *  process. */
 int tc_ctx_chain(const tc_ctx_t *c, size_t bytes);
 
-/* The inter-node message (bytes) of the chains (Bcast, Reduce) and of
- * the slices' rings (Allreduce: a ring chunk, so a segment is
- * TC_NET_SEG x nodes x slices).  S segments take S + N - 2 segment
+/* The inter-node message (bytes) of the chains (Bcast, Reduce), of the
+ * slices' rings (Allreduce: a ring chunk, so a segment is TC_NET_SEG x
+ * nodes x slices) and of the Allgather leaders' ring (a piece).  S segments take S + N - 2 segment
  * times along N nodes, so small segments pipeline best, and 32 KiB stays
  * below the eager limit of the MPI libraries' TCP transports (Open MPI's
  * btl_tcp_eager_limit is 64 KiB with headers), so no segment waits for a

@@ -22,21 +22,20 @@
  * (untimed: first-use set-up such as TCP connections), then two of each,
  * timed.  A run is about 1 MiB of messages (4 to 64 calls), so that the
  * buffers of a link or a switch (a token bucket's burst on emulated
- * hosts) cannot hide the bytes a method puts on the wire.  A run starts
- * with a barrier on the private communicator (untimed) and each rank
- * times it from there to its last call's return: the slowest rank's time
- * is the run's time back to back, as topocoll_bench measures, pipelining
- * included.  (Timed call by call instead, a method that returns early and
- * leaves work queued, a Reduce's eager sends still crossing the link, is
- * charged to the calls that follow, the other method's.)  The next call
- * takes, for each method, its best run on the slowest rank (one
- * MPI_Allreduce with MPI_MAX of two int64 on the private communicator:
- * every rank gets the same integers, so the same answer) and keeps the
- * faster method, topocoll's on a tie.  The best run, not the mean: a
- * one-off (a connection's set-up, another job's burst) cannot decide.
- * The class measures again after TC_XT_PERIOD calls, and at least 16
- * times its measurement's length.  Blocking calls only; nonblocking
- * collectives keep the static choice.
+ * hosts) cannot hide the bytes a method puts on the wire.  Each rank
+ * times a run's calls, entry to return, but its first (which absorbs the
+ * other method's stragglers), plus a barrier on the private communicator
+ * after its last: the barrier pays what the run left queued (a Reduce's
+ * eager sends still crossing the link, which timed call by call were
+ * charged to the next run, the other method's), while the application's
+ * work between calls is not counted.  The next call takes, for each
+ * method, its best run on the slowest rank (one MPI_Allreduce with
+ * MPI_MAX of two int64 on the private communicator: every rank gets the
+ * same integers, so the same answer): the native runs from then on if it
+ * was faster by TC_XT_MARGIN, topocoll otherwise.  The best run, not the
+ * mean: a one-off cannot decide.  The class measures again after
+ * TC_XT_PERIOD calls, and at least 16 times its measurement's length.
+ * Blocking calls only; nonblocking collectives keep the static choice.
  *
  * Range: several nodes, TOPOCOLL_XTUNE=1 (default), messages (Allgather:
  * blocks) above the collective's TOPOCOLL_*_FLAT_MAX, where the native
@@ -55,8 +54,11 @@ enum { TC_XT_TOPO = 0, TC_XT_NATIVE = 1 };   /* the methods */
 
 /* One call's part (on the caller's stack). */
 typedef struct tc_xt_call {
-    tc_xt_class_t *cls;   /* its class when the call ends a timed run, else NULL */
+    tc_xt_class_t *cls;   /* its class when the call is timed, else NULL */
     int method;           /* TC_XT_* */
+    int last;             /* 1: it ends a timed run */
+    double t0;            /* PMPI_Wtime at entry */
+    tc_ctx_t *c;
 } tc_xt_call_t;
 
 /**
