@@ -39,11 +39,18 @@ typedef struct tc_tune_stat { double us[2]; unsigned n[2], calls; } tc_tune_stat
 /* coll/xtune's statistics of one (collective, size class) on several
  * nodes: calls seen since the last measurement (the same on every rank),
  * the method in force, the start of the timed run under way (this rank's
- * clock), and each method's (TC_XT_TOPO, TC_XT_NATIVE) best run on this
- * rank (ns, 0: none yet). */
+ * clock), and each method's (TC_XT_TOPO, TC_XT_NATIVE) timed runs on this
+ * rank (ns). */
 enum { TC_XT_BCAST = 0, TC_XT_REDUCE, TC_XT_ALLREDUCE, TC_XT_ALLGATHER, TC_XT_COLLS };
 #define TC_XT_CLASSES 32   /* size classes: floor(log2(bytes)) */
-typedef struct tc_xt_class { uint32_t calls; int choice; double t_run; int64_t best_ns[2]; } tc_xt_class_t;
+#define TC_XT_TIMED 3       /* timed runs of each method */
+typedef struct tc_xt_class {
+    uint32_t calls;
+    int choice;
+    double t_run;
+    int64_t run_ns[2][TC_XT_TIMED];
+    int nrun[2];
+} tc_xt_class_t;
 
 /* Return values of the collectives' work steps (or an MPI error code). */
 enum { TC_OP_DONE = 0, TC_OP_PENDING = -1 };

@@ -19,22 +19,23 @@
  * calls in each (collective, size class) and needs no message to agree on
  * a method until the decision.  A class's first calls are runs of
  * consecutive calls of one method, alternating: topocoll, native
- * (untimed: first-use set-up such as TCP connections), then two of each,
- * timed.  A run is about 1 MiB of messages (4 to 64 calls), so that the
- * buffers of a link or a switch (a token bucket's burst on emulated
+ * (untimed: first-use set-up such as TCP connections), then three of
+ * each, timed.  A run is about 1 MiB of messages (4 to 64 calls), so that
+ * the buffers of a link or a switch (a token bucket's burst on emulated
  * hosts) cannot hide the bytes a method puts on the wire.  Each rank
  * times a run's calls, entry to return, but its first (which absorbs the
  * other method's stragglers), plus a barrier on the private communicator
  * after its last: the barrier pays what the run left queued (a Reduce's
  * eager sends still crossing the link, which timed call by call were
  * charged to the next run, the other method's), while the application's
- * work between calls is not counted.  The next call takes, for each
- * method, its best run on the slowest rank (one MPI_Allreduce with
- * MPI_MAX of two int64 on the private communicator: every rank gets the
- * same integers, so the same answer): the native runs from then on if it
- * was faster by TC_XT_MARGIN, topocoll otherwise.  The best run, not the
- * mean: a one-off cannot decide.  The class measures again after
- * TC_XT_PERIOD calls, and at least 16 times its measurement's length.
+ * work between calls is not counted.  The next call takes each method's
+ * median run on the slowest rank (one MPI_Allreduce with MPI_MAX of two
+ * int64 on the private communicator: every rank gets the same integers,
+ * so the same answer): the native runs from then on if it was faster by
+ * TC_XT_MARGIN, topocoll otherwise.  The median, so that one lucky or
+ * unlucky run cannot decide.
+ * The class measures again after TC_XT_PERIOD calls, and at least 16
+ * times its measurement's length.
  * Blocking calls only; nonblocking collectives keep the static choice.
  *
  * Range: several nodes, TOPOCOLL_XTUNE=1 (default), messages (Allgather:
