@@ -619,7 +619,9 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     int scontig = in_place || tc_api_contiguous(sendcount, sendtype, block, &slb);
     char *rtmp = NULL, *stmp = NULL;
     char *out = rcontig ? (char *)recvbuf + rlb : NULL;
-    if (!rcontig && !(rtmp = malloc(block * (size_t)size))) { fb = 1; goto native; }
+    /* (no memory: a failure on this rank, not the native path, which the
+     * other ranks are not taking) */
+    if (!rcontig && !(rtmp = malloc(block * (size_t)size))) { rc = MPI_ERR_NO_MEM; goto done; }
     if (!rcontig) out = rtmp;
     const char *in;
     if (in_place) {
@@ -635,7 +637,7 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         in = (const char *)sendbuf + slb;
     } else {
         int pos = 0;
-        if (!(stmp = malloc(block))) { free(rtmp); fb = 1; goto native; }
+        if (!(stmp = malloc(block))) { rc = MPI_ERR_NO_MEM; goto done; }
         PMPI_Pack(sendbuf, sendcount, sendtype, stmp, (int)block, &pos, comm);
         in = stmp;
     }
@@ -648,6 +650,7 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         int pos = 0;
         PMPI_Unpack(rtmp, (int)(block * (size_t)size), &pos, recvbuf, recvcount * size, recvtype, comm);
     }
+done:
     free(rtmp);
     free(stmp);
     tc_xtune_end(&xt);
