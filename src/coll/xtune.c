@@ -23,11 +23,12 @@ enum {
 
 static const char *const coll_name[TC_XT_COLLS] = { "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Allgather" };
 
+/* floor(log2(bytes)), at most TC_XT_CLASSES - 1 (on every blocking call
+ * in range: one instruction, not a loop) */
 static int size_class(size_t bytes)
 {
-    int k = 0;
-    while (k < TC_XT_CLASSES - 1 && (bytes >> (k + 1)) != 0) k++;
-    return k;
+    int k = bytes ? 63 - __builtin_clzll((unsigned long long)bytes) : 0;
+    return k < TC_XT_CLASSES - 1 ? k : TC_XT_CLASSES - 1;
 }
 
 /* Calls per run for messages of @bytes (a size class's least): about TC_XT_RUN_BYTES, so that a
