@@ -21,6 +21,17 @@
  * tighter bound).
  * Every result is validated against the native one before timing.
  *
+ * --warm, --imb: the warm regimes, one buffer reused as an iterative
+ * application (and OSU, IMB) does.  --warm is OSU's method: untimed
+ * warm-up calls, then each call timed alone with a barrier after it, the
+ * per-rank mean reported as its average, minimum and maximum across ranks
+ * in OSU's columns ("Avg Latency(us)" ...); --imb is IMB-MPI1's: the calls
+ * back to back after a barrier, t_min/t_max/t_avg.  Native and topocoll
+ * still alternate repetition by repetition, each column the median over
+ * repetitions; the ratio compares the averages; the reference is the
+ * memcpy between the same two warm buffers, every process of the host at
+ * once.
+ *
  * --mech (allgather, every process on one host): two copy-mechanism floors
  * timed in the same repetitions, so a figure can be read against what the
  * host allows.  Each is the least an Allgather needs with that mechanism:
@@ -49,7 +60,7 @@
  *
  *   mpirun -np 2 topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier]
  *          [--min 4K] [--max 16M] [--reps 11] [--iters N] [--root R] [--pool 64M]
- *          [--csv FILE] [--link RATE] [--net]
+ *          [--csv FILE] [--link RATE] [--net] [--warm | --imb]
  *
  * --overlap [--size 2M]: the nonblocking collectives' overlap, built like
  * the progress-threads paper's tool (section 7, IMB-NBC's method): for
@@ -96,7 +107,14 @@ typedef struct opts {
     int churn;          /* --comm-churn: communicator dup + calls + free */
     int churn_calls;    /* --calls: collectives per communicator */
     int size_set;       /* --size given */
+    int regime;         /* R_COLD (rotating pool), R_OSU (--warm), R_IMB (--imb) */
+    int nb;             /* --nb: topocoll's blocking call against its nonblocking one */
 } opts_t;
+
+/* The regimes: a rotating pool larger than the last-level cache (every
+ * call starts cold), or one buffer reused as OSU (barrier between calls,
+ * each call timed alone) and IMB (calls back to back) measure. */
+enum { R_COLD, R_OSU, R_IMB };
 
 /* The hosts (--link, --net): this process's host communicator, the number
  * of hosts, the most processes on one, and whether we read the counters. */
@@ -122,7 +140,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier] [--min SIZE]\n"
                "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
-               "                      [--csv FILE] [--mech] [--link RATE] [--net]\n"
+               "                      [--csv FILE] [--mech] [--link RATE] [--net] [--warm | --imb]\n"
                "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n"
                "       topocoll_bench --comm-churn [--coll C] [--size 8K] [--calls K] [--iters N] [--reps R]\n"
                "       topocoll_bench --help | --version\n"
@@ -135,7 +153,12 @@ static void usage(FILE *f)
                "  --reps R        repetitions, the median is reported (default 11)\n"
                "  --iters N       calls per repetition (default: by size)\n"
                "  --root R        root of bcast and reduce (default 0)\n"
-               "  --pool SIZE     rotating buffers per process (default 64M)\n"
+               "  --pool SIZE     rotating buffers per process (default 64M): the cold regime\n"
+               "  --warm          one buffer reused, OSU's method: warm-up calls, each call timed\n"
+               "                  alone with a barrier after it; avg/min/max across ranks\n"
+               "  --imb           one buffer reused, IMB's method: calls back to back; t_min/t_max/t_avg\n"
+               "  --nb            topocoll's blocking call (native columns) against its nonblocking call\n"
+               "                  followed at once by the wait (topocoll columns)\n"
                "  --csv FILE      also write the table as CSV\n"
                "  --mech          allgather on one host: the mapped and CMA copy floors\n"
                "  --link RATE     link bits/s (1G, 100M): the link bound beside each figure\n"
@@ -189,10 +212,11 @@ static int parse(int argc, char **argv, opts_t *o)
         { "mech", no_argument, 0, 'X' },       { "help", no_argument, 0, 'h' },
         { "link", required_argument, 0, 'L' }, { "net", no_argument, 0, 'N' },
         { "version", no_argument, 0, 'V' }, { "comm-churn", no_argument, 0, 'C' },
-        { "calls", required_argument, 0, 'k' },
+        { "calls", required_argument, 0, 'k' }, { "warm", no_argument, 0, 'W' },
+        { "imb", no_argument, 0, 'I' }, { "nb", no_argument, 0, 'B' },
         { 0, 0, 0, 0 }
     };
-    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL, 0, 2 << 20, 0, 0, 0, 0, 1, 0 };
+    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL, 0, 2 << 20, 0, 0, 0, 0, 1, 0, R_COLD, 0 };
     int ch;
     opterr = 0;   /* our messages, on stderr */
     while ((ch = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
@@ -211,6 +235,9 @@ static int parse(int argc, char **argv, opts_t *o)
         case 'X': o->mech = 1; break;
         case 'N': o->net = 1; break;
         case 'C': o->churn = 1; break;
+        case 'W': o->regime = R_OSU; break;
+        case 'I': o->regime = R_IMB; break;
+        case 'B': o->nb = 1; break;
         case 'k': if (opt_int("calls", optarg, 0, &o->churn_calls) != 0) return -1; break;
         case 'L': {
             char *end;
@@ -255,11 +282,33 @@ static int parse(int argc, char **argv, opts_t *o)
     return 0;
 }
 
+/* --nb: the "native" side is topocoll's blocking call, the "topocoll" side
+ * its nonblocking one followed at once by the wait. */
+static int g_nb_vs_blocking;
+
+/* topocoll's nonblocking collective @coll, then its wait. */
+static int run_nb(MPI_Comm w, int coll, char *sbuf, char *rbuf, size_t bytes, int root)
+{
+    int n = (int)(bytes / sizeof(double)), rc;
+    MPI_Request r;
+    switch (coll) {
+    case C_BCAST: rc = topocoll_ibcast(sbuf, (int)bytes, MPI_BYTE, root, w, &r); break;
+    case C_REDUCE: rc = topocoll_ireduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w, &r); break;
+    case C_ALLREDUCE: rc = topocoll_iallreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w, &r); break;
+    default: rc = topocoll_iallgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w, &r); break;
+    }
+    return rc != MPI_SUCCESS ? rc : topocoll_wait(&r, MPI_STATUS_IGNORE);
+}
+
 /* One call of collective @coll, native (PMPI) or topocoll.  @bytes is the
  * message size (doubles for the reductions, bytes otherwise). */
 static int run_on(MPI_Comm w, int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
 {
     int n = (int)(bytes / sizeof(double));
+    if (g_nb_vs_blocking) {
+        if (!native) return run_nb(w, coll, sbuf, rbuf, bytes, root);
+        native = 0;   /* topocoll's blocking call */
+    }
     switch (coll) {
     case C_BCAST: return native ? PMPI_Bcast(sbuf, (int)bytes, MPI_BYTE, root, w)
                                 : topocoll_bcast(sbuf, (int)bytes, MPI_BYTE, root, w);
@@ -327,6 +376,42 @@ static double time_coll(int coll, int native, char **spool, char **rpool, int np
     }
     PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return tmax;
+}
+
+/* One repetition on one reused buffer (the warm regimes): @skip untimed
+ * calls, then @iters timed ones.  OSU (@imb 0) times each call alone and
+ * puts a barrier after it (osu_bcast's loop); IMB (@imb 1) times the
+ * @iters calls back to back after one barrier (IMB-MPI1's loop).  @t gets
+ * the mean per call across ranks, seconds: t[0] average, t[1] minimum,
+ * t[2] maximum (OSU's Avg/Min/Max Latency, IMB's t_avg/t_min/t_max). */
+static void time_warm(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int skip, int iters, int root,
+                      int imb, double t[3])
+{
+    double timer = 0, sum;
+    int size;
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 0; i < skip; i++) {
+        run(coll, native, sbuf, rbuf, bytes, root);
+        if (!imb) PMPI_Barrier(MPI_COMM_WORLD);
+    }
+    PMPI_Barrier(MPI_COMM_WORLD);
+    if (imb) {
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < iters; i++) run(coll, native, sbuf, rbuf, bytes, root);
+        timer = MPI_Wtime() - t0;
+    } else {
+        for (int i = 0; i < iters; i++) {
+            double t0 = MPI_Wtime();
+            run(coll, native, sbuf, rbuf, bytes, root);
+            timer += MPI_Wtime() - t0;
+            PMPI_Barrier(MPI_COMM_WORLD);
+        }
+    }
+    double lat = timer / iters;
+    PMPI_Allreduce(&lat, &t[1], 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    PMPI_Allreduce(&lat, &t[2], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(&lat, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    t[0] = sum / size;
 }
 
 /* Bytes the busiest host's link must carry in one direction (see the
@@ -398,6 +483,107 @@ static double must_move(int coll, size_t n, int p)
     case C_ALLREDUCE: return 2.0 * (double)n * (p - 1) / p;
     default: return (double)n * (p - 1);
     }
+}
+
+/* ---- --warm, --imb: one buffer reused (OSU's and IMB's method) ---------------- */
+
+static void warm_header(const opts_t *o, int coll, int size, const topocoll_comm_info_t *info)
+{
+    int imb = o->regime == R_IMB;
+    printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host%s\n", o->coll, size,
+           info->nnodes, info->local_size, sysconf(_SC_NPROCESSORS_ONLN),
+           coll == C_REDUCE || coll == C_ALLREDUCE ? "; MPI_DOUBLE, MPI_SUM" : "");
+    printf("# %s: one buffer reused (warm caches), %s; intra-node %s; median of %d reps,\n"
+           "# native and topocoll interleaved%s\n", imb ? "IMB's method (--imb)" : "OSU's method (--warm)",
+           imb ? "untimed warm-up calls, then the calls back to back after a barrier"
+               : "untimed warm-up calls, then each call timed alone with a barrier after it",
+           info->single_copy ? "single copy (CMA)" : "copy-in/copy-out", o->reps,
+           coll == C_BCAST || coll == C_REDUCE ? (o->root ? "; root != 0" : "; root 0") : "");
+    printf("# first columns: topocoll in %s's format (per-rank mean per call; average, minimum, maximum\n"
+           "# across ranks); then the native's; ratio = native/topocoll on the average (>1: faster);\n"
+           "# ref_all_us = bytes each process must move / memcpy bandwidth, every process of the host\n"
+           "# copying at once between the same two warm buffers\n", imb ? "IMB" : "OSU");
+    if (imb)
+        printf("%13s %12s %12s %12s %12s %12s %12s %12s %7s %10s %8s\n", "#bytes", "#repetitions", "t_min[usec]",
+               "t_max[usec]", "t_avg[usec]", "nat_t_min", "nat_t_max", "nat_t_avg", "ratio", "ref_all_us", "GB/s_all");
+    else
+        printf("%-10s%18s%18s%18s%12s%12s%12s%12s%8s%11s%9s\n", "# Size", "Avg Latency(us)", "Min Latency(us)",
+               "Max Latency(us)", "Iterations", "native_avg", "native_min", "native_max", "ratio", "ref_all_us",
+               "GB/s_all");
+}
+
+/* The warm regimes (see time_warm): native and topocoll interleaved, the
+ * median of each column over the repetitions.  Returns nonzero if a
+ * result differed from the native one. */
+static int bench_warm(const opts_t *o, int coll, int rank, int size, FILE *csv, MPI_Comm host,
+                      const topocoll_comm_info_t *info)
+{
+    int imb = o->regime == R_IMB, invalid = 0;
+    if (rank == 0) warm_header(o, coll, size, info);
+    if (csv) fprintf(csv, "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps,ref_all_us,"
+                          "memcpy_all_GBps,regime,iters,native_min_us,native_max_us,topocoll_min_us,"
+                          "topocoll_max_us\n");
+    double (*tn)[3] = calloc((size_t)o->reps, sizeof(*tn)), (*tt)[3] = calloc((size_t)o->reps, sizeof(*tt));
+    double *v = malloc((size_t)o->reps * sizeof(double));
+    for (size_t bytes = o->min; bytes <= o->max; bytes *= 2) {
+        size_t sbytes = bytes, rbytes = coll == C_ALLGATHER ? bytes * (size_t)size : bytes;
+        if (coll == C_REDUCE || coll == C_ALLREDUCE) sbytes = rbytes = bytes / sizeof(double) * sizeof(double);
+        if (sbytes == 0) continue;
+        char *sb[2], *rb[2];   /* [0]: the collectives' buffers; [1]: memcpy_ref's source */
+        for (int i = 0; i < 2; i++) {
+            sb[i] = malloc(sbytes);
+            rb[i] = malloc(rbytes);
+            memset(sb[i], rank, sbytes);
+            memset(rb[i], rank, rbytes);
+        }
+        /* OSU: 1000 calls up to 8 KiB, 100 above; fewer on big messages */
+        size_t traffic = (sbytes + rbytes) * (size_t)(size > 1 ? size : 2);
+        int iters = o->iters ? o->iters : (int)((256u << 20) / traffic);
+        if (!o->iters) iters = iters < 10 ? 10 : iters > (bytes <= 8192 ? 1000 : 100) ? (bytes <= 8192 ? 1000 : 100)
+                                                                                         : iters;
+        int skip = iters / 5 < 2 ? 2 : iters / 5;
+        int bad = validate(coll, sb[0], rb[0], sbytes, rbytes, o->root, rank);
+        invalid |= bad;
+        if (bad && rank == 0) fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes\n", bytes);
+        for (int r = 0; r < o->reps; r++) {
+            int first = r % 2 == 0;   /* 1: the native first */
+            time_warm(coll, first, sb[0], rb[0], sbytes, skip, iters, o->root, imb, first ? tn[r] : tt[r]);
+            time_warm(coll, !first, sb[0], rb[0], sbytes, skip, iters, o->root, imb, first ? tt[r] : tn[r]);
+        }
+        double m[2][3];   /* [native, topocoll][avg, min, max], us */
+        for (int k = 0; k < 3; k++) {
+            for (int r = 0; r < o->reps; r++) v[r] = tn[r][k];
+            m[0][k] = median(v, o->reps) * 1e6;
+            for (int r = 0; r < o->reps; r++) v[r] = tt[r][k];
+            m[1][k] = median(v, o->reps) * 1e6;
+        }
+        double mc = 0;
+        if (rank == 0) mc = memcpy_ref(rb, 2, sbytes, o->reps, MPI_COMM_NULL) * 1e6;
+        PMPI_Barrier(MPI_COMM_WORLD);
+        double mca = memcpy_ref(rb, 2, sbytes, o->reps, host) * 1e6;
+        if (rank == 0) {
+            double bw = (double)sbytes / mc / 1e3, bwa = (double)sbytes / mca / 1e3;   /* GB/s */
+            double ref = must_move(coll, sbytes, size) / (bw * 1e3), refa = must_move(coll, sbytes, size) / (bwa * 1e3);
+            double ratio = m[0][0] / m[1][0];
+            if (imb)
+                printf("%13zu %12d %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f %7.2f %10.2f %8.2f%s\n", sbytes, iters,
+                       m[1][1], m[1][2], m[1][0], m[0][1], m[0][2], m[0][0], ratio, refa, bwa, bad ? "  INVALID" : "");
+            else
+                printf("%-10zu%18.2f%18.2f%18.2f%12d%12.2f%12.2f%12.2f%8.2f%11.2f%9.2f%s\n", sbytes, m[1][0],
+                       m[1][1], m[1][2], iters, m[0][0], m[0][1], m[0][2], ratio, refa, bwa, bad ? "  INVALID" : "");
+            if (csv)
+                fprintf(csv, "%s,%d,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,%s,%d,%.3f,%.3f,%.3f,%.3f\n", o->coll,
+                        size, info->nnodes, sbytes, m[0][0], m[1][0], ratio, ref, bw, refa, bwa, imb ? "imb" : "osu",
+                        iters, m[0][1], m[0][2], m[1][1], m[1][2]);
+            fflush(stdout);
+        }
+        for (int i = 0; i < 2; i++) { free(sb[i]); free(rb[i]); }
+        PMPI_Barrier(MPI_COMM_WORLD);
+    }
+    free(v);
+    free(tn);
+    free(tt);
+    return invalid;
 }
 
 /* ---- --mech: the Allgather's copy-mechanism floors (see the header) -------- */
@@ -789,7 +975,7 @@ int main(int argc, char **argv)
     }
     FILE *csv = NULL;
     if (rank == 0 && o.csv && !(csv = fopen(o.csv, "w"))) perror(o.csv);
-    if (csv && !o.churn) fprintf(csv, "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps,ref_all_us,"
+    if (csv && !o.churn && o.regime == R_COLD) fprintf(csv, "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps,ref_all_us,"
                           "memcpy_all_GBps,mapped_us,cma_us,link_us,net_native_B,net_topocoll_B,link_B\n");
     MPI_Comm host;   /* the processes sharing this host's memory bandwidth */
     PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
@@ -839,6 +1025,20 @@ int main(int argc, char **argv)
     }
     int coll = 0;
     while (strcmp(o.coll, coll_names[coll]) != 0) coll++;
+    g_nb_vs_blocking = o.nb;
+    if (o.nb && rank == 0)
+        printf("# --nb: the native columns are topocoll's blocking call, the topocoll columns its nonblocking\n"
+               "# call followed at once by MPI_Wait (ratio > 0.91: within 10%%)\n");
+    if (o.regime != R_COLD) {
+        if (rank == 0 && (o.mech || o.link > 0 || o.net))
+            fprintf(stderr, "topocoll_bench: --mech, --link and --net are for the rotating pool (not --warm, --imb)\n");
+        int bad = bench_warm(&o, coll, rank, size, csv, host, &info);
+        if (csv) fclose(csv);
+        PMPI_Comm_free(&host);
+        topocoll_progress_fini();
+        MPI_Finalize();
+        return bad ? 1 : 0;
+    }
     if (o.mech && (coll != C_ALLGATHER || host_size != size)) {
         if (rank == 0) fprintf(stderr, "topocoll_bench: --mech is for allgather with every process on one host\n");
         o.mech = 0;
