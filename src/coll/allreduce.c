@@ -26,6 +26,11 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->multi = m->nnodes > 1;
     op->cico = tc_tune_choose(&op->tune, ctx, TC_TUNE_ALLREDUCE, tc_span(t, count),
                               tc_fold_uses_cico(ctx, tc_span(t, count)), op->seq);
+    if (op->cico && op->tune.bucket < 0 && tc_fold_eager_fits(ctx, tc_span(t, count))) {
+        op->eager = 1;
+        tc_ctx_eager(ctx, op->seq, &op->eager_slot, &op->eager_wait);
+        return MPI_SUCCESS;
+    }
     if (op->cico && tc_allreduce_piped(ctx, tc_span(t, count))) {
         int nl = m->lsize;
         op->ce = tc_shm_lane_bytes(ctx->shm) / t->extent;
@@ -372,10 +377,33 @@ static int sc_work(tc_allreduce_t *op)
     return MPI_SUCCESS;
 }
 
+/* Eager (one node, small vectors; tc_ctx_eager): every process copies its
+ * operand into its slot, tags it, and folds every slot once every tag is
+ * there, in the same order: one exchange, and the same bytes everywhere.
+ * Nobody waits for the others to finish: a later writer of the slot
+ * does. */
+static int eager_work(tc_allreduce_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    int rc;
+    if (op->state == ST_START) {
+        rc = tc_fold_eager_post(s, &op->t, op->count, op->in, op->eager_slot, op->seq, op->eager_wait);
+        if (rc != MPI_SUCCESS) return rc;
+        op->state = ST_WORK;
+    }
+    if (op->state == ST_WORK) {
+        if ((rc = tc_fold_eager(s, &op->t, op->count, op->eager_slot, op->seq, op->out)) != MPI_SUCCESS) return rc;
+        tc_shm_finish(s, op->seq);
+        op->state = ST_DONE;
+    }
+    return TC_OP_DONE;
+}
+
 int tc_allreduce_work(tc_allreduce_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     int rc;
+    if (op->eager) return eager_work(op);
     switch (op->state) {
     case ST_START:
         if (s) {

@@ -66,6 +66,8 @@ typedef struct tc_allreduce {
     int net_state;
     tc_fold_scratch_t f;
     tc_tune_t tune;        /* CICO or single copy (coll/tune) */
+    int eager, eager_slot; /* eager (one node, small: tc_ctx_eager) and its slot */
+    uint64_t eager_wait;   /* every process has finished this call before we write the slot */
     /* one node, pipelined CICO (lanes) */
     int pipe;
     size_t ce;             /* elements per chunk */

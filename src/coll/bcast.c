@@ -4,6 +4,7 @@
 #include "../base/sync.h"
 #include "../xfer/region.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define TC_TAG_BCAST 0x7c01
@@ -65,7 +66,7 @@ static int part_source(const tc_bcast_t *op, int i, int r, int root_node)
 void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root)
 {
     const tc_nodemap_t *m = &ctx->map;
-    memset(op, 0, sizeof(*op));
+    memset(op, 0, offsetof(tc_bcast_t, part));   /* the parts in use: below */
     op->ctx = ctx;
     op->buf = buf;
     op->bytes = bytes;
@@ -88,6 +89,7 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
     size_t per = op->nparts > 1 ? ((bytes / (size_t)op->nparts) + 4095) & ~(size_t)4095 : bytes;
     for (int r = 0; r < op->nparts; r++) {
         tc_bcast_part_t *p = &op->part[r];
+        memset(p, 0, offsetof(tc_bcast_part_t, child));
         p->off = (size_t)r * per < bytes ? (size_t)r * per : bytes;
         p->len = r == op->nparts - 1 ? bytes - p->off : (p->off + per < bytes ? per : bytes - p->off);
         p->parent = -1;
@@ -123,14 +125,10 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
     /* CICO: one producer feeds everybody through its slots. */
     if (!op->sc) op->am_source = op->producer == m->lrank && m->lsize > 1;
     /* Eager: same inputs on every process, so the same runs everywhere. */
-    const uint64_t E = (uint64_t)(ctx->cfg->cico_slots < TC_EAGER_SLOTS ? ctx->cfg->cico_slots : TC_EAGER_SLOTS);
     if (!op->sc && ctx->shm && m->lsize > 1 && op->tune.bucket < 0 && bytes > 0 &&
         bytes <= ctx->cfg->bcast_cico_max && bytes <= ctx->cfg->cico_slot && op->nparts == 1) {
         op->eager = 1;
-        op->eager_slot = (int)(op->seq % E);
-        if (ctx->eager_last != op->seq - 1) ctx->eager_base = op->seq - 1;
-        ctx->eager_last = op->seq;
-        op->eager_wait = op->seq > E && op->seq - E > ctx->eager_base ? op->seq - E : ctx->eager_base;
+        tc_ctx_eager(ctx, op->seq, &op->eager_slot, &op->eager_wait);
     }
 }
 
@@ -146,7 +144,7 @@ static int eager_work(tc_bcast_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     tc_ctl_t *prod = &s->ctl[op->producer];
-    char *slot = tc_shm_cico(s, op->producer, op->eager_slot);
+    char *slot = tc_shm_eager_data(s, op->producer, op->eager_slot, op->bytes);
     tc_bcast_part_t *p = &op->part[0];
     const int net = s->me == op->producer && op->ctx->map.nnodes > 1;
     int rc;
@@ -157,14 +155,14 @@ static int eager_work(tc_bcast_t *op)
             memcpy(slot, op->buf, op->bytes);
             s->bytes_cico += op->bytes;
             /* Release: the slot's contents before the tag. */
-            atomic_store_explicit(&prod->eager_tag[op->eager_slot], op->seq, memory_order_release);
+            atomic_store_explicit(&prod->eager[op->eager_slot].tag, op->seq, memory_order_release);
         }
         op->state = ST_WORK;
     }
     if (op->state == ST_WORK) {
         if (s->me != op->producer) {
             /* Acquire: pairs with the producer's tag. */
-            uint64_t tag = atomic_load_explicit(&prod->eager_tag[op->eager_slot], memory_order_acquire);
+            uint64_t tag = atomic_load_explicit(&prod->eager[op->eager_slot].tag, memory_order_acquire);
             if (tag > op->seq) return MPI_ERR_INTERN;
             if (tag != op->seq) return TC_OP_PENDING;
             memcpy(op->buf, slot, op->bytes);

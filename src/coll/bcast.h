@@ -67,14 +67,18 @@ typedef struct tc_bcast_part {
     int src;               /* local rank the part is read from, -1: none */
     int parent;            /* pcomm rank, -1: no parent (the data is local) */
     int nchild;
-    int child[TC_BCAST_MAXCHILD];
     size_t seg, nseg;
     size_t recv_posted, recv_done, send_done;
-    MPI_Request rreq[TC_BCAST_WINDOW];
-    MPI_Request sreq[TC_BCAST_WINDOW][TC_BCAST_MAXCHILD];
     size_t have;           /* bytes of the part present in buf (from the
                               network, a local source, or our own) */
     size_t published;      /* bytes of the part published to the node */
+    /* Last, and not cleared by init (1 KiB each; a small Bcast spent a
+     * third of its time zeroing them): child[i] is written before nchild
+     * counts it, and every request by its PMPI_Isend/Irecv before it is
+     * tested. */
+    int child[TC_BCAST_MAXCHILD];
+    MPI_Request rreq[TC_BCAST_WINDOW];
+    MPI_Request sreq[TC_BCAST_WINDOW][TC_BCAST_MAXCHILD];
 } tc_bcast_part_t;
 
 typedef struct tc_bcast {
@@ -90,7 +94,6 @@ typedef struct tc_bcast {
     int relays;            /* 1: per-domain leaders relay the data (HierKNEM 4.1) */
     int state;
     int nparts;            /* rails used (>= 1) */
-    tc_bcast_part_t part[TC_BCAST_MAXPART];
     /* intra-node */
     uint64_t cookie;       /* our buffer, readable, when am_source (single copy) */
     size_t share;          /* root share: tail bytes of every receiver's buffer
@@ -101,6 +104,7 @@ typedef struct tc_bcast {
     int eager;             /* 1: eager (above), through CICO slot eager_slot */
     int eager_slot;
     uint64_t eager_wait;   /* root: every process has finished this call first */
+    tc_bcast_part_t part[TC_BCAST_MAXPART];   /* last: init clears only part[0, nparts) */
 } tc_bcast_t;
 
 /** Rails a broadcast of @bytes uses: several when the nodes have a leader

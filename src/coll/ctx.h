@@ -75,8 +75,8 @@ typedef struct tc_ctx {
     tc_shm_t *shm;          /* NULL when alone on the node */
     const tc_config_t *cfg;
     uint64_t seq;           /* collectives started on this comm (same on all ranks) */
-    uint64_t eager_last;    /* coll/bcast: seq of the last eager Bcast, and of */
-    uint64_t eager_base;    /*   the last collective before its run of them */
+    uint64_t eager_last;    /* seq of the last eager collective (tc_ctx_eager), */
+    uint64_t eager_base;    /*   and of the last collective before its run of them */
     int spin;               /* polls before a waiter yields its core */
     int nap;                /* us a waiter then sleeps (tc_config_nap), 0: never */
     int all_sc;             /* 1: single copy works on every node of comm */
@@ -176,6 +176,24 @@ int tc_ctx_chain(const tc_ctx_t *c, size_t bytes);
  *  HAN and MPICH's collective selection also leave them.  The same on
  *  every process. */
 int tc_ctx_flat(const tc_ctx_t *c, size_t bytes, size_t flat_max);
+
+/** Eager collectives (the small Bcast, Reduce and Allreduce of one node):
+ *  the writers of call @seq use eager item *@slot (seq modulo the eager
+ *  slots; xfer/shmseg tc_shm_eager_data), tag it with @seq, and may run
+ *  ahead of the readers by that many calls: a writer first waits until
+ *  every local process has finished call *@wait, the last one that may
+ *  still read that item (or, at the start of a run of eager calls, the
+ *  collective before it, which may have used any slot).  Every process
+ *  derives the same values: call once per eager collective, in sequence
+ *  order. */
+static inline void tc_ctx_eager(tc_ctx_t *c, uint64_t seq, int *slot, uint64_t *wait)
+{
+    const uint64_t E = (uint64_t)(c->cfg->cico_slots < TC_EAGER_SLOTS ? c->cfg->cico_slots : TC_EAGER_SLOTS);
+    *slot = (int)(seq % E);
+    if (c->eager_last != seq - 1) c->eager_base = seq - 1;
+    c->eager_last = seq;
+    *wait = seq > E && seq - E > c->eager_base ? seq - E : c->eager_base;
+}
 
 /** Cancel and complete the @n point-to-point requests at @r that a
  *  collective left in flight when it failed (MPI_REQUEST_NULL ones are

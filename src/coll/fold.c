@@ -221,3 +221,33 @@ int tc_fold_slots_gather(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *o
     }
     return MPI_SUCCESS;
 }
+
+int tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const void *in, int slot, uint64_t seq,
+                       uint64_t wait)
+{
+    if (!tc_shm_all_done(s, wait)) return TC_OP_PENDING;   /* the slot's last readers */
+    size_t span = tc_span(t, count);
+    memcpy(tc_shm_eager_data(s, s->me, slot, span), in, span);
+    /* Release: the operand before the tag. */
+    atomic_store_explicit(&s->ctl[s->me].eager[slot].tag, seq, memory_order_release);
+    return MPI_SUCCESS;
+}
+
+int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq, char *dst)
+{
+    const int nl = s->nlocal;
+    for (int i = 0; i < nl; i++) {
+        /* Acquire: pairs with the writer's release of its tag. */
+        uint64_t tag = atomic_load_explicit(&s->ctl[i].eager[slot].tag, memory_order_acquire);
+        if (tag > seq) return MPI_ERR_INTERN;
+        if (tag != seq) return TC_OP_PENDING;
+    }
+    size_t span = tc_span(t, count);
+    memcpy(dst, tc_shm_eager_data(s, nl - 1, slot, span), span);
+    for (int r = nl - 2; r >= 0; r--) {
+        int rc = tc_op_apply(t, tc_shm_eager_data(s, r, slot, span), dst, count);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    s->bytes_cico += span * (size_t)nl;
+    return MPI_SUCCESS;
+}

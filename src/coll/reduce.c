@@ -34,6 +34,11 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     for (int w = 0; w < TC_REDUCE_WINDOW; w++) op->rreq[w] = op->sreq[w] = MPI_REQUEST_NULL;
     size_t span = tc_span(t, count);
     int lead = m->lrank == op->first;
+    if (op->cico && op->tune.bucket < 0 && tc_fold_eager_fits(ctx, span)) {
+        op->eager = 1;
+        tc_ctx_eager(ctx, op->seq, &op->eager_slot, &op->eager_wait);
+        return MPI_SUCCESS;
+    }
 
     if (op->cico) {
         /* the folding process needs a node buffer when it is not the root */
@@ -324,10 +329,33 @@ static int sc_work(tc_reduce_t *op)
     return op->folded < nseg ? TC_OP_PENDING : MPI_SUCCESS;
 }
 
+/* Eager (one node, small vectors; tc_ctx_eager): every process copies its
+ * operand into its slot and tags it, the root folds them all once every
+ * tag is there.  The others return at once: a later writer of the slot
+ * waits for the root to have finished this call. */
+static int eager_work(tc_reduce_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    int rc;
+    if (op->state == ST_START) {
+        rc = tc_fold_eager_post(s, &op->t, op->count, op->in, op->eager_slot, op->seq, op->eager_wait);
+        if (rc != MPI_SUCCESS) return rc;
+        op->state = ST_WORK;
+    }
+    if (op->state == ST_WORK) {
+        if (op->am_root && (rc = tc_fold_eager(s, &op->t, op->count, op->eager_slot, op->seq, op->out)) != MPI_SUCCESS)
+            return rc;
+        tc_shm_finish(s, op->seq);
+        op->state = ST_DONE;
+    }
+    return TC_OP_DONE;
+}
+
 int tc_reduce_work(tc_reduce_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     int rc;
+    if (op->eager) return eager_work(op);
     switch (op->state) {
     case ST_START:
         if (s) {

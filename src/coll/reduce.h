@@ -69,6 +69,8 @@ typedef struct tc_reduce {
     int llroot;            /* root's node = its rank in the leaders' comm */
     tc_fold_scratch_t f;
     tc_tune_t tune;        /* CICO or single copy (coll/tune) */
+    int eager, eager_slot; /* eager (one node, small: tc_ctx_eager) and its slot */
+    uint64_t eager_wait;   /* every process has finished this call before we write the slot */
 } tc_reduce_t;
 
 /** Prepare.  @out is the root's buffer (ignored elsewhere); @in == @out

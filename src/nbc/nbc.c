@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,8 +291,12 @@ static void list_ctx_locked(tc_ctx_t *c)
 
 tc_nb_t *tc_nb_new(tc_ctx_t *ctx, int kind)
 {
-    tc_nb_t *op = calloc(1, sizeof(*op));
+    /* Not calloc: the union holds a Bcast's 5 KiB, which its init (like
+     * every collective's) sets up itself; zeroing it cost a small
+     * nonblocking call as much as the call. */
+    tc_nb_t *op = malloc(sizeof(*op));
     if (!op) return NULL;
+    memset(op, 0, offsetof(tc_nb_t, u));
     op->ctx = ctx;
     op->kind = kind;
     op->greq = MPI_REQUEST_NULL;
