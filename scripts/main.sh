@@ -4,7 +4,8 @@
 # its NIC-aware leaders (each policy, with the link-crossing model), run
 # ASP (all-pairs shortest paths) on the Rome road network with the
 # native MPI_Bcast and with topocoll, then the benchmark of the five
-# collectives (native vs topocoll in the same run; CSV files in build/), and
+# collectives (native vs topocoll in the same run, cold and warm buffers;
+# tables, CSV files and plots in build/onehost/), and
 # the nonblocking collectives' overlap (scripts/overlap.sh).
 #   scripts/main.sh [NP]        (NP defaults to 2: this host has 2 cores)
 set -euo pipefail
@@ -27,17 +28,11 @@ echo
 echo "== ASP on rome99 (np=$np)"
 run "$np" "$root/build/asp" --graph "$root/data/rome99.gr"
 echo
-for coll in bcast reduce allreduce allgather barrier; do
-  echo "== $coll benchmark (np=$np, one node)"
-  mech=(); [ "$coll" = allgather ] && mech=(--mech)   # the copy-mechanism floors next to it
-  run "$np" "$root/build/topocoll_bench" --coll "$coll" --min 4K --max 16M "${mech[@]}" \
-      --csv "$root/build/bench_${coll}_np$np.csv"
-  echo
-done
-if [ -x "$root/scripts/plot.sh" ] && command -v gnuplot >/dev/null; then
-  "$root/scripts/plot.sh" "$root/build/bench_onehost_np$np.png" "$root/build/bench_"{bcast,reduce,allreduce,allgather}"_np$np.csv" \
-      && echo "== plot: build/bench_onehost_np$np.png"
-fi
+# the four collectives in both regimes: cold buffers (a rotating pool) and
+# warm ones (OSU's method); tables, CSV files and plots in build/onehost/
+"$root/scripts/onehost_bench.sh" "$root/build/onehost" "$np"
+echo "== barrier benchmark (np=$np, one node)"
+run "$np" "$root/build/topocoll_bench" --coll barrier
 echo
 echo "== across hosts: 2 emulated hosts x 2 ranks (network namespaces, 1 Gbit/s links, scripts/cluster.sh),"
 echo "   native vs topocoll at 1 MiB and 16 MiB, with the link bound and each host's bytes on the wire"

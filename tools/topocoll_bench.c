@@ -464,7 +464,7 @@ static double memcpy_ref(char **pool, int npool, size_t bytes, int reps, MPI_Com
     double v[64] = { 0 };
     int n = reps < 64 ? reps : 64;
     for (int r = 0; r < n; r++) {
-        int iters = (int)((64u << 20) / bytes) + 2;
+        int iters = bytes >= 64 ? (int)((64u << 20) / bytes) + 2 : 1 << 20;
         if (host != MPI_COMM_NULL) PMPI_Barrier(host);
         double t0 = MPI_Wtime();
         for (int i = 0; i < iters; i++) memcpy(pool[(2 * i) % npool], pool[(2 * i + 1) % npool], bytes);
