@@ -281,13 +281,18 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
     /* Erroneous or unusual arguments go to the native MPI, which raises the
      * error class the user expects through comm's error handler.  Every
      * test below gives the same answer on every rank of a correct program. */
-    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
-        datatype == MPI_DATATYPE_NULL || count < 0 || PMPI_Comm_size(comm, &size) != MPI_SUCCESS ||
-        root < 0 || root >= size || PMPI_Type_size(datatype, &tsize) != MPI_SUCCESS)
+    /* A built context hangs only on an intracommunicator and knows its size */
+    tc_ctx_t *c = comm == MPI_COMM_NULL ? NULL : tc_ctx_lookup(comm);
+    int hot = c && !c->cold && c->enabled;
+    if (comm == MPI_COMM_NULL || datatype == MPI_DATATYPE_NULL || count < 0 ||
+        (!hot && (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+                  PMPI_Comm_size(comm, &size) != MPI_SUCCESS)))
         goto native;
+    if (hot) size = c->map.size;
+    if (root < 0 || root >= size || PMPI_Type_size(datatype, &tsize) != MPI_SUCCESS) goto native;
     size_t bytes = (size_t)tsize * (size_t)count;
     if (size == 1 || bytes == 0) return MPI_SUCCESS;
-    tc_ctx_t *c = tc_ctx_get(comm, bytes);
+    if (!hot) c = tc_ctx_get(comm, bytes);
     if (!c) goto native;
     if (!c->enabled) { c->bcast_fallbacks += !c->cold; goto native; }
     if (tc_ctx_flat(c, bytes, c->cfg->bcast_flat_max)) {
@@ -396,21 +401,28 @@ tc_ctx_t *tc_api_reduction_ctx(int count, MPI_Datatype dt, MPI_Op op, MPI_Comm c
 {
     int inter = 0, size;
     *is_fallback = 0;
-    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
+    /* A built context hangs only on an intracommunicator and knows its size:
+     * the common case asks MPI nothing */
+    tc_ctx_t *hot = comm == MPI_COMM_NULL ? NULL : tc_ctx_lookup(comm);
+    if (hot && !hot->cold && hot->enabled) {
+        size = hot->map.size;
+    } else if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
         *why = comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "intercommunicator";
         return NULL;
+    } else if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS) {
+        *why = "no size";
+        return NULL;
     }
-    if (count <= 0 || PMPI_Comm_size(comm, &size) != MPI_SUCCESS || size == 1) {
+    if (count <= 0 || size == 1) {
         *why = count < 0 ? "negative count" : "nothing to combine";
         return NULL;
     }
     if (!tc_op_classify(dt, op, t)) {
         *why = "datatype/op pair not accelerated or erroneous";
-        tc_ctx_t *c = tc_ctx_lookup(comm);
-        *is_fallback = c != NULL && !c->cold;
-        return c && !c->cold ? c : NULL;   /* counted, then passed on */
+        *is_fallback = hot != NULL && !hot->cold;
+        return hot && !hot->cold ? hot : NULL;   /* counted, then passed on */
     }
-    tc_ctx_t *c = tc_ctx_get(comm, tc_span(t, (size_t)count));
+    tc_ctx_t *c = hot && !hot->cold ? hot : tc_ctx_get(comm, tc_span(t, (size_t)count));
     if (c && c->cold) { *why = "context not built yet (TOPOCOLL_COMM_LAZY)"; return NULL; }   /* not a fallback */
     if (!c || !c->enabled) { *why = c ? "topocoll disabled on this communicator" : "no context"; *is_fallback = c != NULL; return c; }
     if (!t->commutative && c->map.nnodes > 1) { *why = "non-commutative op across nodes"; *is_fallback = 1; return c; }
@@ -494,13 +506,16 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if ((err = tc_api_check_reduction("MPI_Reduce", count, datatype, op, comm)) == TC_API_TO_NATIVE)
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     if (err != MPI_SUCCESS) return err;
-    if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter && PMPI_Comm_size(comm, &size) == MPI_SUCCESS &&
-        (root < 0 || root >= size))
+    const tc_ctx_t *hot = tc_ctx_lookup(comm);   /* built: an intracommunicator of known size */
+    if (hot && !hot->cold && hot->enabled) size = hot->map.size;
+    else if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        size = 0;
+    if (size > 0 && (root < 0 || root >= size))
         return tc_api_arg_error(comm, MPI_ERR_ROOT, "MPI_Reduce", "invalid root", root);
     tc_ctx_t *c = tc_api_reduction_ctx(count, datatype, op, comm, &t, &fb, &why);
     if (!c || fb) goto native;
-    PMPI_Comm_size(comm, &size);
-    PMPI_Comm_rank(comm, &rank);
+    size = c->map.size;
+    rank = c->map.rank;
     if (root < 0 || root >= size) { why = "invalid root"; goto native; }
     if (sendbuf == MPI_IN_PLACE && rank != root) { why = "MPI_IN_PLACE at a non-root"; goto native; }
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;

@@ -15,6 +15,25 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
                       const tc_rtype_t *t)
 {
     const tc_nodemap_t *m = &ctx->map;
+    const size_t span = tc_span(t, count);
+    const uint64_t seq = ++ctx->seq;
+    tc_tune_t tune;
+    int cico = tc_tune_choose(&tune, ctx, TC_TUNE_ALLREDUCE, span, tc_fold_uses_cico(ctx, span), seq);
+    if (cico && tune.bucket < 0 && tc_fold_eager_fits(ctx, span)) {
+        /* Eager: these fields only (eager_work, fini) */
+        op->ctx = ctx;
+        op->t = *t;
+        op->in = in;
+        op->out = out;
+        op->count = count;
+        op->seq = seq;
+        op->state = ST_START;
+        op->cico = 1;
+        op->tune = tune;
+        op->eager = 1;
+        tc_ctx_eager(ctx, seq, &op->eager_slot, &op->eager_wait);
+        return MPI_SUCCESS;
+    }
     memset(op, 0, sizeof(*op));
     op->ctx = ctx;
     op->t = *t;
@@ -22,15 +41,10 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->out = out;
     op->count = count;
     op->req = op->rreq = op->sreq = MPI_REQUEST_NULL;
-    op->seq = ++ctx->seq;
+    op->seq = seq;
     op->multi = m->nnodes > 1;
-    op->cico = tc_tune_choose(&op->tune, ctx, TC_TUNE_ALLREDUCE, tc_span(t, count),
-                              tc_fold_uses_cico(ctx, tc_span(t, count)), op->seq);
-    if (op->cico && op->tune.bucket < 0 && tc_fold_eager_fits(ctx, tc_span(t, count))) {
-        op->eager = 1;
-        tc_ctx_eager(ctx, op->seq, &op->eager_slot, &op->eager_wait);
-        return MPI_SUCCESS;
-    }
+    op->cico = cico;
+    op->tune = tune;
     if (op->cico && tc_allreduce_piped(ctx, tc_span(t, count))) {
         int nl = m->lsize;
         op->ce = tc_shm_lane_bytes(ctx->shm) / t->extent;
@@ -457,6 +471,7 @@ int tc_allreduce_work(tc_allreduce_t *op)
 
 void tc_allreduce_fini(tc_allreduce_t *op)
 {
+    if (op->eager) return;   /* holds nothing */
     tc_shm_t *s = op->ctx->shm;
     /* after an error the ring's receive and send may be in flight (the
      * leaders' nonblocking collective, op->req, cannot be cancelled) */

@@ -151,7 +151,7 @@ static int eager_work(tc_bcast_t *op)
     if (net && (rc = net_progress(op, p)) != MPI_SUCCESS) return rc;
     if (op->state == ST_START) {
         if (s->me == op->producer) {
-            if (p->have < op->bytes || !tc_shm_all_done(s, op->eager_wait)) return TC_OP_PENDING;
+            if (p->have < op->bytes || !tc_shm_eager_free(s, op->eager_wait, op->seq)) return TC_OP_PENDING;
             memcpy(slot, op->buf, op->bytes);
             s->bytes_cico += op->bytes;
             /* Release: the slot's contents before the tag. */

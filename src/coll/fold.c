@@ -225,7 +225,7 @@ int tc_fold_slots_gather(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *o
 int tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const void *in, int slot, uint64_t seq,
                        uint64_t wait)
 {
-    if (!tc_shm_all_done(s, wait)) return TC_OP_PENDING;   /* the slot's last readers */
+    if (!tc_shm_eager_free(s, wait, seq)) return TC_OP_PENDING;   /* the item's last readers */
     size_t span = tc_span(t, count);
     memcpy(tc_shm_eager_data(s, s->me, slot, span), in, span);
     /* Release: the operand before the tag. */

@@ -61,7 +61,31 @@ static int is_predefined(MPI_Op op)
     return 0;
 }
 
+/* The last predefined (datatype, op) pair classified by this thread: their
+ * handles name the same thing for the whole run, so the answer holds (a
+ * small reduction spent a tenth of its time classifying). */
+static _Thread_local struct { MPI_Datatype dt; MPI_Op op; int ok, valid; tc_rtype_t t; } g_last;
+
+static int classify(MPI_Datatype dt, MPI_Op op, tc_rtype_t *t);
+
 int tc_op_classify(MPI_Datatype dt, MPI_Op op, tc_rtype_t *t)
+{
+    if (g_last.valid && dt == g_last.dt && op == g_last.op) {
+        *t = g_last.t;
+        return g_last.ok;
+    }
+    int ok = classify(dt, op, t), kty;
+    if (dt != MPI_DATATYPE_NULL && op != MPI_OP_NULL && dt_class(dt, &kty) != C_NONE && is_predefined(op)) {
+        g_last.dt = dt;
+        g_last.op = op;
+        g_last.ok = ok;
+        g_last.t = *t;
+        g_last.valid = 1;
+    }
+    return ok;
+}
+
+static int classify(MPI_Datatype dt, MPI_Op op, tc_rtype_t *t)
 {
     int kty, size, commute = 0;
     MPI_Aint lb, ext, tlb, text;

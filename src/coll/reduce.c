@@ -14,6 +14,28 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
                    const tc_rtype_t *t, int root, int may_block)
 {
     const tc_nodemap_t *m = &ctx->map;
+    const size_t span = tc_span(t, count);
+    const uint64_t seq = ++ctx->seq;
+    tc_tune_t tune;
+    int cico = tc_tune_choose(&tune, ctx, TC_TUNE_REDUCE, span, tc_fold_uses_cico(ctx, span), seq);
+    if (cico && tune.bucket < 0 && tc_fold_eager_fits(ctx, span)) {
+        /* Eager: these fields only (eager_work, fini); clearing the whole
+         * operation was a tenth of a small Reduce. */
+        op->ctx = ctx;
+        op->t = *t;
+        op->in = in;
+        op->count = count;
+        op->root = root;
+        op->am_root = m->rank == root;
+        op->out = op->am_root ? out : NULL;
+        op->seq = seq;
+        op->state = ST_START;
+        op->cico = 1;
+        op->tune = tune;
+        op->eager = 1;
+        tc_ctx_eager(ctx, seq, &op->eager_slot, &op->eager_wait);
+        return MPI_SUCCESS;
+    }
     memset(op, 0, sizeof(*op));
     op->ctx = ctx;
     op->t = *t;
@@ -24,21 +46,15 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     op->am_root = m->rank == root;
     op->out = op->am_root ? out : NULL;
     op->root_local = m->node_of[root] == m->node ? m->lrank_of[root] : -1;
-    op->seq = ++ctx->seq;
+    op->seq = seq;
     op->multi = m->nnodes > 1;
     op->first = op->multi ? m->leader_lrank : op->root_local;   /* the elected leader (topo/nic) */
     op->llroot = m->node_of[root];
-    op->cico = tc_tune_choose(&op->tune, ctx, TC_TUNE_REDUCE, tc_span(t, count),
-                              tc_fold_uses_cico(ctx, tc_span(t, count)), op->seq);
+    op->cico = cico;
+    op->tune = tune;
     op->wid = -1;
     for (int w = 0; w < TC_REDUCE_WINDOW; w++) op->rreq[w] = op->sreq[w] = MPI_REQUEST_NULL;
-    size_t span = tc_span(t, count);
     int lead = m->lrank == op->first;
-    if (op->cico && op->tune.bucket < 0 && tc_fold_eager_fits(ctx, span)) {
-        op->eager = 1;
-        tc_ctx_eager(ctx, op->seq, &op->eager_slot, &op->eager_wait);
-        return MPI_SUCCESS;
-    }
 
     if (op->cico) {
         /* the folding process needs a node buffer when it is not the root */
@@ -406,6 +422,7 @@ int tc_reduce_work(tc_reduce_t *op)
 
 void tc_reduce_fini(tc_reduce_t *op)
 {
+    if (op->eager) return;   /* holds nothing */
     tc_shm_t *s = op->ctx->shm;
     /* after an error the chain's receives and sends may be in flight (off
      * the chain rreq holds the leaders' PMPI_Ireduce, which cannot be

@@ -188,6 +188,18 @@ static inline int tc_shm_all_done(tc_shm_t *s, uint64_t seq)
     return 1;
 }
 
+/** An eager writer (coll/ctx tc_ctx_eager) of call @seq may write its item
+ *  once every other local process has finished call @wait.  When that is
+ *  not yet known here, it waits for more, up to half the eager items
+ *  further (never past @seq - 1), so that it reads the others' lines, which
+ *  they write on every call, once every few calls and not on each. */
+static inline int tc_shm_eager_free(tc_shm_t *s, uint64_t wait, uint64_t seq)
+{
+    if (atomic_load_explicit(&s->done_seen, memory_order_acquire) >= wait) return 1;
+    uint64_t want = wait + TC_EAGER_SLOTS / 2;
+    return tc_shm_all_done(s, want < seq ? want : seq - 1);
+}
+
 /* Lanes: a process's CICO area cut into nlocal lanes of two slots each,
  * for pipelined copy-in/copy-out between every pair (Allreduce above the
  * slots' capacity).  Counters are cumulative item counts over the
