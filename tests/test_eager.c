@@ -1,12 +1,13 @@
 /*
  * test_eager -- the eager small collectives of one node (Bcast, Reduce,
- * Allreduce through tagged items, coll/ctx tc_ctx_eager), where writers
+ * Allreduce, Allgather through tagged items, coll/ctx tc_ctx_eager), where writers
  * run ahead of their readers by up to the eager slots: thousands of
  * back-to-back calls, a reader (rank 0, or the root) slowed now and then
  * so the others fill the window, roots rotating, MPI_IN_PLACE, items in
  * the tag's line (8-48 bytes) and in the slots (up to 2 KiB), several
  * datatypes, and runs of eager calls broken by collectives that use the
- * slots otherwise (a 64 KiB Allreduce, an Allgather) or none (Barrier).
+ * slots otherwise (a 64 KiB Allreduce, a 4 KiB-block Allgather) or none
+ * (Barrier).
  * Every result is checked against its exact value (small integers), and
  * topocoll's counters say topocoll ran the calls, not the native MPI.
  */
@@ -42,8 +43,9 @@ int main(int argc, char **argv)
     long long *li = malloc(MAXN * sizeof(long long)), *lo = malloc(MAXN * sizeof(long long));
     const int big = 8192;   /* doubles: a 64 KiB Allreduce, not eager */
     double *bin = malloc(big * sizeof(double)), *bout = malloc(big * sizeof(double));
-    char *gin = malloc(64), *gout = malloc(64 * (size_t)size);
-    int reduce_calls = 0, allreduce_calls = 0, bcast_calls = 0;
+    const int gb = 4096;   /* an Allgather block that is not eager */
+    char *gin = malloc(gb), *gout = malloc(gb * (size_t)size);
+    int reduce_calls = 0, allreduce_calls = 0, bcast_calls = 0, allgather_calls = 0;
     for (int i = 0; i < ROUNDS; i++) {
         int n = count_of(i), root = (i / 3) % size;
         /* a slow reader now and then: the writers fill the eager window */
@@ -77,8 +79,18 @@ int main(int argc, char **argv)
             }
             break;
         }
-        case 3: {   /* Bcast of n bytes (eager: in the line, or in a slot) */
+        case 3: {   /* Bcast of n bytes (eager: in the line, or in a slot), or Allgather of n-byte blocks */
             char *b = (char *)out;
+            if (i % 2) {
+                char *blk = (char *)li, *all = (char *)lo;   /* n * size <= 2 KiB */
+                for (int k = 0; k < n; k++) blk[k] = (char)(tc_rank * 31 + i + k);
+                topocoll_allgather(blk, n, MPI_BYTE, all, n, MPI_BYTE, comm);
+                allgather_calls++;
+                for (int r = 0; r < size; r++)
+                    for (int k = 0; k < n; k++)
+                        CHECK(all[r * n + k] == (char)(r * 31 + i + k), "round %d Allgather[%d][%d]", i, r, k);
+                break;
+            }
             for (int k = 0; k < n; k++) b[k] = tc_rank == root ? (char)(i + k) : 0;
             topocoll_bcast(b, n, MPI_BYTE, root, comm);
             bcast_calls++;
@@ -93,9 +105,10 @@ int main(int argc, char **argv)
                 for (int r = 0; r < size; r++) want += val(r, i, big - 1);
                 CHECK(bout[big - 1] == want, "round %d big Allreduce", i);
             } else if (i % 15 == 9) {
-                memset(gin, tc_rank + 1, 64);
-                topocoll_allgather(gin, 64, MPI_BYTE, gout, 64, MPI_BYTE, comm);
-                for (int r = 0; r < size; r++) CHECK(gout[r * 64 + 63] == r + 1, "round %d Allgather", i);
+                memset(gin, tc_rank + 1, gb);
+                topocoll_allgather(gin, gb, MPI_BYTE, gout, gb, MPI_BYTE, comm);
+                allgather_calls++;
+                for (int r = 0; r < size; r++) CHECK(gout[r * gb + gb - 1] == r + 1, "round %d Allgather", i);
             } else {
                 topocoll_barrier(comm);
             }
@@ -108,6 +121,8 @@ int main(int argc, char **argv)
           (unsigned long long)info.reduce_calls, reduce_calls);
     CHECK(info.allreduce_calls >= (unsigned long long)allreduce_calls, "allreduce calls %llu < %d",
           (unsigned long long)info.allreduce_calls, allreduce_calls);
+    CHECK(info.allgather_calls == (unsigned long long)allgather_calls, "allgather calls %llu, ran %d",
+          (unsigned long long)info.allgather_calls, allgather_calls);
     CHECK(info.bcast_calls == (unsigned long long)bcast_calls, "bcast calls %llu, ran %d",
           (unsigned long long)info.bcast_calls, bcast_calls);
     MPI_Comm_free(&comm);

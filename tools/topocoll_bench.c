@@ -414,6 +414,22 @@ static void time_warm(int coll, int native, char *sbuf, char *rbuf, size_t bytes
     t[0] = sum / size;
 }
 
+/* Before the first size of a run: both sides alternately for about
+ * 20 ms, so the first row does not pay for the run's start (the first
+ * calls, the cores' clocks; measured: the first size read 5-20% low on
+ * either side whatever it was). */
+static void prime(int coll, char *sbuf, char *rbuf, size_t bytes, int root)
+{
+    double t0 = MPI_Wtime(), t = 0;
+    for (int i = 0; t < 0.02; i++) {
+        run(coll, i % 2, sbuf, rbuf, bytes, root);
+        if (i % 16 == 15) {   /* every rank leaves together */
+            t = MPI_Wtime() - t0;
+            PMPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        }
+    }
+}
+
 /* Bytes the busiest host's link must carry in one direction (see the
  * header): the link bound is this over the link's bytes/s. */
 static double link_bytes(int coll, size_t n)
@@ -483,107 +499,6 @@ static double must_move(int coll, size_t n, int p)
     case C_ALLREDUCE: return 2.0 * (double)n * (p - 1) / p;
     default: return (double)n * (p - 1);
     }
-}
-
-/* ---- --warm, --imb: one buffer reused (OSU's and IMB's method) ---------------- */
-
-static void warm_header(const opts_t *o, int coll, int size, const topocoll_comm_info_t *info)
-{
-    int imb = o->regime == R_IMB;
-    printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host%s\n", o->coll, size,
-           info->nnodes, info->local_size, sysconf(_SC_NPROCESSORS_ONLN),
-           coll == C_REDUCE || coll == C_ALLREDUCE ? "; MPI_DOUBLE, MPI_SUM" : "");
-    printf("# %s: one buffer reused (warm caches), %s; intra-node %s; median of %d reps,\n"
-           "# native and topocoll interleaved%s\n", imb ? "IMB's method (--imb)" : "OSU's method (--warm)",
-           imb ? "untimed warm-up calls, then the calls back to back after a barrier"
-               : "untimed warm-up calls, then each call timed alone with a barrier after it",
-           info->single_copy ? "single copy (CMA)" : "copy-in/copy-out", o->reps,
-           coll == C_BCAST || coll == C_REDUCE ? (o->root ? "; root != 0" : "; root 0") : "");
-    printf("# first columns: topocoll in %s's format (per-rank mean per call; average, minimum, maximum\n"
-           "# across ranks); then the native's; ratio = native/topocoll on the average (>1: faster);\n"
-           "# ref_all_us = bytes each process must move / memcpy bandwidth, every process of the host\n"
-           "# copying at once between the same two warm buffers\n", imb ? "IMB" : "OSU");
-    if (imb)
-        printf("%13s %12s %12s %12s %12s %12s %12s %12s %7s %10s %8s\n", "#bytes", "#repetitions", "t_min[usec]",
-               "t_max[usec]", "t_avg[usec]", "nat_t_min", "nat_t_max", "nat_t_avg", "ratio", "ref_all_us", "GB/s_all");
-    else
-        printf("%-10s%18s%18s%18s%12s%12s%12s%12s%8s%11s%9s\n", "# Size", "Avg Latency(us)", "Min Latency(us)",
-               "Max Latency(us)", "Iterations", "native_avg", "native_min", "native_max", "ratio", "ref_all_us",
-               "GB/s_all");
-}
-
-/* The warm regimes (see time_warm): native and topocoll interleaved, the
- * median of each column over the repetitions.  Returns nonzero if a
- * result differed from the native one. */
-static int bench_warm(const opts_t *o, int coll, int rank, int size, FILE *csv, MPI_Comm host,
-                      const topocoll_comm_info_t *info)
-{
-    int imb = o->regime == R_IMB, invalid = 0;
-    if (rank == 0) warm_header(o, coll, size, info);
-    if (csv) fprintf(csv, "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps,ref_all_us,"
-                          "memcpy_all_GBps,regime,iters,native_min_us,native_max_us,topocoll_min_us,"
-                          "topocoll_max_us\n");
-    double (*tn)[3] = calloc((size_t)o->reps, sizeof(*tn)), (*tt)[3] = calloc((size_t)o->reps, sizeof(*tt));
-    double *v = malloc((size_t)o->reps * sizeof(double));
-    for (size_t bytes = o->min; bytes <= o->max; bytes *= 2) {
-        size_t sbytes = bytes, rbytes = coll == C_ALLGATHER ? bytes * (size_t)size : bytes;
-        if (coll == C_REDUCE || coll == C_ALLREDUCE) sbytes = rbytes = bytes / sizeof(double) * sizeof(double);
-        if (sbytes == 0) continue;
-        char *sb[2], *rb[2];   /* [0]: the collectives' buffers; [1]: memcpy_ref's source */
-        for (int i = 0; i < 2; i++) {
-            sb[i] = malloc(sbytes);
-            rb[i] = malloc(rbytes);
-            memset(sb[i], rank, sbytes);
-            memset(rb[i], rank, rbytes);
-        }
-        /* OSU: 1000 calls up to 8 KiB, 100 above; fewer on big messages */
-        size_t traffic = (sbytes + rbytes) * (size_t)(size > 1 ? size : 2);
-        int iters = o->iters ? o->iters : (int)((256u << 20) / traffic);
-        if (!o->iters) iters = iters < 10 ? 10 : iters > (bytes <= 8192 ? 1000 : 100) ? (bytes <= 8192 ? 1000 : 100)
-                                                                                         : iters;
-        int skip = iters / 5 < 2 ? 2 : iters / 5;
-        int bad = validate(coll, sb[0], rb[0], sbytes, rbytes, o->root, rank);
-        invalid |= bad;
-        if (bad && rank == 0) fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes\n", bytes);
-        for (int r = 0; r < o->reps; r++) {
-            int first = r % 2 == 0;   /* 1: the native first */
-            time_warm(coll, first, sb[0], rb[0], sbytes, skip, iters, o->root, imb, first ? tn[r] : tt[r]);
-            time_warm(coll, !first, sb[0], rb[0], sbytes, skip, iters, o->root, imb, first ? tt[r] : tn[r]);
-        }
-        double m[2][3];   /* [native, topocoll][avg, min, max], us */
-        for (int k = 0; k < 3; k++) {
-            for (int r = 0; r < o->reps; r++) v[r] = tn[r][k];
-            m[0][k] = median(v, o->reps) * 1e6;
-            for (int r = 0; r < o->reps; r++) v[r] = tt[r][k];
-            m[1][k] = median(v, o->reps) * 1e6;
-        }
-        double mc = 0;
-        if (rank == 0) mc = memcpy_ref(rb, 2, sbytes, o->reps, MPI_COMM_NULL) * 1e6;
-        PMPI_Barrier(MPI_COMM_WORLD);
-        double mca = memcpy_ref(rb, 2, sbytes, o->reps, host) * 1e6;
-        if (rank == 0) {
-            double bw = (double)sbytes / mc / 1e3, bwa = (double)sbytes / mca / 1e3;   /* GB/s */
-            double ref = must_move(coll, sbytes, size) / (bw * 1e3), refa = must_move(coll, sbytes, size) / (bwa * 1e3);
-            double ratio = m[0][0] / m[1][0];
-            if (imb)
-                printf("%13zu %12d %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f %7.2f %10.2f %8.2f%s\n", sbytes, iters,
-                       m[1][1], m[1][2], m[1][0], m[0][1], m[0][2], m[0][0], ratio, refa, bwa, bad ? "  INVALID" : "");
-            else
-                printf("%-10zu%18.2f%18.2f%18.2f%12d%12.2f%12.2f%12.2f%8.2f%11.2f%9.2f%s\n", sbytes, m[1][0],
-                       m[1][1], m[1][2], iters, m[0][0], m[0][1], m[0][2], ratio, refa, bwa, bad ? "  INVALID" : "");
-            if (csv)
-                fprintf(csv, "%s,%d,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,%s,%d,%.3f,%.3f,%.3f,%.3f\n", o->coll,
-                        size, info->nnodes, sbytes, m[0][0], m[1][0], ratio, ref, bw, refa, bwa, imb ? "imb" : "osu",
-                        iters, m[0][1], m[0][2], m[1][1], m[1][2]);
-            fflush(stdout);
-        }
-        for (int i = 0; i < 2; i++) { free(sb[i]); free(rb[i]); }
-        PMPI_Barrier(MPI_COMM_WORLD);
-    }
-    free(v);
-    free(tn);
-    free(tt);
-    return invalid;
 }
 
 /* ---- --mech: the Allgather's copy-mechanism floors (see the header) -------- */
@@ -693,6 +608,129 @@ static void mech_fini(mech_t *x)
     free(x->mapped);
     free(x->addr);
     free(x->pid);
+}
+
+/* ---- --warm, --imb: one buffer reused (OSU's and IMB's method) ---------------- */
+
+static void warm_header(const opts_t *o, int coll, int size, const topocoll_comm_info_t *info)
+{
+    int imb = o->regime == R_IMB;
+    printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host%s\n", o->coll, size,
+           info->nnodes, info->local_size, sysconf(_SC_NPROCESSORS_ONLN),
+           coll == C_REDUCE || coll == C_ALLREDUCE ? "; MPI_DOUBLE, MPI_SUM" : "");
+    printf("# %s: one buffer reused (warm caches), %s; intra-node %s; median of %d reps,\n"
+           "# native and topocoll interleaved%s\n", imb ? "IMB's method (--imb)" : "OSU's method (--warm)",
+           imb ? "untimed warm-up calls, then the calls back to back after a barrier"
+               : "untimed warm-up calls, then each call timed alone with a barrier after it",
+           info->single_copy ? "single copy (CMA)" : "copy-in/copy-out", o->reps,
+           coll == C_BCAST || coll == C_REDUCE ? (o->root ? "; root != 0" : "; root 0") : "");
+    printf("# first columns: topocoll in %s's format (per-rank mean per call; average, minimum, maximum\n"
+           "# across ranks); then the native's; ratio = native/topocoll on the average (>1: faster);\n"
+           "# ref_all_us = bytes each process must move / memcpy bandwidth, every process of the host\n"
+           "# copying at once between the same two warm buffers\n", imb ? "IMB" : "OSU");
+    if (imb)
+        printf("%13s %12s %12s %12s %12s %12s %12s %12s %7s %10s %8s%s\n", "#bytes", "#repetitions", "t_min[usec]",
+               "t_max[usec]", "t_avg[usec]", "nat_t_min", "nat_t_max", "nat_t_avg", "ratio", "ref_all_us", "GB/s_all",
+               o->mech ? "  mapped_us     cma_us" : "");
+    else
+        printf("%-10s%18s%18s%18s%12s%12s%12s%12s%8s%11s%9s%s\n", "# Size", "Avg Latency(us)", "Min Latency(us)",
+               "Max Latency(us)", "Iterations", "native_avg", "native_min", "native_max", "ratio", "ref_all_us",
+               "GB/s_all", o->mech ? "  mapped_us     cma_us" : "");
+    if (o->mech)
+        printf("# mapped_us, cma_us (--mech): an Allgather's least time reading the peers' send buffers mapped\n"
+               "# in memory (XPMEM-like) or by process_vm_readv, with two barriers, calls back to back\n");
+}
+
+/* The warm regimes (see time_warm): native and topocoll interleaved, the
+ * median of each column over the repetitions.  Returns nonzero if a
+ * result differed from the native one. */
+static int bench_warm(const opts_t *o, int coll, int rank, int size, FILE *csv, MPI_Comm host,
+                      const topocoll_comm_info_t *info)
+{
+    int imb = o->regime == R_IMB, invalid = 0;
+    if (rank == 0) warm_header(o, coll, size, info);
+    if (csv) fprintf(csv, "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps,ref_all_us,"
+                          "memcpy_all_GBps,regime,iters,native_min_us,native_max_us,topocoll_min_us,"
+                          "topocoll_max_us,mapped_us,cma_us\n");
+    double (*tn)[3] = calloc((size_t)o->reps, sizeof(*tn)), (*tt)[3] = calloc((size_t)o->reps, sizeof(*tt));
+    double *v = malloc((size_t)o->reps * sizeof(double));
+    double *tm = calloc((size_t)o->reps, sizeof(double)), *tc = calloc((size_t)o->reps, sizeof(double));
+    for (size_t bytes = o->min; bytes <= o->max; bytes *= 2) {
+        size_t sbytes = bytes, rbytes = coll == C_ALLGATHER ? bytes * (size_t)size : bytes;
+        if (coll == C_REDUCE || coll == C_ALLREDUCE) sbytes = rbytes = bytes / sizeof(double) * sizeof(double);
+        if (sbytes == 0) continue;
+        char *sb[2], *rb[2];   /* [0]: the collectives' buffers; [1]: memcpy_ref's source */
+        for (int i = 0; i < 2; i++) {
+            sb[i] = malloc(sbytes);
+            rb[i] = malloc(rbytes);
+            memset(sb[i], rank, sbytes);
+            memset(rb[i], rank, rbytes);
+        }
+        /* OSU: 1000 calls up to 8 KiB, 100 above; fewer on big messages */
+        size_t traffic = (sbytes + rbytes) * (size_t)(size > 1 ? size : 2);
+        int iters = o->iters ? o->iters : (int)((256u << 20) / traffic);
+        if (!o->iters) iters = iters < 10 ? 10 : iters > (bytes <= 8192 ? 1000 : 100) ? (bytes <= 8192 ? 1000 : 100)
+                                                                                         : iters;
+        int skip = iters / 5 < 2 ? 2 : iters / 5;
+        int bad = validate(coll, sb[0], rb[0], sbytes, rbytes, o->root, rank);
+        invalid |= bad;
+        if (bytes == o->min) prime(coll, sb[0], rb[0], sbytes, o->root);
+        if (bad && rank == 0) fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes\n", bytes);
+        mech_t mx;   /* --mech: the floors on the same warm buffers */
+        int mech = o->mech && mech_init(&mx, sb, 1, sbytes, rank, size) == 0;
+        invalid |= o->mech && !mech;
+        for (int r = 0; r < o->reps; r++) {
+            int first = r % 2 == 0;   /* 1: the native first */
+            time_warm(coll, first, sb[0], rb[0], sbytes, skip, iters, o->root, imb, first ? tn[r] : tt[r]);
+            time_warm(coll, !first, sb[0], rb[0], sbytes, skip, iters, o->root, imb, first ? tt[r] : tn[r]);
+            if (mech) tm[r] = time_mech(&mx, M_MAPPED, rb, sbytes, iters, rank, size);
+            if (mech && mx.cma_ok) tc[r] = time_mech(&mx, M_CMA, rb, sbytes, iters, rank, size);
+        }
+        double mm = mech ? median(tm, o->reps) * 1e6 : -1, mcma = mech && mx.cma_ok ? median(tc, o->reps) * 1e6 : -1;
+        if (mech) mech_fini(&mx);
+        double m[2][3];   /* [native, topocoll][avg, min, max], us */
+        for (int k = 0; k < 3; k++) {
+            for (int r = 0; r < o->reps; r++) v[r] = tn[r][k];
+            m[0][k] = median(v, o->reps) * 1e6;
+            for (int r = 0; r < o->reps; r++) v[r] = tt[r][k];
+            m[1][k] = median(v, o->reps) * 1e6;
+        }
+        double mc = 0;
+        if (rank == 0) mc = memcpy_ref(rb, 2, sbytes, o->reps, MPI_COMM_NULL) * 1e6;
+        PMPI_Barrier(MPI_COMM_WORLD);
+        double mca = memcpy_ref(rb, 2, sbytes, o->reps, host) * 1e6;
+        if (rank == 0) {
+            double bw = (double)sbytes / mc / 1e3, bwa = (double)sbytes / mca / 1e3;   /* GB/s */
+            double ref = must_move(coll, sbytes, size) / (bw * 1e3), refa = must_move(coll, sbytes, size) / (bwa * 1e3);
+            double ratio = m[0][0] / m[1][0];
+            if (imb)
+                printf("%13zu %12d %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f %7.2f %10.2f %8.2f", sbytes, iters,
+                       m[1][1], m[1][2], m[1][0], m[0][1], m[0][2], m[0][0], ratio, refa, bwa);
+            else
+                printf("%-10zu%18.2f%18.2f%18.2f%12d%12.2f%12.2f%12.2f%8.2f%11.2f%9.2f", sbytes, m[1][0],
+                       m[1][1], m[1][2], iters, m[0][0], m[0][1], m[0][2], ratio, refa, bwa);
+            if (o->mech) printf(" %10.2f %10.2f", mm, mcma);   /* -1: not measured */
+            printf("%s\n", bad ? "  INVALID" : "");
+            if (csv) {
+                fprintf(csv, "%s,%d,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,%s,%d,%.3f,%.3f,%.3f,%.3f,", o->coll,
+                        size, info->nnodes, sbytes, m[0][0], m[1][0], ratio, ref, bw, refa, bwa, imb ? "imb" : "osu",
+                        iters, m[0][1], m[0][2], m[1][1], m[1][2]);
+                if (mm > 0) fprintf(csv, "%.3f", mm);
+                fputc(',', csv);
+                if (mcma > 0) fprintf(csv, "%.3f", mcma);
+                fputc('\n', csv);
+            }
+            fflush(stdout);
+        }
+        for (int i = 0; i < 2; i++) { free(sb[i]); free(rb[i]); }
+        PMPI_Barrier(MPI_COMM_WORLD);
+    }
+    free(v);
+    free(tn);
+    free(tt);
+    free(tm);
+    free(tc);
+    return invalid;
 }
 
 /* Barrier: mean latency (s) of @iters calls, slowest rank. */
@@ -1029,19 +1067,19 @@ int main(int argc, char **argv)
     if (o.nb && rank == 0)
         printf("# --nb: the native columns are topocoll's blocking call, the topocoll columns its nonblocking\n"
                "# call followed at once by MPI_Wait (ratio > 0.91: within 10%%)\n");
+    if (o.mech && (coll != C_ALLGATHER || host_size != size)) {
+        if (rank == 0) fprintf(stderr, "topocoll_bench: --mech is for allgather with every process on one host\n");
+        o.mech = 0;
+    }
     if (o.regime != R_COLD) {
-        if (rank == 0 && (o.mech || o.link > 0 || o.net))
-            fprintf(stderr, "topocoll_bench: --mech, --link and --net are for the rotating pool (not --warm, --imb)\n");
+        if (rank == 0 && (o.link > 0 || o.net))
+            fprintf(stderr, "topocoll_bench: --link and --net are for the rotating pool (not --warm, --imb)\n");
         int bad = bench_warm(&o, coll, rank, size, csv, host, &info);
         if (csv) fclose(csv);
         PMPI_Comm_free(&host);
         topocoll_progress_fini();
         MPI_Finalize();
         return bad ? 1 : 0;
-    }
-    if (o.mech && (coll != C_ALLGATHER || host_size != size)) {
-        if (rank == 0) fprintf(stderr, "topocoll_bench: --mech is for allgather with every process on one host\n");
-        o.mech = 0;
     }
     if (rank == 0) {
         printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host%s\n", o.coll, size,
@@ -1087,6 +1125,7 @@ int main(int argc, char **argv)
         if (iters > 2000) iters = 2000;
         int bad = validate(coll, spool[0], rpool[0], sbytes, rbytes, o.root, rank);
         invalid |= bad;
+        if (bytes == o.min) prime(coll, spool[0], rpool[0], sbytes, o.root);
         if (bad && rank == 0) fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes\n", bytes);
         time_coll(coll, 1, spool, rpool, npool, sbytes, 2, o.root, NULL);   /* warm-up */
         time_coll(coll, 0, spool, rpool, npool, sbytes, 2, o.root, NULL);

@@ -99,15 +99,32 @@ static size_t node_pieces(const tc_allgather_t *op, int n)
 int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t block)
 {
     const tc_nodemap_t *m = &ctx->map;
+    const uint64_t seq = ++ctx->seq;
+    int alg = tc_allgather_alg(ctx, block);
+    tc_tune_t tune;
+    if (tc_tune_choose(&tune, ctx, TC_TUNE_ALLGATHER, block, alg == TC_AG_USE_CICO, seq)) alg = TC_AG_USE_CICO;
+    if (alg == TC_AG_USE_CICO && tune.bucket < 0 && tc_ctx_eager_fits(ctx, block)) {
+        /* Eager: these fields only (eager_work, fini) */
+        op->ctx = ctx;
+        op->in = in;
+        op->out = out;
+        op->block = block;
+        op->seq = seq;
+        op->state = ST_START;
+        op->alg = alg;
+        op->tune = tune;
+        op->eager = 1;
+        tc_ctx_eager(ctx, seq, &op->eager_slot, &op->eager_wait);
+        return MPI_SUCCESS;
+    }
     memset(op, 0, sizeof(*op));
     op->ctx = ctx;
     op->in = in;
     op->out = out;
     op->block = block;
-    op->seq = ++ctx->seq;
-    op->alg = tc_allgather_alg(ctx, block);
-    if (tc_tune_choose(&op->tune, ctx, TC_TUNE_ALLGATHER, block, op->alg == TC_AG_USE_CICO, op->seq))
-        op->alg = TC_AG_USE_CICO;
+    op->seq = seq;
+    op->alg = alg;
+    op->tune = tune;
     if (op->alg == TC_AG_USE_CICO && block > (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot) {
         op->pipe = 1;   /* tuned (tc_tune_range): one node, a usable ring */
         if (!(op->pgot = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
@@ -461,11 +478,38 @@ static int ring_work(tc_allgather_t *op)
     return MPI_SUCCESS;
 }
 
+/* Eager (one node, small blocks; coll/ctx tc_ctx_eager): every process
+ * puts its block in its item and tags it, then copies every other item
+ * out once all are tagged: one exchange; nobody waits for the others to
+ * finish (a later writer of the item does). */
+static int eager_work(tc_allgather_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    if (op->state == ST_START) {
+        if (!tc_shm_eager_put(s, op->in, op->block, op->eager_slot, op->seq, op->eager_wait)) return TC_OP_PENDING;
+        char *mine = op->out + (size_t)s->me * op->block;   /* one node: local rank == rank */
+        if (op->in != mine) memcpy(mine, op->in, op->block);
+        op->state = ST_WORK;
+    }
+    if (op->state == ST_WORK) {
+        int ready = tc_shm_eager_ready(s, op->eager_slot, op->seq);
+        if (ready <= 0) return ready < 0 ? MPI_ERR_INTERN : TC_OP_PENDING;
+        for (int i = 0; i < s->nlocal; i++)
+            if (i != s->me)
+                memcpy(op->out + (size_t)i * op->block, tc_shm_eager_data(s, i, op->eager_slot, op->block), op->block);
+        s->bytes_cico += op->block * (size_t)(s->nlocal - 1);
+        tc_shm_finish(s, op->seq);
+        op->state = ST_DONE;
+    }
+    return TC_OP_DONE;
+}
+
 int tc_allgather_work(tc_allgather_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     const tc_nodemap_t *m = &op->ctx->map;
     int rc;
+    if (op->eager) return eager_work(op);
     switch (op->state) {
     case ST_START:
         if (s && !tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
@@ -519,6 +563,7 @@ int tc_allgather_work(tc_allgather_t *op)
 
 void tc_allgather_fini(tc_allgather_t *op)
 {
+    if (op->eager) return;   /* holds nothing */
     if (op->out_cookie) tc_region_destroy(op->ctx->shm, op->out_cookie);
     op->out_cookie = 0;
     free(op->rreq);

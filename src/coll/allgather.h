@@ -85,6 +85,8 @@ typedef struct tc_allgather {
     uint64_t *pgot;         /* [nlocal] chunks copied out of each process's ring,
                                then [nlocal] its items before this call */
     tc_tune_t tune;         /* CICO or single copy on one node (coll/tune) */
+    int eager, eager_slot;  /* eager (one node, small: coll/ctx tc_ctx_eager) and its item */
+    uint64_t eager_wait;    /* every process has finished this call before we write the item */
 } tc_allgather_t;
 
 /** Algorithm an Allgather of @block bytes per rank uses on ctx. */

@@ -19,7 +19,7 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
     const uint64_t seq = ++ctx->seq;
     tc_tune_t tune;
     int cico = tc_tune_choose(&tune, ctx, TC_TUNE_ALLREDUCE, span, tc_fold_uses_cico(ctx, span), seq);
-    if (cico && tune.bucket < 0 && tc_fold_eager_fits(ctx, span)) {
+    if (cico && tune.bucket < 0 && tc_ctx_eager_fits(ctx, span)) {
         /* Eager: these fields only (eager_work, fini) */
         op->ctx = ctx;
         op->t = *t;

@@ -177,7 +177,23 @@ int tc_ctx_chain(const tc_ctx_t *c, size_t bytes);
  *  every process. */
 int tc_ctx_flat(const tc_ctx_t *c, size_t bytes, size_t flat_max);
 
-/** Eager collectives (the small Bcast, Reduce and Allreduce of one node):
+/* Eager reductions and Allgathers: at most this many bytes per process
+ * (span, block), and this much for the node (every process of an eager
+ * Allreduce or Allgather reads every item). */
+#define TC_EAGER_MAX (2u << 10)
+#define TC_EAGER_NODE (16u << 10)
+
+/** 1 if a one-node Reduce, Allreduce or Allgather of @bytes per process
+ *  (span, block) on @c is eager (the same on every process; the caller
+ *  checks it would take the CICO path, untuned). */
+static inline int tc_ctx_eager_fits(const tc_ctx_t *c, size_t bytes)
+{
+    return c->shm && c->map.nnodes == 1 && bytes > 0 && bytes <= TC_EAGER_MAX && bytes <= c->cfg->cico_slot &&
+           bytes * (size_t)c->map.lsize <= TC_EAGER_NODE;
+}
+
+/** Eager collectives (the small Bcast, Reduce, Allreduce and Allgather of
+ *  one node):
  *  the writers of call @seq use eager item *@slot (seq modulo the eager
  *  slots; xfer/shmseg tc_shm_eager_data), tag it with @seq, and may run
  *  ahead of the readers by that many calls: a writer first waits until

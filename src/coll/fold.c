@@ -225,23 +225,14 @@ int tc_fold_slots_gather(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *o
 int tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const void *in, int slot, uint64_t seq,
                        uint64_t wait)
 {
-    if (!tc_shm_eager_free(s, wait, seq)) return TC_OP_PENDING;   /* the item's last readers */
-    size_t span = tc_span(t, count);
-    memcpy(tc_shm_eager_data(s, s->me, slot, span), in, span);
-    /* Release: the operand before the tag. */
-    atomic_store_explicit(&s->ctl[s->me].eager[slot].tag, seq, memory_order_release);
-    return MPI_SUCCESS;
+    return tc_shm_eager_put(s, in, tc_span(t, count), slot, seq, wait) ? MPI_SUCCESS : TC_OP_PENDING;
 }
 
 int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq, char *dst)
 {
     const int nl = s->nlocal;
-    for (int i = 0; i < nl; i++) {
-        /* Acquire: pairs with the writer's release of its tag. */
-        uint64_t tag = atomic_load_explicit(&s->ctl[i].eager[slot].tag, memory_order_acquire);
-        if (tag > seq) return MPI_ERR_INTERN;
-        if (tag != seq) return TC_OP_PENDING;
-    }
+    int ready = tc_shm_eager_ready(s, slot, seq);
+    if (ready <= 0) return ready < 0 ? MPI_ERR_INTERN : TC_OP_PENDING;
     size_t span = tc_span(t, count);
     memcpy(dst, tc_shm_eager_data(s, nl - 1, slot, span), span);
     for (int r = nl - 2; r >= 0; r--) {

@@ -106,19 +106,6 @@ int tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size_t first
  *  collective @seq?  Fills @in / @out (may be NULL) on success. */
 int tc_fold_all_posted(const tc_shm_t *s, uint64_t seq, uint64_t *in, uint64_t *out);
 
-/* Eager reductions: at most this span per process, and this much for the
- * node (every process of an eager Allreduce reads every operand). */
-#define TC_FOLD_EAGER_MAX (2u << 10)
-#define TC_FOLD_EAGER_NODE (16u << 10)
-
-/** 1 if a one-node reduction of @span bytes per process is eager (the
- *  same on every process). */
-static inline int tc_fold_eager_fits(const tc_ctx_t *ctx, size_t span)
-{
-    return ctx->shm && ctx->map.nnodes == 1 && span > 0 && span <= TC_FOLD_EAGER_MAX &&
-           span <= ctx->cfg->cico_slot && span * (size_t)ctx->map.lsize <= TC_FOLD_EAGER_NODE;
-}
-
 /** Eager reductions (one node, small vectors; tc_ctx_eager): every local
  *  process has copied its operand into its CICO slot @slot and tagged it
  *  with @seq.  This writes its own: waits (TC_OP_PENDING, never blocks)

@@ -18,7 +18,7 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     const uint64_t seq = ++ctx->seq;
     tc_tune_t tune;
     int cico = tc_tune_choose(&tune, ctx, TC_TUNE_REDUCE, span, tc_fold_uses_cico(ctx, span), seq);
-    if (cico && tune.bucket < 0 && tc_fold_eager_fits(ctx, span)) {
+    if (cico && tune.bucket < 0 && tc_ctx_eager_fits(ctx, span)) {
         /* Eager: these fields only (eager_work, fini); clearing the whole
          * operation was a tenth of a small Reduce. */
         op->ctx = ctx;

@@ -18,6 +18,7 @@
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -273,6 +274,31 @@ static inline char *tc_shm_cico(const tc_shm_t *s, int owner, int slot)
 static inline char *tc_shm_eager_data(const tc_shm_t *s, int owner, int slot, size_t bytes)
 {
     return bytes <= TC_EAGER_INLINE ? s->ctl[owner].eager[slot].data : tc_shm_cico(s, owner, slot);
+}
+
+/** Eager item @slot of this process: once tc_shm_eager_free(@wait, @seq),
+ *  copies @bytes from @src into it and tags it with @seq (release).
+ *  1 done, 0 not yet (the item's last readers are not done). */
+static inline int tc_shm_eager_put(tc_shm_t *s, const void *src, size_t bytes, int slot, uint64_t seq, uint64_t wait)
+{
+    if (!tc_shm_eager_free(s, wait, seq)) return 0;
+    memcpy(tc_shm_eager_data(s, s->me, slot, bytes), src, bytes);
+    /* Release: the item before its tag. */
+    atomic_store_explicit(&s->ctl[s->me].eager[slot].tag, seq, memory_order_release);
+    return 1;
+}
+
+/** 1 when every local process's item @slot is tagged @seq (acquire: its
+ *  bytes are then visible), 0 not yet, -1 a newer tag (the protocol
+ *  broke: an error, not a wait). */
+static inline int tc_shm_eager_ready(const tc_shm_t *s, int slot, uint64_t seq)
+{
+    for (int i = 0; i < s->nlocal; i++) {
+        uint64_t tag = atomic_load_explicit(&s->ctl[i].eager[slot].tag, memory_order_acquire);
+        if (tag > seq) return -1;
+        if (tag != seq) return 0;
+    }
+    return 1;
 }
 
 #endif
