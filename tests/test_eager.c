@@ -4,7 +4,8 @@
  * run ahead of their readers by up to the eager slots: thousands of
  * back-to-back calls, a reader (rank 0, or the root) slowed now and then
  * so the others fill the window, roots rotating, MPI_IN_PLACE, items in
- * the tag's line (8-48 bytes) and in the slots (up to 2 KiB), several
+ * the tag's line (8-48 bytes), in the slots and in pieces of them (up to
+ * 32 KiB), several
  * datatypes, and runs of eager calls broken by collectives that use the
  * slots otherwise (a 64 KiB Allreduce, a 4 KiB-block Allgather) or none
  * (Barrier).
@@ -20,15 +21,17 @@
 #include <unistd.h>
 
 #define ROUNDS 4000
-#define MAXN 256   /* doubles: 2 KiB, the eager reductions' limit */
+#define MAXN 4096  /* doubles: 32 KiB, the eager Reduce's limit (Allreduce, Allgather: 2 KiB) */
 
 /* Rank @r's element @k of round @i (small: sums stay exact). */
 static double val(int r, int i, int k) { return (double)((r * 7 + i * 3 + k) % 17); }
 
 static int count_of(int i)
 {
-    static const int n[] = { 1, 3, 6, 2, 40, 255, 7, 128, 5, 256 };
-    return n[i % 10];
+    /* in the tag's line (up to 48 bytes), in a slot, in several pieces
+     * of a slot (8 KiB), and past the eager limits */
+    static const int n[] = { 1, 3, 6, 2, 40, 255, 7, 128, 5, 256, 1500, 4096, 1025, 3 };
+    return n[i % 14];
 }
 
 int main(int argc, char **argv)
@@ -91,10 +94,11 @@ int main(int argc, char **argv)
                         CHECK(all[r * n + k] == (char)(r * 31 + i + k), "round %d Allgather[%d][%d]", i, r, k);
                 break;
             }
-            for (int k = 0; k < n; k++) b[k] = tc_rank == root ? (char)(i + k) : 0;
-            topocoll_bcast(b, n, MPI_BYTE, root, comm);
+            int nb = 8 * n;   /* up to 32 KiB: the Bcast's pieces too */
+            for (int k = 0; k < nb; k++) b[k] = tc_rank == root ? (char)(i + k) : 0;
+            topocoll_bcast(b, nb, MPI_BYTE, root, comm);
             bcast_calls++;
-            for (int k = 0; k < n; k++) CHECK(b[k] == (char)(i + k), "round %d Bcast[%d]", i, k);
+            for (int k = 0; k < nb; k++) CHECK(b[k] == (char)(i + k), "round %d Bcast[%d]", i, k);
             break;
         }
         default:   /* a collective that is not eager ends the run of eager ones */

@@ -492,7 +492,7 @@ static int eager_work(tc_allgather_t *op)
         op->state = ST_WORK;
     }
     if (op->state == ST_WORK) {
-        int ready = tc_shm_eager_ready(s, op->eager_slot, op->seq);
+        int ready = tc_shm_eager_ready(s, op->eager_slot, op->seq, op->block);
         if (ready <= 0) return ready < 0 ? MPI_ERR_INTERN : TC_OP_PENDING;
         for (int i = 0; i < s->nlocal; i++)
             if (i != s->me)

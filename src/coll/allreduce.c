@@ -30,6 +30,7 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
         op->state = ST_START;
         op->cico = 1;
         op->tune = tune;
+        op->eager_done = 0;
         op->eager = 1;
         tc_ctx_eager(ctx, seq, &op->eager_slot, &op->eager_wait);
         return MPI_SUCCESS;
@@ -406,7 +407,8 @@ static int eager_work(tc_allreduce_t *op)
         op->state = ST_WORK;
     }
     if (op->state == ST_WORK) {
-        if ((rc = tc_fold_eager(s, &op->t, op->count, op->eager_slot, op->seq, op->out)) != MPI_SUCCESS) return rc;
+        rc = tc_fold_eager(s, &op->t, op->count, op->eager_slot, op->seq, NULL, op->out, NULL, &op->eager_done);
+        if (rc != MPI_SUCCESS) return rc;
         tc_shm_finish(s, op->seq);
         op->state = ST_DONE;
     }

@@ -68,6 +68,7 @@ typedef struct tc_allreduce {
     tc_tune_t tune;        /* CICO or single copy (coll/tune) */
     int eager, eager_slot; /* eager (one node, small: tc_ctx_eager) and its slot */
     uint64_t eager_wait;   /* every process has finished this call before we write the slot */
+    size_t eager_done;     /* elements folded (eager) */
     /* one node, pipelined CICO (lanes) */
     int pipe;
     size_t ce;             /* elements per chunk */

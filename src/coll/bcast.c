@@ -143,7 +143,6 @@ static int net_progress(tc_bcast_t *op, tc_bcast_part_t *p);
 static int eager_work(tc_bcast_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
-    tc_ctl_t *prod = &s->ctl[op->producer];
     char *slot = tc_shm_eager_data(s, op->producer, op->eager_slot, op->bytes);
     tc_bcast_part_t *p = &op->part[0];
     const int net = s->me == op->producer && op->ctx->map.nnodes > 1;
@@ -151,22 +150,24 @@ static int eager_work(tc_bcast_t *op)
     if (net && (rc = net_progress(op, p)) != MPI_SUCCESS) return rc;
     if (op->state == ST_START) {
         if (s->me == op->producer) {
-            if (p->have < op->bytes || !tc_shm_eager_free(s, op->eager_wait, op->seq)) return TC_OP_PENDING;
-            memcpy(slot, op->buf, op->bytes);
+            if (p->have < op->bytes || !tc_shm_eager_put(s, op->buf, op->bytes, op->eager_slot, op->seq,
+                                                         op->eager_wait))
+                return TC_OP_PENDING;
             s->bytes_cico += op->bytes;
-            /* Release: the slot's contents before the tag. */
-            atomic_store_explicit(&prod->eager[op->eager_slot].tag, op->seq, memory_order_release);
         }
         op->state = ST_WORK;
     }
     if (op->state == ST_WORK) {
         if (s->me != op->producer) {
-            /* Acquire: pairs with the producer's tag. */
-            uint64_t tag = atomic_load_explicit(&prod->eager[op->eager_slot].tag, memory_order_acquire);
-            if (tag > op->seq) return MPI_ERR_INTERN;
-            if (tag != op->seq) return TC_OP_PENDING;
-            memcpy(op->buf, slot, op->bytes);
-            s->bytes_cico += op->bytes;
+            /* the pieces published so far (acquire: their bytes are visible) */
+            size_t a = tc_shm_eager_avail(s, op->producer, op->eager_slot, op->seq, op->bytes);
+            if (a == (size_t)-1) return MPI_ERR_INTERN;
+            if (a > op->eager_got) {
+                memcpy(op->buf + op->eager_got, slot + op->eager_got, a - op->eager_got);
+                s->bytes_cico += a - op->eager_got;
+                op->eager_got = a;
+            }
+            if (op->eager_got < op->bytes) return TC_OP_PENDING;
         } else if (net && p->send_done < p->nseg) {
             return TC_OP_PENDING;   /* the child nodes' sends still read our buffer */
         }

@@ -104,6 +104,7 @@ typedef struct tc_bcast {
     int eager;             /* 1: eager (above), through CICO slot eager_slot */
     int eager_slot;
     uint64_t eager_wait;   /* root: every process has finished this call first */
+    size_t eager_got;      /* receivers: bytes copied out of the producer's item */
     tc_bcast_part_t part[TC_BCAST_MAXPART];   /* last: init clears only part[0, nparts) */
 } tc_bcast_t;
 

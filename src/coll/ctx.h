@@ -192,6 +192,21 @@ static inline int tc_ctx_eager_fits(const tc_ctx_t *c, size_t bytes)
            bytes * (size_t)c->map.lsize <= TC_EAGER_NODE;
 }
 
+/* An eager Reduce reads the root's operand in place and only the root
+ * reads the others': it pays up to a slot per process, and this much for
+ * the root to read. */
+#define TC_EAGER_REDUCE_MAX (32u << 10)
+#define TC_EAGER_ROOT (64u << 10)
+
+/** 1 if a one-node Reduce of @span bytes per process is eager whatever
+ *  the CICO/single-copy choice: up to TC_EAGER_REDUCE_MAX and a slot, the
+ *  root reading at most TC_EAGER_ROOT. */
+static inline int tc_ctx_eager_reduce_fits(const tc_ctx_t *c, size_t span)
+{
+    return c->shm && c->map.nnodes == 1 && span > 0 && span <= TC_EAGER_REDUCE_MAX && span <= c->cfg->cico_slot &&
+           span * (size_t)(c->map.lsize - 1) <= TC_EAGER_ROOT;
+}
+
 /** Eager collectives (the small Bcast, Reduce, Allreduce and Allgather of
  *  one node):
  *  the writers of call @seq use eager item *@slot (seq modulo the eager

@@ -228,17 +228,33 @@ int tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const voi
     return tc_shm_eager_put(s, in, tc_span(t, count), slot, seq, wait) ? MPI_SUCCESS : TC_OP_PENDING;
 }
 
-int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq, char *dst)
+int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq, const char *own,
+                  char *dst, char *acc, size_t *done)
 {
     const int nl = s->nlocal;
-    int ready = tc_shm_eager_ready(s, slot, seq);
-    if (ready <= 0) return ready < 0 ? MPI_ERR_INTERN : TC_OP_PENDING;
-    size_t span = tc_span(t, count);
-    memcpy(dst, tc_shm_eager_data(s, nl - 1, slot, span), span);
-    for (int r = nl - 2; r >= 0; r--) {
-        int rc = tc_op_apply(t, tc_shm_eager_data(s, r, slot, span), dst, count);
-        if (rc != MPI_SUCCESS) return rc;
+    size_t span = tc_span(t, count), avail = span;
+    for (int i = 0; i < nl; i++) {
+        if (i == s->me && own) continue;
+        size_t a = tc_shm_eager_avail(s, i, slot, seq, span);
+        if (a == (size_t)-1) return MPI_ERR_INTERN;
+        if (a < avail) avail = a;
     }
-    s->bytes_cico += span * (size_t)nl;
-    return MPI_SUCCESS;
+    size_t n = avail == span ? count : avail / t->extent;   /* whole elements present everywhere */
+    if (n > *done) {
+        size_t off = *done * t->extent, k = n - *done, len = tc_span(t, k);
+        /* our operand is still needed where the result goes (MPI_IN_PLACE):
+         * fold the piece aside, then copy it over */
+        char *a = own && dst == own ? acc + off : dst + off;
+#define OPERAND(r) (((r) == s->me && own ? own : tc_shm_eager_data(s, (r), slot, span)) + off)
+        memcpy(a, OPERAND(nl - 1), len);
+        for (int r = nl - 2; r >= 0; r--) {
+            int rc = tc_op_apply(t, OPERAND(r), a, k);
+            if (rc != MPI_SUCCESS) return rc;
+        }
+#undef OPERAND
+        if (a != dst + off) memcpy(dst + off, a, len);
+        s->bytes_cico += len * (size_t)(nl - (own != NULL));
+        *done = n;
+    }
+    return *done == count ? MPI_SUCCESS : TC_OP_PENDING;
 }

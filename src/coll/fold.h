@@ -114,13 +114,18 @@ int tc_fold_all_posted(const tc_shm_t *s, uint64_t seq, uint64_t *in, uint64_t *
  *  tag.  MPI_SUCCESS or TC_OP_PENDING. */
 int tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const void *in, int slot, uint64_t seq,
                        uint64_t wait);
-/** Once every local process's tag of @slot is @seq, folds the operands
- *  in canonical order, s_0 op (s_1 op (... op s_{n-1})), straight into
- *  @dst (every operand is read from the slots, so @dst may be the
- *  caller's input).  The same bytes on every process that calls it.
- *  MPI_SUCCESS, TC_OP_PENDING (a tag not there yet) or MPI_ERR_INTERN (a
- *  newer tag: the protocol broke). */
-int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq, char *dst);
+/** Folds, in canonical order s_0 op (s_1 op (... op s_{n-1})), the
+ *  elements from *@done on that every local process's item @slot for @seq
+ *  holds by now (ours aside when @own is given), into @dst; *@done
+ *  advances.  Ours is read from @own (NULL: from our item, which every
+ *  reader of an Allreduce shares), the others' from their items, piece
+ *  by piece as their writers publish them.  When @dst is @own
+ *  (MPI_IN_PLACE) each piece is folded in @acc (span bytes) and copied
+ *  over.  The same bytes on every process that calls it.  MPI_SUCCESS
+ *  (all folded), TC_OP_PENDING, or MPI_ERR_INTERN (a newer tag: the
+ *  protocol broke). */
+int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq, const char *own,
+                  char *dst, char *acc, size_t *done);
 
 /** Publish this process's cookies for @seq (prog reset to 0). */
 void tc_fold_post(tc_shm_t *s, uint64_t seq, uint64_t in_cookie, uint64_t out_cookie);

@@ -18,7 +18,7 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     const uint64_t seq = ++ctx->seq;
     tc_tune_t tune;
     int cico = tc_tune_choose(&tune, ctx, TC_TUNE_REDUCE, span, tc_fold_uses_cico(ctx, span), seq);
-    if (cico && tune.bucket < 0 && tc_ctx_eager_fits(ctx, span)) {
+    if (tc_ctx_eager_reduce_fits(ctx, span) || (cico && tune.bucket < 0 && tc_ctx_eager_fits(ctx, span))) {
         /* Eager: these fields only (eager_work, fini); clearing the whole
          * operation was a tenth of a small Reduce. */
         op->ctx = ctx;
@@ -32,6 +32,8 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
         op->state = ST_START;
         op->cico = 1;
         op->tune = tune;
+        op->f.acc = op->f.in = NULL;
+        op->eager_done = 0;
         op->eager = 1;
         tc_ctx_eager(ctx, seq, &op->eager_slot, &op->eager_wait);
         return MPI_SUCCESS;
@@ -354,13 +356,21 @@ static int eager_work(tc_reduce_t *op)
     tc_shm_t *s = op->ctx->shm;
     int rc;
     if (op->state == ST_START) {
-        rc = tc_fold_eager_post(s, &op->t, op->count, op->in, op->eager_slot, op->seq, op->eager_wait);
-        if (rc != MPI_SUCCESS) return rc;
+        /* the root reads its own operand where it is */
+        if (!op->am_root &&
+            (rc = tc_fold_eager_post(s, &op->t, op->count, op->in, op->eager_slot, op->seq, op->eager_wait)) !=
+                MPI_SUCCESS)
+            return rc;
         op->state = ST_WORK;
     }
     if (op->state == ST_WORK) {
-        if (op->am_root && (rc = tc_fold_eager(s, &op->t, op->count, op->eager_slot, op->seq, op->out)) != MPI_SUCCESS)
-            return rc;
+        if (op->am_root) {
+            /* MPI_IN_PLACE: the fold runs in the context's scratch */
+            if (op->in == op->out && !op->f.acc && tc_fold_scratch_get(op->ctx, &op->f) != 0) return MPI_ERR_NO_MEM;
+            rc = tc_fold_eager(s, &op->t, op->count, op->eager_slot, op->seq, op->in, op->out, op->f.acc,
+                               &op->eager_done);
+            if (rc != MPI_SUCCESS) return rc;
+        }
         tc_shm_finish(s, op->seq);
         op->state = ST_DONE;
     }
@@ -422,7 +432,7 @@ int tc_reduce_work(tc_reduce_t *op)
 
 void tc_reduce_fini(tc_reduce_t *op)
 {
-    if (op->eager) return;   /* holds nothing */
+    if (op->eager) { tc_fold_scratch_put(&op->f); return; }   /* holds nothing else */
     tc_shm_t *s = op->ctx->shm;
     /* after an error the chain's receives and sends may be in flight (off
      * the chain rreq holds the leaders' PMPI_Ireduce, which cannot be

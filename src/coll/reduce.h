@@ -71,6 +71,7 @@ typedef struct tc_reduce {
     tc_tune_t tune;        /* CICO or single copy (coll/tune) */
     int eager, eager_slot; /* eager (one node, small: tc_ctx_eager) and its slot */
     uint64_t eager_wait;   /* every process has finished this call before we write the slot */
+    size_t eager_done;     /* elements folded (eager) */
 } tc_reduce_t;
 
 /** Prepare.  @out is the root's buffer (ignored elsewhere); @in == @out

@@ -36,15 +36,19 @@
  * it writes done_seq/cons_bytes.  Sequence numbers are the communicator's
  * collective count, so flags are never reset, only advanced.
  */
-/* An eager item's line: the tag (the collective whose item it is) and,
- * for items of at most TC_EAGER_INLINE bytes, the item itself, so a reader
- * takes one cache line from the writer (as Open MPI's vader fast boxes
- * do); larger items are in the writer's CICO slot of the same index. */
+/* An eager item's line: the tag (the collective whose item it is, set
+ * when its writing starts) and, for items of at most TC_EAGER_INLINE
+ * bytes, the item itself, so a reader takes one cache line from the
+ * writer (as Open MPI's vader fast boxes do).  Larger items are in the
+ * writer's CICO slot of the same index, published in pieces of
+ * TC_EAGER_PIECE bytes (the count of bytes written so far), so readers
+ * copy or fold a piece while the next one is written. */
 #define TC_EAGER_INLINE 48
+#define TC_EAGER_PIECE (8u << 10)
 typedef struct tc_eager_line {
     _Atomic uint64_t tag;
-    uint64_t pad;                 /* the data 16-byte aligned (long double, complex) */
-    char data[TC_EAGER_INLINE];
+    _Atomic uint64_t bytes;       /* slot items: bytes written (reset before the tag) */
+    char data[TC_EAGER_INLINE];   /* 16-byte aligned (long double, complex) */
 } __attribute__((aligned(TC_CACHELINE))) tc_eager_line_t;
 
 typedef struct tc_ctl {
@@ -277,26 +281,53 @@ static inline char *tc_shm_eager_data(const tc_shm_t *s, int owner, int slot, si
 }
 
 /** Eager item @slot of this process: once tc_shm_eager_free(@wait, @seq),
- *  copies @bytes from @src into it and tags it with @seq (release).
- *  1 done, 0 not yet (the item's last readers are not done). */
+ *  copies @bytes from @src into it under tag @seq (release), piece by
+ *  piece for a slot item.  1 done, 0 not yet (the item's last readers
+ *  are not done). */
 static inline int tc_shm_eager_put(tc_shm_t *s, const void *src, size_t bytes, int slot, uint64_t seq, uint64_t wait)
 {
     if (!tc_shm_eager_free(s, wait, seq)) return 0;
-    memcpy(tc_shm_eager_data(s, s->me, slot, bytes), src, bytes);
-    /* Release: the item before its tag. */
-    atomic_store_explicit(&s->ctl[s->me].eager[slot].tag, seq, memory_order_release);
+    tc_eager_line_t *l = &s->ctl[s->me].eager[slot];
+    char *d = tc_shm_eager_data(s, s->me, slot, bytes);
+    if (bytes <= TC_EAGER_INLINE) {
+        memcpy(d, src, bytes);
+        /* Release: the item before its tag. */
+        atomic_store_explicit(&l->tag, seq, memory_order_release);
+        return 1;
+    }
+    atomic_store_explicit(&l->bytes, 0, memory_order_relaxed);
+    /* Release: the reset count before the tag. */
+    atomic_store_explicit(&l->tag, seq, memory_order_release);
+    for (size_t off = 0; off < bytes;) {
+        size_t n = bytes - off < TC_EAGER_PIECE ? bytes - off : TC_EAGER_PIECE;
+        memcpy(d + off, (const char *)src + off, n);
+        off += n;
+        /* Release: the piece before the count. */
+        atomic_store_explicit(&l->bytes, off, memory_order_release);
+    }
     return 1;
 }
 
-/** 1 when every local process's item @slot is tagged @seq (acquire: its
- *  bytes are then visible), 0 not yet, -1 a newer tag (the protocol
- *  broke: an error, not a wait). */
-static inline int tc_shm_eager_ready(const tc_shm_t *s, int slot, uint64_t seq)
+/** Bytes of local process @owner's item @slot (of @bytes) for call @seq
+ *  present now (acquire: visible from here on): 0 none yet, (size_t)-1 a
+ *  newer tag (the protocol broke: an error, not a wait). */
+static inline size_t tc_shm_eager_avail(const tc_shm_t *s, int owner, int slot, uint64_t seq, size_t bytes)
+{
+    tc_eager_line_t *l = &s->ctl[owner].eager[slot];
+    uint64_t tag = atomic_load_explicit(&l->tag, memory_order_acquire);
+    if (tag > seq) return (size_t)-1;
+    if (tag != seq) return 0;
+    return bytes <= TC_EAGER_INLINE ? bytes : (size_t)atomic_load_explicit(&l->bytes, memory_order_acquire);
+}
+
+/** 1 when every local process's item @slot (of @bytes) for @seq is
+ *  complete, 0 not yet, -1 a newer tag (see tc_shm_eager_avail). */
+static inline int tc_shm_eager_ready(const tc_shm_t *s, int slot, uint64_t seq, size_t bytes)
 {
     for (int i = 0; i < s->nlocal; i++) {
-        uint64_t tag = atomic_load_explicit(&s->ctl[i].eager[slot].tag, memory_order_acquire);
-        if (tag > seq) return -1;
-        if (tag != seq) return 0;
+        size_t a = tc_shm_eager_avail(s, i, slot, seq, bytes);
+        if (a == (size_t)-1) return -1;
+        if (a < bytes) return 0;
     }
     return 1;
 }
