@@ -52,6 +52,8 @@ typedef struct tc_config {
                                   and Allreduce (bytes), 0 = automatic */
     size_t red_cico_max;       /* TOPOCOLL_REDUCE_CICO_MAX: Reduce/Allreduce through
                                   the CICO slots at or below (bytes per process) */
+    size_t red_eager_max;      /* TOPOCOLL_REDUCE_EAGER_MAX: one-node Reduce eager at or
+                                  below (bytes per process) */
     size_t allgather_cico_max; /* TOPOCOLL_ALLGATHER_CICO_MAX: same, per block */
     int allgather_alg;         /* TOPOCOLL_ALLGATHER_ALG: TC_AG_AUTO|LEADER|RING */
     int tune;                  /* TOPOCOLL_TUNE=0|1|cico: one-node Reduce/Allreduce/

@@ -178,7 +178,7 @@ static int push_block(tc_allgather_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     const tc_nodemap_t *m = &op->ctx->map;
-    const size_t chunk = 256u << 10;   /* fits L2; 64 KiB-16 MiB measured within noise at np=2 */
+    const size_t chunk = op->ctx->copy_chunk;   /* in L2: the CMA writes read it from there */
     char *mine = op->out + (size_t)m->rank * op->block;
     const uint64_t *outc = op->cookies + s->nlocal;
     for (size_t off = 0; off < op->block; off += chunk) {

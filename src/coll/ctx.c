@@ -326,6 +326,7 @@ static void ctx_build(tc_ctx_t *c, MPI_Comm comm)
          * cores, small Bcasts 2x slower with 200 polls), yield at once. */
         c->spin = tc_config_spin(c->cfg, c->map.host_size);
         c->nap = tc_config_nap(c->cfg, c->map.host_size, c->map.host_size < c->map.size);
+        c->copy_chunk = tc_ctx_copy_chunk(tc_topo_l2_bytes(tc_topo_process()));
         if (!all_ok) { tc_shm_destroy(c->shm); c->shm = NULL; }
     }
     if (!c->enabled && rank == 0 && tc_topo_process())   /* (a topology that failed said so already) */
@@ -336,6 +337,12 @@ static void ctx_build(tc_ctx_t *c, MPI_Comm comm)
                  c->map.size, c->map.nnodes, c->map.lsize,
                  c->shm && c->shm->single_copy ? "single copy" : "copy-in/copy-out",
                  c->shm ? c->shm->why : "alone on the node", c->spin == 0 ? ", oversubscribed: no spinning" : "");
+}
+
+size_t tc_ctx_copy_chunk(size_t l2)
+{
+    size_t c = l2 ? l2 : (size_t)256 << 10;
+    return c < ((size_t)64 << 10) ? (size_t)64 << 10 : c > ((size_t)4 << 20) ? (size_t)4 << 20 : c;
 }
 
 tc_ctx_t *tc_ctx_get(MPI_Comm comm, size_t bytes)

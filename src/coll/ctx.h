@@ -34,7 +34,11 @@
 /* coll/tune's statistics of one (collective, size class), local rank 0
  * only: moving average (us) and sample count of each intra-node method
  * (0 single copy, 1 CICO), and the calls seen. */
-typedef struct tc_tune_stat { double us[2]; unsigned n[2], calls; } tc_tune_stat_t;
+typedef struct tc_tune_stat {
+    double us[2];          /* each method's moving average (us) */
+    unsigned n[2], calls;  /* its samples; calls of the size class */
+    double warm[2][3];     /* its first samples after the cold one */
+} tc_tune_stat_t;
 
 /* coll/xtune's statistics of one (collective, size class) on several
  * nodes: calls seen since the last measurement (the same on every rank),
@@ -79,6 +83,7 @@ typedef struct tc_ctx {
     uint64_t eager_base;    /*   and of the last collective before its run of them */
     int spin;               /* polls before a waiter yields its core */
     int nap;                /* us a waiter then sleeps (tc_config_nap), 0: never */
+    size_t copy_chunk;      /* bytes a copy loop takes at a time (tc_ctx_copy_chunk) */
     int all_sc;             /* 1: single copy works on every node of comm */
     int minlocal, maxlocal; /* fewest and most processes on any node */
     /* Allreduce's slice communicator: the processes with this local rank
@@ -177,6 +182,14 @@ int tc_ctx_chain(const tc_ctx_t *c, size_t bytes);
  *  every process. */
 int tc_ctx_flat(const tc_ctx_t *c, size_t bytes, size_t flat_max);
 
+/** Bytes a copy loop takes at a time on a core with an L2 of @l2 bytes
+ *  (hwloc; 0: unknown): all of it, within 64 KiB-4 MiB; 256 KiB when
+ *  unknown.  (Allgather's push at np=2 here, L2 1 MiB: 1 MiB pieces
+ *  1.15-1.44x native cold and 1.01-1.24x warm at 512 KiB-16 MiB blocks,
+ *  256 KiB pieces 1.15-1.30x and 0.93-1.07x, 64 KiB 0.75-0.78x warm,
+ *  4 MiB and more 1.0-1.2x cold.) */
+size_t tc_ctx_copy_chunk(size_t l2);
+
 /* Eager reductions and Allgathers: at most this many bytes per process
  * (span, block), and this much for the node (every process of an eager
  * Allreduce or Allgather reads every item). */
@@ -193,18 +206,17 @@ static inline int tc_ctx_eager_fits(const tc_ctx_t *c, size_t bytes)
 }
 
 /* An eager Reduce reads the root's operand in place and only the root
- * reads the others': it pays up to a slot per process, and this much for
- * the root to read. */
-#define TC_EAGER_REDUCE_MAX (32u << 10)
+ * reads the others': at most this much for the root to read. */
 #define TC_EAGER_ROOT (64u << 10)
 
 /** 1 if a one-node Reduce of @span bytes per process is eager whatever
- *  the CICO/single-copy choice: up to TC_EAGER_REDUCE_MAX and a slot, the
- *  root reading at most TC_EAGER_ROOT. */
+ *  the CICO/single-copy choice: up to TOPOCOLL_REDUCE_EAGER_MAX and a
+ *  slot, the root reading at most TC_EAGER_ROOT.  (Measured at np=2,
+ *  16-32 KiB: 1.55-2.8x native against 0.74-1.64x by the tuned choice.) */
 static inline int tc_ctx_eager_reduce_fits(const tc_ctx_t *c, size_t span)
 {
-    return c->shm && c->map.nnodes == 1 && span > 0 && span <= TC_EAGER_REDUCE_MAX && span <= c->cfg->cico_slot &&
-           span * (size_t)(c->map.lsize - 1) <= TC_EAGER_ROOT;
+    return c->shm && c->map.nnodes == 1 && span > 0 && span <= c->cfg->red_eager_max &&
+           span <= c->cfg->cico_slot && span * (size_t)(c->map.lsize - 1) <= TC_EAGER_ROOT;
 }
 
 /** Eager collectives (the small Bcast, Reduce, Allreduce and Allgather of

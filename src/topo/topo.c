@@ -77,6 +77,19 @@ const tc_topo_t *tc_topo_process(void)
     return g_topo;
 }
 
+size_t tc_topo_l2_bytes(const tc_topo_t *t)
+{
+    size_t least = 0;
+    if (!t) return 0;
+    int n = hwloc_get_nbobjs_by_type(t->hw, HWLOC_OBJ_L2CACHE);
+    for (int i = 0; i < n; i++) {
+        hwloc_obj_t o = hwloc_get_obj_by_type(t->hw, HWLOC_OBJ_L2CACHE, (unsigned)i);
+        if (!o->attr || o->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION || !o->attr->cache.size) continue;
+        if (!least || o->attr->cache.size < least) least = (size_t)o->attr->cache.size;
+    }
+    return least;
+}
+
 int tc_binding_parse(const char *spec, tc_binding_t *b)
 {
     memset(b, 0, sizeof(*b));

@@ -38,6 +38,10 @@ void tc_topo_free(tc_topo_t *t);
  *  safe; NULL if hwloc failed, with a warning). */
 const tc_topo_t *tc_topo_process(void);
 
+/** Bytes of the smallest level-2 data (or unified) cache of @t, the
+ *  per-core cache a copy loop should stay within; 0 if hwloc reports none. */
+size_t tc_topo_l2_bytes(const tc_topo_t *t);
+
 typedef enum {
     TC_BIND_REAL = 0,   /* the process's own binding (hwloc_get_cpubind) */
     TC_BIND_NONE,       /* emulate unbound processes */
