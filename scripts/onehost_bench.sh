@@ -19,9 +19,11 @@ for regime in cold warm; do
   flag=(); [ "$regime" = warm ] && flag=(--warm)
   for coll in bcast reduce allreduce allgather; do
     echo "== $coll, $regime buffers (np=$np, one host, $(nproc) cores)"
-    mech=(); [ "$coll" = allgather ] && [ "$regime" = cold ] && mech=(--mech)
-    run "$np" "$build/topocoll_bench" --coll "$coll" --min 8 --max 16M "${flag[@]}" "${mech[@]}" "$@" \
-        --csv "$out/${coll}_np${np}_$regime.csv" | tee "$out/${coll}_np${np}_$regime.txt"
+    mech=(); [ "$coll" = allgather ] && mech=(--mech)   # the copy-mechanism floors beside it
+    cmd=("$build/topocoll_bench" --coll "$coll" --min 8 --max 16M "${flag[@]}" "${mech[@]}" "$@"
+         --csv "$out/${coll}_np${np}_$regime.csv")
+    { echo "# mpiexec.openmpi --bind-to $bind -np $np ${cmd[*]}"; run "$np" "${cmd[@]}"; } |
+        tee "$out/${coll}_np${np}_$regime.txt"
     echo
   done
   if command -v gnuplot >/dev/null; then

@@ -160,12 +160,12 @@ static tc_param_t g_params[] = {
     P_SIZE("TOPOCOLL_REDUCE_CICO_MAX", "8K", 0, MAXB, red_cico_max,
            "Reduce/Allreduce through the shared segment at or below (bytes per process; capped by the slots' "
            "capacity)"),
-    P_SIZE("TOPOCOLL_REDUCE_EAGER_MAX", "8K", 0, MAXB, red_eager_max,
+    P_SIZE("TOPOCOLL_REDUCE_EAGER_MAX", "32K", 0, MAXB, red_eager_max,
            "one-node Reduce at or below (bytes per process; capped by a slot, and by 64 KiB for the root to "
-           "read): eager, whatever the CICO/single-copy choice: every other process copies its vector into a "
-           "rotating slot and returns, the root folds them as they land (`0`: only up to 2 KiB, within "
-           "`TOPOCOLL_REDUCE_CICO_MAX`; above 8 KiB it is 1.2-2.8x native while copies between the cores "
-           "are fast, 0.35-0.55x while they are slow)"),
+           "read) goes through the shared segment eagerly: every other process copies its vector into a "
+           "rotating slot and returns, the root folds them as they land; up to `TOPOCOLL_REDUCE_CICO_MAX` "
+           "always, above it as the CICO method `TOPOCOLL_TUNE` measures against single copy (`0`: eager "
+           "only up to 2 KiB)"),
     P_SIZE("TOPOCOLL_ALLGATHER_CICO_MAX", "8K", 0, MAXB, allgather_cico_max,
            "one-node Allgather through the shared segment at or below (block bytes)"),
     P_ENUM("TOPOCOLL_TUNE", "1", ch_tune, tune,

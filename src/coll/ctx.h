@@ -209,10 +209,12 @@ static inline int tc_ctx_eager_fits(const tc_ctx_t *c, size_t bytes)
  * reads the others': at most this much for the root to read. */
 #define TC_EAGER_ROOT (64u << 10)
 
-/** 1 if a one-node Reduce of @span bytes per process is eager whatever
- *  the CICO/single-copy choice: up to TOPOCOLL_REDUCE_EAGER_MAX and a
- *  slot, the root reading at most TC_EAGER_ROOT.  (Measured at np=2,
- *  16-32 KiB: 1.55-2.8x native against 0.74-1.64x by the tuned choice.) */
+/** 1 if a one-node Reduce of @span bytes per process that goes through
+ *  the shared segment (the static or tuned CICO choice) is eager: up to
+ *  TOPOCOLL_REDUCE_EAGER_MAX and a slot, the root reading at most
+ *  TC_EAGER_ROOT.  (Measured at np=2, 16-32 KiB: 1.2-2.8x native while
+ *  copies between the cores are fast, 0.35-0.55x while they are slow:
+ *  hence the tuner's choice above TOPOCOLL_REDUCE_CICO_MAX.) */
 static inline int tc_ctx_eager_reduce_fits(const tc_ctx_t *c, size_t span)
 {
     return c->shm && c->map.nnodes == 1 && span > 0 && span <= c->cfg->red_eager_max &&

@@ -18,7 +18,7 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     const uint64_t seq = ++ctx->seq;
     tc_tune_t tune;
     int cico = tc_tune_choose(&tune, ctx, TC_TUNE_REDUCE, span, tc_fold_uses_cico(ctx, span), seq);
-    if (tc_ctx_eager_reduce_fits(ctx, span) || (cico && tune.bucket < 0 && tc_ctx_eager_fits(ctx, span))) {
+    if (cico && (tc_ctx_eager_reduce_fits(ctx, span) || (tune.bucket < 0 && tc_ctx_eager_fits(ctx, span)))) {
         /* Eager: these fields only (eager_work, fini); clearing the whole
          * operation was a tenth of a small Reduce. */
         op->ctx = ctx;
@@ -347,15 +347,28 @@ static int sc_work(tc_reduce_t *op)
     return op->folded < nseg ? TC_OP_PENDING : MPI_SUCCESS;
 }
 
-/* Eager (one node, small vectors; tc_ctx_eager): every process copies its
- * operand into its slot and tags it, the root folds them all once every
- * tag is there.  The others return at once: a later writer of the slot
- * waits for the root to have finished this call. */
+/* Eager (one node; tc_ctx_eager): every process but the root copies its
+ * operand into its item and tags it, the root folds them as their pieces
+ * land, reading its own operand in place.  The others return at once: a
+ * later writer of the item waits for the root to have finished this call.
+ * A tuned call (the CICO method of coll/tune above TOPOCOLL_REDUCE_CICO_MAX)
+ * keeps the tuner's protocol: the tuner starts once every local process
+ * finished the previous call, stamps the time, publishes its start, and
+ * ends once all finished this one; the others complete only after its
+ * start (so they have seen its choice word: tune.h). */
 static int eager_work(tc_reduce_t *op)
 {
-    tc_shm_t *s = op->ctx->shm;
+    tc_ctx_t *c = op->ctx;
+    tc_shm_t *s = c->shm;
+    const int tuner = tc_tune_waits(&op->tune, c);
     int rc;
     if (op->state == ST_START) {
+        if (tuner && !op->tune.t0_ns) {
+            if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
+            tc_tune_start(&op->tune, c, op->seq);
+            /* Release: the choice word before the start the others acquire. */
+            atomic_store_explicit(&s->ctl[0].tune_seq, op->seq, memory_order_release);
+        }
         /* the root reads its own operand where it is */
         if (!op->am_root &&
             (rc = tc_fold_eager_post(s, &op->t, op->count, op->in, op->eager_slot, op->seq, op->eager_wait)) !=
@@ -366,12 +379,20 @@ static int eager_work(tc_reduce_t *op)
     if (op->state == ST_WORK) {
         if (op->am_root) {
             /* MPI_IN_PLACE: the fold runs in the context's scratch */
-            if (op->in == op->out && !op->f.acc && tc_fold_scratch_get(op->ctx, &op->f) != 0) return MPI_ERR_NO_MEM;
+            if (op->in == op->out && !op->f.acc && tc_fold_scratch_get(c, &op->f) != 0) return MPI_ERR_NO_MEM;
             rc = tc_fold_eager(s, &op->t, op->count, op->eager_slot, op->seq, op->in, op->out, op->f.acc,
                                &op->eager_done);
             if (rc != MPI_SUCCESS) return rc;
         }
+        /* Acquire: pairs with the tuner's release of its start. */
+        if (op->tune.bucket >= 0 && !tuner && atomic_load_explicit(&s->ctl[0].tune_seq, memory_order_acquire) < op->seq)
+            return TC_OP_PENDING;
         tc_shm_finish(s, op->seq);
+        op->state = ST_ACK;
+    }
+    if (op->state == ST_ACK) {
+        if (tuner && !tc_shm_all_done(s, op->seq)) return TC_OP_PENDING;
+        tc_tune_end(&op->tune, c);
         op->state = ST_DONE;
     }
     return TC_OP_DONE;

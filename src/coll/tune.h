@@ -56,6 +56,8 @@ typedef struct tc_tune {
     int kind;          /* TC_TUNE_* */
     int bucket;        /* size class, -1: not tuned (static choice) */
     int cico;          /* the method of this call: 1 CICO, 0 single copy */
+    unsigned cold[2];  /* samples of each method dropped as cold (first
+                          touches) before its warm-up samples */
     uint64_t t0_ns;    /* tuner: when the call started */
 } tc_tune_t;
 
