@@ -396,14 +396,15 @@ void tc_api_why_native(const char *call, const char *why)
 /* Screening shared by Reduce and Allreduce: the context and the reduction
  * type when topocoll handles the call, NULL (and @why) otherwise.  Every
  * test gives the same answer on every rank of a correct program. */
-tc_ctx_t *tc_api_reduction_ctx(int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_rtype_t *t,
+/* tc_api_reduction_ctx with @hot, comm's context as tc_ctx_lookup gave it
+ * (or NULL), already looked up. */
+static tc_ctx_t *reduction_ctx(tc_ctx_t *hot, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_rtype_t *t,
                                int *is_fallback, const char **why)
 {
     int inter = 0, size;
     *is_fallback = 0;
     /* A built context hangs only on an intracommunicator and knows its size:
      * the common case asks MPI nothing */
-    tc_ctx_t *hot = comm == MPI_COMM_NULL ? NULL : tc_ctx_lookup(comm);
     if (hot && !hot->cold && hot->enabled) {
         size = hot->map.size;
     } else if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
@@ -427,6 +428,13 @@ tc_ctx_t *tc_api_reduction_ctx(int count, MPI_Datatype dt, MPI_Op op, MPI_Comm c
     if (!c || !c->enabled) { *why = c ? "topocoll disabled on this communicator" : "no context"; *is_fallback = c != NULL; return c; }
     if (!t->commutative && c->map.nnodes > 1) { *why = "non-commutative op across nodes"; *is_fallback = 1; return c; }
     return c;
+}
+
+tc_ctx_t *tc_api_reduction_ctx(int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_rtype_t *t,
+                               int *is_fallback, const char **why)
+{
+    return reduction_ctx(comm == MPI_COMM_NULL ? NULL : tc_ctx_lookup(comm), count, dt, op, comm, t, is_fallback,
+                         why);
 }
 
 int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -506,13 +514,13 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if ((err = tc_api_check_reduction("MPI_Reduce", count, datatype, op, comm)) == TC_API_TO_NATIVE)
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     if (err != MPI_SUCCESS) return err;
-    const tc_ctx_t *hot = tc_ctx_lookup(comm);   /* built: an intracommunicator of known size */
+    tc_ctx_t *hot = tc_ctx_lookup(comm);   /* built: an intracommunicator of known size */
     if (hot && !hot->cold && hot->enabled) size = hot->map.size;
     else if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         size = 0;
     if (size > 0 && (root < 0 || root >= size))
         return tc_api_arg_error(comm, MPI_ERR_ROOT, "MPI_Reduce", "invalid root", root);
-    tc_ctx_t *c = tc_api_reduction_ctx(count, datatype, op, comm, &t, &fb, &why);
+    tc_ctx_t *c = reduction_ctx(hot, count, datatype, op, comm, &t, &fb, &why);
     if (!c || fb) goto native;
     size = c->map.size;
     rank = c->map.rank;

@@ -33,13 +33,14 @@
  * to the child nodes as soon as the bytes arrive) need not wait for the
  * previous collective to finish on its node, so a run of small broadcasts
  * pipelines like the native eager protocols.  Call s goes through the
- * producer's slot s mod E (E = min(TC_EAGER_SLOTS, slots)), tagged s in
- * its eager_tag once written; the producer waits only until every process
- * of the node has finished call s - E (the slot's last eager use) and the
- * last collective before this run of eager ones (which may have used any
- * slot or flag).  Every process derives the same run from the same call
- * sequence.  A non-eager collective still starts after every process of
- * the node finished the one before, eager or not.
+ * producer's eager item s mod E (E = min(TC_EAGER_SLOTS, slots); up to
+ * 48 bytes in the tag's cache line, else its slot s mod E, in pieces:
+ * xfer/shmseg), tagged s; the producer waits only until every process of
+ * the node has finished call s - E (the item's last use) and the last
+ * collective before this run of eager ones (which may have used any slot
+ * or flag): coll/ctx tc_ctx_eager.  The receivers copy each piece as it
+ * lands.  A non-eager collective still starts after every process of the
+ * node finished the one before, eager or not.
  *
  * Owns: tc_bcast_t.  May call: coll/ctx, xfer/, PMPI point-to-point.
  */
