@@ -45,16 +45,17 @@ int main(int argc, char **argv)
         if (old != MPI_COMM_NULL) topocoll_comm_hsplit_with_roots(old, MPI_INFO_NULL, &nc, &rc);
         int mine = nc != MPI_COMM_NULL, any = 0, lacking = 0;
         MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-        if (!any) break;                   /* old is as deep as it goes */
+        if (!any) break; /* old is as deep as it goes */
         if (old != MPI_COMM_NULL) {
             int nomine = !mine;
             MPI_Allreduce(&nomine, &lacking, 1, MPI_INT, MPI_LOR, old);
             MPI_Comm_rank(old, &orank);
-            if (lacking) {                  /* roots plus the processes without a child */
+            if (lacking) { /* roots plus the processes without a child */
                 int nr = -1;
                 if (nc != MPI_COMM_NULL) MPI_Comm_rank(nc, &nr);
                 if (rc != MPI_COMM_NULL) MPI_Comm_free(&rc);
-                MPI_Comm_split(old, (nc == MPI_COMM_NULL || nr == 0) ? 0 : MPI_UNDEFINED, orank, &rc);
+                MPI_Comm_split(old, (nc == MPI_COMM_NULL || nr == 0) ? 0 : MPI_UNDEFINED, orank,
+                               &rc);
             }
             have = 1;
         }
@@ -79,7 +80,7 @@ int main(int argc, char **argv)
 
     double *v = malloc(sizeof(double) * (size_t)n), *part = malloc(sizeof(double) * (size_t)n);
     double *tmp = malloc(sizeof(double) * (size_t)n), *flat = malloc(sizeof(double) * (size_t)n);
-    for (int i = 0; i < n; i++) v[i] = (double)(rank + 1) * (double)(i % 1000 + 1);   /* exact sums */
+    for (int i = 0; i < n; i++) v[i] = (double)(rank + 1) * (double)(i % 1000 + 1); /* exact sums */
 
     double t_h = 1e30, t_f = 1e30;
     for (int rep = 0; rep < 10; rep++) {
@@ -112,10 +113,15 @@ int main(int argc, char **argv)
     MPI_Reduce(&t_h, &th, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&t_f, &tf, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("hierarchical sum of %d doubles: %s on every rank; best of 10: pyramid %.1f us, flat "
-               "MPI_Allreduce %.1f us\n", n, anybad ? "WRONG" : "equal to MPI_Allreduce", th * 1e6, tf * 1e6);
+        printf(
+            "hierarchical sum of %d doubles: %s on every rank; best of 10: pyramid %.1f us, flat "
+            "MPI_Allreduce %.1f us\n",
+            n, anybad ? "WRONG" : "equal to MPI_Allreduce", th * 1e6, tf * 1e6);
     for (int i = 0; i < nowned; i++) MPI_Comm_free(&owned[i]);
-    free(v); free(part); free(tmp); free(flat);
+    free(v);
+    free(part);
+    free(tmp);
+    free(flat);
     MPI_Finalize();
     return anybad;
 }

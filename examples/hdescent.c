@@ -31,7 +31,8 @@ static void members(MPI_Comm comm, char *out, size_t len)
     for (int i = 0; i < n; i++) in[i] = i;
     MPI_Group_translate_ranks(g, n, in, w, in + n);
     size_t o = (size_t)snprintf(out, len, "{");
-    for (int i = 0; i < n && o < len; i++) o += (size_t)snprintf(out + o, len - o, i ? ",%d" : "%d", in[n + i]);
+    for (int i = 0; i < n && o < len; i++)
+        o += (size_t)snprintf(out + o, len - o, i ? ",%d" : "%d", in[n + i]);
     if (o < len) snprintf(out + o, len - o, "}");
     MPI_Group_free(&g);
     MPI_Group_free(&w);
@@ -46,7 +47,8 @@ static void print_unique(const char *mine, int rank, int size)
     if (rank != 0) return;
     for (int r = 0; r < size; r++) {
         int seen = !all[(size_t)r * REC];
-        for (int q = 0; q < r && !seen; q++) seen = strcmp(all + (size_t)q * REC, all + (size_t)r * REC) == 0;
+        for (int q = 0; q < r && !seen; q++)
+            seen = strcmp(all + (size_t)q * REC, all + (size_t)r * REC) == 0;
         if (!seen) printf("%s\n", all + (size_t)r * REC);
     }
     free(all);
@@ -72,7 +74,8 @@ int main(int argc, char **argv)
     MPI_Comm old = MPI_COMM_WORLD;
     for (int level = 1;; level++) {
         MPI_Comm newc = MPI_COMM_NULL, roots = MPI_COMM_NULL;
-        if (old != MPI_COMM_NULL) topocoll_comm_hsplit_with_roots(old, MPI_INFO_NULL, &newc, &roots);
+        if (old != MPI_COMM_NULL)
+            topocoll_comm_hsplit_with_roots(old, MPI_INFO_NULL, &newc, &roots);
         int any = newc != MPI_COMM_NULL, anyall = 0;
         MPI_Allreduce(&any, &anyall, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
         if (!anyall) {
@@ -87,14 +90,14 @@ int main(int argc, char **argv)
             MPI_Info info;
             int flag = 0;
             topocoll_comm_get_hlevel_info(newc, &num, &idx, type);
-            MPI_Comm_get_info(newc, &info);   /* interposed: carries the level keys */
+            MPI_Comm_get_info(newc, &info); /* interposed: carries the level keys */
             MPI_Info_get(info, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, hw, &flag);
             MPI_Info_free(&info);
             MPI_Comm_compare(old, newc, &cmp);
             MPI_Comm_size(newc, &nsize);
             members(newc, mem, sizeof(mem));
-            snprintf(rec, REC, "  %-9s %d of %d, %2d procs %s  [mpi_hw_resource_type=%s%s]", type, idx, num, nsize,
-                     mem, hw, cmp == MPI_UNEQUAL ? "" : ", NOT A STRICT SUBSET");
+            snprintf(rec, REC, "  %-9s %d of %d, %2d procs %s  [mpi_hw_resource_type=%s%s]", type,
+                     idx, num, nsize, mem, hw, cmp == MPI_UNEQUAL ? "" : ", NOT A STRICT SUBSET");
         }
         print_unique(rec, rank, size);
         rec[0] = 0;

@@ -44,16 +44,16 @@ extern "C" {
 #define TOPOCOLL_VERSION_MINOR 5
 
 /* ---- Error codes of the engine functions --------------------------------- */
-#define TOPOCOLL_SUCCESS         0
-#define TOPOCOLL_ERR_INVAL      (-1)  /* bad argument (NULL, niov out of range) */
-#define TOPOCOLL_ERR_BOUNDS     (-2)  /* offset+length beyond the region */
-#define TOPOCOLL_ERR_RIGHTS     (-3)  /* direction not granted by the region */
-#define TOPOCOLL_ERR_STALE      (-4)  /* cookie destroyed (or never existed) */
-#define TOPOCOLL_ERR_NOSUPPORT  (-5)  /* single copy unavailable on this node */
-#define TOPOCOLL_ERR_NOSPACE    (-6)  /* the owner's region table is full */
-#define TOPOCOLL_ERR_SYS        (-7)  /* the kernel refused the copy (errno kept) */
-#define TOPOCOLL_ERR_NOCTX      (-8)  /* communicator not attached (see attach) */
-#define TOPOCOLL_COPY_PENDING   (-9)  /* an asynchronous copy's status before it ran */
+#define TOPOCOLL_SUCCESS       0
+#define TOPOCOLL_ERR_INVAL     (-1) /* bad argument (NULL, niov out of range) */
+#define TOPOCOLL_ERR_BOUNDS    (-2) /* offset+length beyond the region */
+#define TOPOCOLL_ERR_RIGHTS    (-3) /* direction not granted by the region */
+#define TOPOCOLL_ERR_STALE     (-4) /* cookie destroyed (or never existed) */
+#define TOPOCOLL_ERR_NOSUPPORT (-5) /* single copy unavailable on this node */
+#define TOPOCOLL_ERR_NOSPACE   (-6) /* the owner's region table is full */
+#define TOPOCOLL_ERR_SYS       (-7) /* the kernel refused the copy (errno kept) */
+#define TOPOCOLL_ERR_NOCTX     (-8) /* communicator not attached (see attach) */
+#define TOPOCOLL_COPY_PENDING  (-9) /* an asynchronous copy's status before it ran */
 
 /** Human-readable name of a TOPOCOLL_ERR_* code (static string). */
 const char *topocoll_strerror(int err);
@@ -80,52 +80,52 @@ const char *topocoll_strerror(int err);
 int topocoll_comm_attach(MPI_Comm comm);
 
 /** What topocoll knows about a communicator (filled by topocoll_comm_query). */
-#define TOPOCOLL_RAIL_MAX 4   /* rails (NICs) the collectives split traffic over */
+#define TOPOCOLL_RAIL_MAX 4 /* rails (NICs) the collectives split traffic over */
 
 typedef struct topocoll_comm_info {
-    int enabled;          /* 1 if topocoll accelerates collectives on it */
-    int rank, size;       /* in the communicator */
-    int node;             /* index of this process's (virtual) node, 0..nnodes-1 */
-    int nnodes;           /* number of (virtual) nodes spanned */
-    int local_rank;       /* rank among the processes of the node */
-    int local_size;       /* processes on the node */
-    int leader;           /* communicator rank of this node's leader: elected by
-                             TOPOCOLL_LEADERS (NUIOA paper, section 3.2) */
-    int single_copy;      /* 1: CMA single copy; 0: copy-in/copy-out only */
+    int enabled;             /* 1 if topocoll accelerates collectives on it */
+    int rank, size;          /* in the communicator */
+    int node;                /* index of this process's (virtual) node, 0..nnodes-1 */
+    int nnodes;              /* number of (virtual) nodes spanned */
+    int local_rank;          /* rank among the processes of the node */
+    int local_size;          /* processes on the node */
+    int leader;              /* communicator rank of this node's leader: elected by
+                                TOPOCOLL_LEADERS (NUIOA paper, section 3.2) */
+    int single_copy;         /* 1: CMA single copy; 0: copy-in/copy-out only */
     char mechanism_why[128]; /* why that mechanism was chosen */
     /* Counters since attach (this process only). */
-    uint64_t bcast_calls;       /* topocoll_bcast calls handled by topocoll */
-    uint64_t bcast_fallbacks;   /* calls passed to PMPI_Bcast */
-    uint64_t barrier_calls;     /* topocoll_barrier calls handled by topocoll */
-    uint64_t bytes_single_copy; /* bytes this process copied by CMA */
-    uint64_t bytes_cico;        /* bytes this process copied through the segment */
-    uint64_t reduce_calls, reduce_fallbacks;       /* topocoll_reduce */
+    uint64_t bcast_calls;                    /* topocoll_bcast calls handled by topocoll */
+    uint64_t bcast_fallbacks;                /* calls passed to PMPI_Bcast */
+    uint64_t barrier_calls;                  /* topocoll_barrier calls handled by topocoll */
+    uint64_t bytes_single_copy;              /* bytes this process copied by CMA */
+    uint64_t bytes_cico;                     /* bytes this process copied through the segment */
+    uint64_t reduce_calls, reduce_fallbacks; /* topocoll_reduce */
     uint64_t allreduce_calls, allreduce_fallbacks; /* topocoll_allreduce */
     uint64_t allgather_calls, allgather_fallbacks; /* topocoll_allgather */
     /* Since 0.4 (appended: the layout above is unchanged). */
-    uint64_t bytes_bcast_net;   /* Bcast bytes this process received from another
-                                   node (as a leader, or a rail leader: NUIOA) */
+    uint64_t bytes_bcast_net; /* Bcast bytes this process received from another
+                                 node (as a leader, or a rail leader: NUIOA) */
     /* NIC-aware leaders (NUIOA paper, section 3.2; topocoll 0.4). */
     char leaders_policy[16]; /* the election's policy: auto|nic|first|numa|package */
-    int rails;            /* rails: NICs every node has a distinct leader for (>= 1) */
+    int rails;               /* rails: NICs every node has a distinct leader for (>= 1) */
     int rail_leader[TOPOCOLL_RAIL_MAX]; /* communicator rank of this node's leader of
                              each rail (rail 0: leader; unused entries: leader) */
-    int domain_leader;    /* communicator rank of this process's package / NUMA
-                             node leader (HierKNEM 4.1), -1 when the policy
-                             has none or the process is unbound */
-    int nic_score;        /* this process's distance to rail 0's NIC: 0 inside its
-                             locality, 1 same NUMA node, 2 same package, 10+ by
-                             NUMA distance, 1000 unbound; -1 without a NIC */
+    int domain_leader;                  /* communicator rank of this process's package / NUMA
+                                           node leader (HierKNEM 4.1), -1 when the policy
+                                           has none or the process is unbound */
+    int nic_score;                      /* this process's distance to rail 0's NIC: 0 inside its
+                                           locality, 1 same NUMA node, 2 same package, 10+ by
+                                           NUMA distance, 1000 unbound; -1 without a NIC */
     /* Since 0.5 (appended). */
-    uint64_t nb_calls;    /* nonblocking collectives topocoll ran on this
-                             communicator (the blocking counters above count
-                             them too, by kind, once they finished) */
+    uint64_t nb_calls; /* nonblocking collectives topocoll ran on this
+                          communicator (the blocking counters above count
+                          them too, by kind, once they finished) */
     /* Since 0.6 (appended): cheap communicators. */
-    int built;            /* 0: not built yet (the first TOPOCOLL_COMM_LAZY
-                             collectives go to the native MPI; enabled is 0) */
-    uint64_t lazy_calls;  /* collectives passed to the native MPI before it was built */
-    int reused;           /* 1: built by taking over the context of a freed
-                             communicator of the same group (no set-up) */
+    int built;           /* 0: not built yet (the first TOPOCOLL_COMM_LAZY
+                            collectives go to the native MPI; enabled is 0) */
+    uint64_t lazy_calls; /* collectives passed to the native MPI before it was built */
+    int reused;          /* 1: built by taking over the context of a freed
+                            communicator of the same group (no set-up) */
     /* Calls left to the native MPI by choice on several nodes: at or below
      * TOPOCOLL_*_FLAT_MAX, or measured faster there (TOPOCOLL_XTUNE). */
     uint64_t bcast_native, reduce_native, allreduce_native, allgather_native;
@@ -141,9 +141,9 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info);
 
 typedef uint64_t topocoll_cookie_t;
 
-#define TOPOCOLL_RIGHT_READ   0x1u  /* peers may copy from the region */
-#define TOPOCOLL_RIGHT_WRITE  0x2u  /* peers may copy into the region */
-#define TOPOCOLL_REGION_MAX_IOV 16  /* segments per region */
+#define TOPOCOLL_RIGHT_READ     0x1u /* peers may copy from the region */
+#define TOPOCOLL_RIGHT_WRITE    0x2u /* peers may copy into the region */
+#define TOPOCOLL_REGION_MAX_IOV 16   /* segments per region */
 
 /**
  * Declare a region made of @niov (1..TOPOCOLL_REGION_MAX_IOV) memory
@@ -156,8 +156,8 @@ typedef uint64_t topocoll_cookie_t;
  * Returns TOPOCOLL_SUCCESS, TOPOCOLL_ERR_INVAL, TOPOCOLL_ERR_NOSPACE (64
  * live regions per process and communicator), TOPOCOLL_ERR_NOCTX.
  */
-int topocoll_region_create(MPI_Comm comm, const struct iovec *iov, int niov,
-                           unsigned rights, topocoll_cookie_t *cookie);
+int topocoll_region_create(MPI_Comm comm, const struct iovec *iov, int niov, unsigned rights,
+                           topocoll_cookie_t *cookie);
 
 /**
  * Destroy a region created by the calling process.  Copies submitted with
@@ -167,8 +167,8 @@ int topocoll_region_create(MPI_Comm comm, const struct iovec *iov, int niov,
  */
 int topocoll_region_destroy(MPI_Comm comm, topocoll_cookie_t cookie);
 
-#define TOPOCOLL_COPY_FROM_REGION 0   /* read: region -> local segments */
-#define TOPOCOLL_COPY_TO_REGION   1   /* write: local segments -> region */
+#define TOPOCOLL_COPY_FROM_REGION 0 /* read: region -> local segments */
+#define TOPOCOLL_COPY_TO_REGION   1 /* write: local segments -> region */
 
 /**
  * KNEM "inline copy": copy between the region named by @cookie (owned by
@@ -234,8 +234,7 @@ long long topocoll_copy_poll(const long long *status);
  * PMPI_Bcast, so errors are the native MPI's, raised through @comm's error
  * handler.  Collective; returns an MPI error code.
  */
-int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root,
-                   MPI_Comm comm);
+int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
 
 /**
  * MPI_Barrier semantics, hierarchical: the processes of each node meet on
@@ -271,8 +270,8 @@ int topocoll_barrier(MPI_Comm comm);
  * the CICO size where single copy is unavailable.
  * Collective; returns an MPI error code.
  */
-int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                    MPI_Op op, int root, MPI_Comm comm);
+int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    int root, MPI_Comm comm);
 
 /**
  * MPI_Allreduce semantics (MPI_IN_PLACE: input in @recvbuf).  Inside each
@@ -335,11 +334,11 @@ int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MP
 int topocoll_ibarrier(MPI_Comm comm, MPI_Request *request);
 /** MPI_Ireduce semantics (see topocoll_reduce).  Erroneous arguments are
  *  raised at the call, through @comm's error handler. */
-int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                     int root, MPI_Comm comm, MPI_Request *request);
+int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
 /** MPI_Iallreduce semantics (see topocoll_allreduce). */
-int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                        MPI_Comm comm, MPI_Request *request);
+int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Request *request);
 /** MPI_Iallgather semantics (see topocoll_allgather). */
 int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
@@ -418,7 +417,7 @@ int topocoll_progress_core(void);
 #ifdef MPI_COMM_TYPE_HW_GUIDED
 #define TOPOCOLL_COMM_TYPE_HW_GUIDED   MPI_COMM_TYPE_HW_GUIDED
 #define TOPOCOLL_COMM_TYPE_HW_UNGUIDED MPI_COMM_TYPE_HW_UNGUIDED
-#else   /* MPI 3.1 libraries (Open MPI 4.1): our own values */
+#else /* MPI 3.1 libraries (Open MPI 4.1): our own values */
 #define TOPOCOLL_COMM_TYPE_HW_GUIDED   0x7c0002
 #define TOPOCOLL_COMM_TYPE_HW_UNGUIDED 0x7c0003
 #endif
@@ -453,7 +452,8 @@ int topocoll_progress_core(void);
  * MPI_ERR_ARG (@newcomm NULL), MPI_ERR_INFO_VALUE.  Thread-safe as MPI
  * communicator creation is (one collective per communicator at a time).
  */
-int topocoll_comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+int topocoll_comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                             MPI_Comm *newcomm);
 
 /**
  * The paper's MPI_Comm_hsplit_with_roots (section 3.2.3, Algorithm 2):
@@ -463,7 +463,8 @@ int topocoll_comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info in
  * accepted for the paper's signature and not used.  Collective over
  * @comm.  Errors as topocoll_comm_split_type.
  */
-int topocoll_comm_hsplit_with_roots(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Comm *rootscomm);
+int topocoll_comm_hsplit_with_roots(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                                    MPI_Comm *rootscomm);
 
 /**
  * The paper's MPI_Comm_get_hlevel_info (section 3.3.1): for a communicator
@@ -510,13 +511,13 @@ int topocoll_init_world(void);
 
 /** Where the calling process is (filled by topocoll_location). */
 typedef struct topocoll_location {
-    char node[64];          /* host name, or "vn<k>" for a virtual node */
-    int vnode, nvnodes;     /* virtual node index, virtual nodes per host */
-    int bound;              /* 0: unbound (may run anywhere on the node) */
-    char cpuset[256];       /* binding as an hwloc list ("0-1,16"), in the
-                               PU numbering of TOPOCOLL_TOPOLOGY's XML when set */
-    char binding[64];       /* policy: "real", "core", "socket-rr", ... */
-    int nswitches;          /* switches above the node, top first */
+    char node[64];      /* host name, or "vn<k>" for a virtual node */
+    int vnode, nvnodes; /* virtual node index, virtual nodes per host */
+    int bound;          /* 0: unbound (may run anywhere on the node) */
+    char cpuset[256];   /* binding as an hwloc list ("0-1,16"), in the
+                           PU numbering of TOPOCOLL_TOPOLOGY's XML when set */
+    char binding[64];   /* policy: "real", "core", "socket-rr", ... */
+    int nswitches;      /* switches above the node, top first */
     char switches[8][64];
 } topocoll_location_t;
 

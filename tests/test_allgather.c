@@ -17,19 +17,33 @@
 
 static int failures, checks, wrank;
 
-#define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; \
-    if (failures < 40) { fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } } while (0)
+#define CHECK(cond, ...)                                                              \
+    do {                                                                              \
+        checks++;                                                                     \
+        if (!(cond)) {                                                                \
+            failures++;                                                               \
+            if (failures < 40) {                                                      \
+                fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
+                fprintf(stderr, __VA_ARGS__);                                         \
+                fputc('\n', stderr);                                                  \
+            }                                                                         \
+        }                                                                             \
+    } while (0)
 
 static void fill(unsigned char *b, size_t n, unsigned seed)
 {
     uint32_t x = seed * 2654435761u + 12345u;
-    for (size_t i = 0; i < n; i++) { x ^= x << 13; x ^= x >> 17; x ^= x << 5; b[i] = (unsigned char)x; }
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b[i] = (unsigned char)x;
+    }
 }
 
 /* @count elements of @st sent, @rcount of @rt received per rank. */
-static void one(MPI_Comm comm, const char *cname, int count, MPI_Datatype st, int rcount, MPI_Datatype rt,
-                const char *tname, int in_place, unsigned seed)
+static void one(MPI_Comm comm, const char *cname, int count, MPI_Datatype st, int rcount,
+                MPI_Datatype rt, const char *tname, int in_place, unsigned seed)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
@@ -37,7 +51,8 @@ static void one(MPI_Comm comm, const char *cname, int count, MPI_Datatype st, in
     MPI_Aint lb, sext, rext;
     MPI_Type_get_extent(st, &lb, &sext);
     MPI_Type_get_extent(rt, &lb, &rext);
-    size_t sspan = (size_t)count * (size_t)sext + 64, rspan = (size_t)rcount * (size_t)rext * (size_t)size + 64;
+    size_t sspan = (size_t)count * (size_t)sext + 64,
+           rspan = (size_t)rcount * (size_t)rext * (size_t)size + 64;
     unsigned char *s = malloc(sspan), *a = malloc(rspan), *b = malloc(rspan);
     fill(s, sspan, seed + (unsigned)rank * 31);
     fill(a, rspan, seed + 5);
@@ -50,9 +65,11 @@ static void one(MPI_Comm comm, const char *cname, int count, MPI_Datatype st, in
         char *tmp = malloc((size_t)psz);
         MPI_Pack(s, count, st, tmp, psz, &pos, comm);
         int p2 = 0;
-        MPI_Unpack(tmp, psz, &p2, a + (size_t)rank * (size_t)rcount * (size_t)rext, rcount, rt, comm);
+        MPI_Unpack(tmp, psz, &p2, a + (size_t)rank * (size_t)rcount * (size_t)rext, rcount, rt,
+                   comm);
         p2 = 0;
-        MPI_Unpack(tmp, psz, &p2, b + (size_t)rank * (size_t)rcount * (size_t)rext, rcount, rt, comm);
+        MPI_Unpack(tmp, psz, &p2, b + (size_t)rank * (size_t)rcount * (size_t)rext, rcount, rt,
+                   comm);
         free(tmp);
         rc = topocoll_allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, rcount, rt, comm);
         PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b, rcount, rt, comm);
@@ -60,12 +77,15 @@ static void one(MPI_Comm comm, const char *cname, int count, MPI_Datatype st, in
         rc = topocoll_allgather(s, count, st, a, rcount, rt, comm);
         PMPI_Allgather(s, count, st, b, rcount, rt, comm);
     }
-    CHECK(rc == MPI_SUCCESS, "%s %s count %d%s: rc %d", cname, tname, count, in_place ? " IN_PLACE" : "", rc);
+    CHECK(rc == MPI_SUCCESS, "%s %s count %d%s: rc %d", cname, tname, count,
+          in_place ? " IN_PLACE" : "", rc);
     size_t d = 0;
     while (d < rspan && a[d] == b[d]) d++;
     CHECK(d == rspan, "%s %s count %d%s: byte %zu of %zu differs from native", cname, tname, count,
           in_place ? " IN_PLACE" : "", d, rspan);
-    free(s); free(a); free(b);
+    free(s);
+    free(a);
+    free(b);
 }
 
 static void suite(MPI_Comm comm, const char *cname)
@@ -73,9 +93,9 @@ static void suite(MPI_Comm comm, const char *cname)
     static const int bytes[] = { 1, 7, 4099, 16384, 16385, 65537, (1 << 20) + 3 };
     unsigned seed = 1;
     MPI_Datatype vec, tri;
-    MPI_Type_vector(3, 2, 5, MPI_INT, &vec);   /* 6 ints with gaps */
+    MPI_Type_vector(3, 2, 5, MPI_INT, &vec); /* 6 ints with gaps */
     MPI_Type_commit(&vec);
-    MPI_Type_contiguous(6, MPI_INT, &tri);     /* same signature, contiguous */
+    MPI_Type_contiguous(6, MPI_INT, &tri); /* same signature, contiguous */
     MPI_Type_commit(&tri);
     for (size_t i = 0; i < sizeof(bytes) / sizeof(bytes[0]); i++) {
         for (int ip = 0; ip < 2; ip++) {
@@ -93,9 +113,11 @@ static void suite(MPI_Comm comm, const char *cname)
         one(comm, cname, 6 * n, MPI_INT, n, vec, "int/vector", 0, seed++);
         one(comm, cname, n, tri, 6 * n, MPI_INT, "contiguous6/int", 0, seed++);
         int rank;
-        MPI_Comm_rank(comm, &rank);   /* ranks use different send types of one signature */
-        if (rank % 2) one(comm, cname, n, vec, 6 * n, MPI_INT, "mixed", 0, seed++);
-        else one(comm, cname, 6 * n, MPI_INT, 6 * n, MPI_INT, "mixed", 0, seed++);
+        MPI_Comm_rank(comm, &rank); /* ranks use different send types of one signature */
+        if (rank % 2)
+            one(comm, cname, n, vec, 6 * n, MPI_INT, "mixed", 0, seed++);
+        else
+            one(comm, cname, 6 * n, MPI_INT, 6 * n, MPI_INT, "mixed", 0, seed++);
     }
     /* count 0 */
     char x = 1, y[1];
@@ -125,7 +147,8 @@ int main(int argc, char **argv)
     CHECK(cls == MPI_ERR_COUNT, "negative count: class %d", cls);
     MPI_Error_class(topocoll_allgather(x, 1, MPI_INT, y, 1, MPI_INT, MPI_COMM_NULL), &cls);
     CHECK(cls == MPI_ERR_COMM, "null comm: class %d", cls);
-    MPI_Error_class(topocoll_allgather(x, 1, MPI_DATATYPE_NULL, y, 1, MPI_INT, MPI_COMM_WORLD), &cls);
+    MPI_Error_class(topocoll_allgather(x, 1, MPI_DATATYPE_NULL, y, 1, MPI_INT, MPI_COMM_WORLD),
+                    &cls);
     CHECK(cls == MPI_ERR_TYPE, "null datatype: class %d", cls);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 
@@ -133,7 +156,7 @@ int main(int argc, char **argv)
     if (topocoll_comm_query(MPI_COMM_WORLD, &info) == MPI_SUCCESS)
         /* without single copy only one-node Allgathers are ours (CICO) */
         CHECK(size == 1 || !info.enabled || info.allgather_calls > 0 ||
-              (!info.single_copy && info.nnodes > 1 && info.allgather_fallbacks > 0),
+                  (!info.single_copy && info.nnodes > 1 && info.allgather_fallbacks > 0),
               "no Allgather handled by topocoll");
     MPI_Comm_free(&dup);
     MPI_Comm_free(&rev);

@@ -17,8 +17,16 @@
 #include <unistd.h>
 
 static int checks, failures, wrank;
-#define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#define CHECK(cond, ...)                                                          \
+    do {                                                                          \
+        checks++;                                                                 \
+        if (!(cond)) {                                                            \
+            failures++;                                                           \
+            fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                         \
+            fputc('\n', stderr);                                                  \
+        }                                                                         \
+    } while (0)
 
 static double now(void)
 {
@@ -32,7 +40,8 @@ static void rounds(MPI_Comm comm, const char *name, int n)
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    double *t = malloc(2 * sizeof(double) * (size_t)n), *all = malloc(2 * sizeof(double) * (size_t)n * (size_t)size);
+    double *t = malloc(2 * sizeof(double) * (size_t)n),
+           *all = malloc(2 * sizeof(double) * (size_t)n * (size_t)size);
     static const int sizes[] = { 5, 4000, 70000, 300000 };
     char *buf = malloc(300000);
     unsigned seed = 12345u + (unsigned)rank * 7919u;
@@ -50,7 +59,11 @@ static void rounds(MPI_Comm comm, const char *name, int n)
             memset(buf, rank == root ? (char)(i + 1) : 0, (size_t)bytes);
             topocoll_bcast(buf, bytes, MPI_BYTE, root, comm);
             int ok = 1;
-            for (int k = 0; k < bytes; k++) if (buf[k] != (char)(i + 1)) { ok = 0; break; }
+            for (int k = 0; k < bytes; k++)
+                if (buf[k] != (char)(i + 1)) {
+                    ok = 0;
+                    break;
+                }
             CHECK(ok, "%s round %d: bcast of %d bytes from %d wrong", name, i, bytes, root);
         }
     }
@@ -65,16 +78,20 @@ static void rounds(MPI_Comm comm, const char *name, int n)
         }
         if (first_out < last_in) bad++;
     }
-    CHECK(bad == 0, "%s: %d of %d rounds let a rank leave before the last one entered", name, bad, n);
+    CHECK(bad == 0, "%s: %d of %d rounds let a rank leave before the last one entered", name, bad,
+          n);
     if (size > 1) {
         /* on several nodes the native barrier by default (TOPOCOLL_BARRIER_FLAT) */
         const char *fe = getenv("TOPOCOLL_BARRIER_FLAT");
         int ok = attached && topocoll_comm_query(comm, &after) == MPI_SUCCESS;
         int flat = (fe && *fe ? atoi(fe) : 1) && after.nnodes > 1;
         CHECK(ok && after.barrier_calls == before.barrier_calls + (flat ? 0 : (uint64_t)n),
-              "%s: barriers %s topocoll", name, flat ? "handled by (TOPOCOLL_BARRIER_FLAT)" : "not handled by");
+              "%s: barriers %s topocoll", name,
+              flat ? "handled by (TOPOCOLL_BARRIER_FLAT)" : "not handled by");
     }
-    free(t); free(all); free(buf);
+    free(t);
+    free(all);
+    free(buf);
 }
 
 int main(int argc, char **argv)

@@ -5,9 +5,9 @@
  * and mixed types of one signature across ranks), on the world
  * communicator, a dup, a split with reversed key order and a split into
  * halves; runs of small broadcasts with nothing between them to
- * synchronise (the eager root runs ahead).  Also checks the copy accounting (a non-producer copies each byte
- * exactly once) and that erroneous arguments give the native error class.
- * Run under any np, with any TOPOCOLL_* emulation.
+ * synchronise (the eager root runs ahead).  Also checks the copy accounting (a non-producer copies
+ * each byte exactly once) and that erroneous arguments give the native error class. Run under any
+ * np, with any TOPOCOLL_* emulation.
  */
 #include "topocoll.h"
 
@@ -19,14 +19,26 @@
 static int failures, checks;
 static int wrank;
 
-#define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; \
-    fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#define CHECK(cond, ...)                                                          \
+    do {                                                                          \
+        checks++;                                                                 \
+        if (!(cond)) {                                                            \
+            failures++;                                                           \
+            fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                         \
+            fputc('\n', stderr);                                                  \
+        }                                                                         \
+    } while (0)
 
 static void fill(unsigned char *b, size_t n, unsigned seed)
 {
     uint32_t x = seed * 2654435761u + 12345u;
-    for (size_t i = 0; i < n; i++) { x ^= x << 13; x ^= x >> 17; x ^= x << 5; b[i] = (unsigned char)x; }
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b[i] = (unsigned char)x;
+    }
 }
 
 /* One broadcast, checked against PMPI_Bcast of the same arguments. */
@@ -36,12 +48,18 @@ static void one(MPI_Comm comm, const char *cname, int count, MPI_Datatype dt, co
     int rank;
     MPI_Comm_rank(comm, &rank);
     unsigned char *a = malloc(span + 1), *b = malloc(span + 1);
-    if (rank == root) { fill(a, span, seed); memcpy(b, a, span); }
-    else { fill(a, span, seed + 7777); memcpy(b, a, span); }   /* same garbage on both */
+    if (rank == root) {
+        fill(a, span, seed);
+        memcpy(b, a, span);
+    } else {
+        fill(a, span, seed + 7777);
+        memcpy(b, a, span);
+    } /* same garbage on both */
     int rc = topocoll_bcast(a, count, dt, root, comm);
     PMPI_Bcast(b, count, dt, root, comm);
     CHECK(rc == MPI_SUCCESS, "%s %s count %d root %d: rc %d", cname, tname, count, root, rc);
-    CHECK(memcmp(a, b, span) == 0, "%s %s count %d root %d: differs from native", cname, tname, count, root);
+    CHECK(memcmp(a, b, span) == 0, "%s %s count %d root %d: differs from native", cname, tname,
+          count, root);
     free(a);
     free(b);
 }
@@ -52,9 +70,9 @@ static void suite(MPI_Comm comm, const char *cname, int big)
     MPI_Comm_size(comm, &size);
     static const int counts[] = { 0, 1, 7, 1023, 8192, 8193, 32768, 32769, 65535, 65537, 262147 };
     MPI_Datatype vec, pair;
-    MPI_Type_vector(3, 2, 5, MPI_INT, &vec);           /* non-contiguous: gaps */
+    MPI_Type_vector(3, 2, 5, MPI_INT, &vec); /* non-contiguous: gaps */
     MPI_Type_commit(&vec);
-    MPI_Type_contiguous(3, MPI_DOUBLE, &pair);          /* derived but contiguous */
+    MPI_Type_contiguous(3, MPI_DOUBLE, &pair); /* derived but contiguous */
     MPI_Type_commit(&pair);
     unsigned seed = 1;
     for (int root = 0; root < size; root++) {
@@ -63,7 +81,9 @@ static void suite(MPI_Comm comm, const char *cname, int big)
             one(comm, cname, c, MPI_BYTE, "byte", root, (size_t)c, seed++);
             if (c < 70000) one(comm, cname, c, MPI_INT, "int", root, (size_t)c * 4, seed++);
             if (c < 10000) one(comm, cname, c, pair, "3double", root, (size_t)c * 24, seed++);
-            if (c < 10000) one(comm, cname, c, vec, "vector", root, (size_t)(c ? (c - 1) * 13 * 4 + 12 * 4 + 8 : 0), seed++);
+            if (c < 10000)
+                one(comm, cname, c, vec, "vector", root,
+                    (size_t)(c ? (c - 1) * 13 * 4 + 12 * 4 + 8 : 0), seed++);
         }
         if (big || root == size - 1)
             one(comm, cname, (1 << 20) + 3, MPI_BYTE, "byte", root, (1u << 20) + 3, seed++);
@@ -119,19 +139,23 @@ static void run_ahead(MPI_Comm comm)
     for (int k = 0; k < N; k++) {
         int root = (k / 3) % size, n = sz[k % 5];
         unsigned char *b = bufs + (size_t)k * MAXB;
-        if (rank == root) fill(b, (size_t)n, 1000u + (unsigned)k);
-        else memset(b, 0xEE, (size_t)n);
+        if (rank == root)
+            fill(b, (size_t)n, 1000u + (unsigned)k);
+        else
+            memset(b, 0xEE, (size_t)n);
         CHECK(topocoll_bcast(b, n, MPI_BYTE, root, comm) == MPI_SUCCESS, "run-ahead call %d", k);
         if (rank == root) memset(b, 0x55, (size_t)n);
-        if (k % 23 == 22 || k % 7 == 3) {   /* 8 KiB: through the slots the eager root writes next */
+        if (k % 23 == 22 || k % 7 == 3) { /* 8 KiB: through the slots the eager root writes next */
             enum { NR = 1024 };
             double x[NR], y[NR];
             for (int i = 0; i < NR; i++) x[i] = rank + i + k;
             int ok = topocoll_allreduce(x, y, NR, MPI_DOUBLE, MPI_SUM, comm) == MPI_SUCCESS;
-            for (int i = 0; i < NR && ok; i++) ok = y[i] == (double)size * (i + k) + (double)size * (size - 1) / 2;
+            for (int i = 0; i < NR && ok; i++)
+                ok = y[i] == (double)size * (i + k) + (double)size * (size - 1) / 2;
             CHECK(ok, "run-ahead allreduce at %d", k);
         }
-        if (k % 41 == 40) CHECK(topocoll_barrier(comm) == MPI_SUCCESS, "run-ahead barrier at %d", k);
+        if (k % 41 == 40)
+            CHECK(topocoll_barrier(comm) == MPI_SUCCESS, "run-ahead barrier at %d", k);
     }
     for (int k = 0; k < N; k++) {
         int root = (k / 3) % size, n = sz[k % 5];
@@ -161,7 +185,7 @@ static void accounting(MPI_Comm comm)
     const size_t n = 1 << 20;
     char *buf = malloc(n);
     memset(buf, rank == 0 ? 'x' : 0, n);
-    topocoll_bcast(buf, 1, MPI_BYTE, 0, comm);   /* attach (not on one process) */
+    topocoll_bcast(buf, 1, MPI_BYTE, 0, comm); /* attach (not on one process) */
     if (topocoll_comm_query(comm, &before) != MPI_SUCCESS) {
         CHECK(size == 1, "communicator of %d processes not attached", size);
         free(buf);
@@ -169,7 +193,8 @@ static void accounting(MPI_Comm comm)
     }
     topocoll_bcast(buf, (int)n, MPI_BYTE, 0, comm);
     topocoll_comm_query(comm, &after);
-    uint64_t moved = (after.bytes_single_copy - before.bytes_single_copy) + (after.bytes_cico - before.bytes_cico);
+    uint64_t moved = (after.bytes_single_copy - before.bytes_single_copy) +
+                     (after.bytes_cico - before.bytes_cico);
     uint64_t net = after.bytes_bcast_net - before.bytes_bcast_net;
     /* the root; elected leaders (and rail leaders) take theirs from the network */
     int producer = rank == 0 || (net == n && before.node != 0);
@@ -177,17 +202,21 @@ static void accounting(MPI_Comm comm)
      * copies every byte in, each receiver every byte out) */
     const char *tune = getenv("TOPOCOLL_TUNE");
     int cico = tune && strcmp(tune, "cico") == 0 && after.single_copy && after.nnodes == 1;
-    int shared = !cico && after.single_copy && after.nnodes == 1 && !getenv("TOPOCOLL_BCAST_ROOT_SHARE_MIN");
+    int shared =
+        !cico && after.single_copy && after.nnodes == 1 && !getenv("TOPOCOLL_BCAST_ROOT_SHARE_MIN");
     size_t share = shared ? (n / (size_t)after.local_size) & ~(size_t)4095 : 0;
     if (before.enabled && before.local_size > 1) {
-        if (!producer)   /* every byte arrives once: from a local process or from the network */
-            CHECK(moved + net == n - share, "non-producer copied %llu bytes + %llu from the network, of %zu "
-                  "(share %zu)", (unsigned long long)moved, (unsigned long long)net, n, share);
+        if (!producer) /* every byte arrives once: from a local process or from the network */
+            CHECK(moved + net == n - share,
+                  "non-producer copied %llu bytes + %llu from the network, of %zu "
+                  "(share %zu)",
+                  (unsigned long long)moved, (unsigned long long)net, n, share);
         else if (cico)
-            CHECK(moved == n, "CICO producer copied %llu bytes into the slots", (unsigned long long)moved);
-        else if (after.single_copy)
-            CHECK(moved == share * (size_t)(after.local_size - 1), "single-copy producer copied %llu bytes",
+            CHECK(moved == n, "CICO producer copied %llu bytes into the slots",
                   (unsigned long long)moved);
+        else if (after.single_copy)
+            CHECK(moved == share * (size_t)(after.local_size - 1),
+                  "single-copy producer copied %llu bytes", (unsigned long long)moved);
     }
     CHECK(after.bcast_calls == before.bcast_calls + 1, "call not handled by topocoll");
     free(buf);

@@ -30,7 +30,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 static topocoll_comm_info_t query(MPI_Comm comm)
 {
     topocoll_comm_info_t i;
@@ -49,7 +48,8 @@ static void allreduce_check(MPI_Comm comm, int n, const char *what)
     for (int i = 0; i < n; i++) in[i] = rank + 1 + i % 7;
     topocoll_allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, comm);
     int bad = 0;
-    for (int i = 0; i < n; i++) bad += out[i] != (double)size * (size + 1) / 2 + (double)size * (i % 7);
+    for (int i = 0; i < n; i++)
+        bad += out[i] != (double)size * (size + 1) / 2 + (double)size * (i % 7);
     CHECK(bad == 0, "%s: Allreduce of %d doubles: %d wrong", what, n, bad);
     free(in);
     free(out);
@@ -62,23 +62,28 @@ static void test_lazy(int lazy)
     for (int k = 0; k < lazy; k++) {
         allreduce_check(d, 8, "lazy");
         topocoll_comm_info_t i = query(d);
-        CHECK(!i.built && !i.enabled && i.allreduce_calls == 0 && i.allreduce_fallbacks == 0 && i.lazy_calls == (uint64_t)k + 1,
-              "call %d of %d: built %d enabled %d calls %llu fallbacks %llu lazy %llu", k + 1, lazy, i.built, i.enabled,
-              (unsigned long long)i.allreduce_calls, (unsigned long long)i.allreduce_fallbacks,
-              (unsigned long long)i.lazy_calls);
+        CHECK(!i.built && !i.enabled && i.allreduce_calls == 0 && i.allreduce_fallbacks == 0 &&
+                  i.lazy_calls == (uint64_t)k + 1,
+              "call %d of %d: built %d enabled %d calls %llu fallbacks %llu lazy %llu", k + 1, lazy,
+              i.built, i.enabled, (unsigned long long)i.allreduce_calls,
+              (unsigned long long)i.allreduce_fallbacks, (unsigned long long)i.lazy_calls);
     }
     allreduce_check(d, 8, "lazy: the call that builds");
     topocoll_comm_info_t i = query(d);
-    /* (on several nodes a small Allreduce is the native's by choice: TOPOCOLL_ALLREDUCE_FLAT_MAX) */
-    CHECK(i.built && i.enabled && (i.allreduce_calls == 1 || i.nnodes > 1), "after %d calls: built %d enabled %d "
-          "calls %llu (%s)", lazy + 1, i.built, i.enabled, (unsigned long long)i.allreduce_calls, i.mechanism_why);
+    /* (on several nodes a small Allreduce is the native's by choice: TOPOCOLL_ALLREDUCE_FLAT_MAX)
+     */
+    CHECK(i.built && i.enabled && (i.allreduce_calls == 1 || i.nnodes > 1),
+          "after %d calls: built %d enabled %d "
+          "calls %llu (%s)",
+          lazy + 1, i.built, i.enabled, (unsigned long long)i.allreduce_calls, i.mechanism_why);
     MPI_Comm_free(&d);
 
     MPI_Comm_dup(MPI_COMM_WORLD, &d);
-    allreduce_check(d, 1 << 16, "lazy: 512 KiB");   /* above TOPOCOLL_COMM_LAZY_MIN's default */
+    allreduce_check(d, 1 << 16, "lazy: 512 KiB"); /* above TOPOCOLL_COMM_LAZY_MIN's default */
     i = query(d);
-    CHECK(i.built && i.enabled && i.allreduce_calls == 1, "a 512 KiB call did not build: built %d calls %llu",
-          i.built, (unsigned long long)i.allreduce_calls);
+    CHECK(i.built && i.enabled && i.allreduce_calls == 1,
+          "a 512 KiB call did not build: built %d calls %llu", i.built,
+          (unsigned long long)i.allreduce_calls);
     MPI_Comm_free(&d);
 }
 
@@ -92,13 +97,13 @@ static void test_reuse(void)
     topocoll_comm_attach(a);
     /* test_lazy's communicators were freed: their context was kept */
     CHECK(query(a).reused == (size > 1), "a dup after freed ones: reused %d", query(a).reused);
-    MPI_Comm_dup(MPI_COMM_WORLD, &b);   /* a is alive: b builds its own */
+    MPI_Comm_dup(MPI_COMM_WORLD, &b); /* a is alive: b builds its own */
     topocoll_comm_attach(b);
     CHECK(!query(b).reused, "a dup beside a live one reused its context");
     allreduce_check(a, 100, "reuse: a");
     allreduce_check(b, 100, "reuse: b");
     MPI_Comm_free(&a);
-    MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &a);   /* the same group again */
+    MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &a); /* the same group again */
     topocoll_comm_attach(a);
     CHECK(query(a).reused, "a split into a freed communicator's group built a new context");
     allreduce_check(a, 1 << 16, "reuse: taken over");
@@ -112,17 +117,19 @@ static void test_reuse(void)
     char mem[64];
     struct iovec iov = { mem, sizeof(mem) };
     topocoll_cookie_t cookie;
-    int have_region = size > 1 && topocoll_region_create(a, &iov, 1, TOPOCOLL_RIGHT_READ, &cookie) == TOPOCOLL_SUCCESS;
+    int have_region = size > 1 && topocoll_region_create(a, &iov, 1, TOPOCOLL_RIGHT_READ,
+                                                         &cookie) == TOPOCOLL_SUCCESS;
     MPI_Comm_free(&a);
-    MPI_Comm_dup(MPI_COMM_WORLD, &a);   /* may take over another kept context, never that one */
+    MPI_Comm_dup(MPI_COMM_WORLD, &a); /* may take over another kept context, never that one */
     topocoll_comm_attach(a);
     char got[64];
     struct iovec l = { got, sizeof(got) };
-    CHECK(!have_region || topocoll_copy(a, cookie, 0, &l, 1, TOPOCOLL_COPY_FROM_REGION) < 0,
-          "the cookie of a region on a freed communicator still works on the next one of its group");
+    CHECK(
+        !have_region || topocoll_copy(a, cookie, 0, &l, 1, TOPOCOLL_COPY_FROM_REGION) < 0,
+        "the cookie of a region on a freed communicator still works on the next one of its group");
     MPI_Comm_free(&a);
     if (size > 1) {
-        MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &a);   /* reversed: another group */
+        MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &a); /* reversed: another group */
         topocoll_comm_attach(a);
         CHECK(!query(a).reused, "a reversed split took over a context of the world's order");
         allreduce_check(a, 1000, "reuse: reversed");
@@ -166,7 +173,8 @@ static void one_call(MPI_Comm comm, int k, size_t bytes, int round)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     if (n < 1) n = 1;
-    int *in = malloc(sizeof(int) * (size_t)n), *out = malloc(sizeof(int) * (size_t)n * (size_t)size);
+    int *in = malloc(sizeof(int) * (size_t)n),
+        *out = malloc(sizeof(int) * (size_t)n * (size_t)size);
     for (int i = 0; i < n; i++) in[i] = rank * 31 + i + round;
     int root = round % size;
     switch (k) {
@@ -177,7 +185,8 @@ static void one_call(MPI_Comm comm, int k, size_t bytes, int round)
         break;
     case 1:
         topocoll_reduce(in, out, n, MPI_INT, MPI_SUM, root, comm);
-        for (int i = 0; rank == root && i < n; i++) bad += out[i] != 31 * size * (size - 1) / 2 + size * (i + round);
+        for (int i = 0; rank == root && i < n; i++)
+            bad += out[i] != 31 * size * (size - 1) / 2 + size * (i + round);
         break;
     case 2:
         topocoll_allreduce(in, out, n, MPI_INT, MPI_MAX, comm);
@@ -186,13 +195,13 @@ static void one_call(MPI_Comm comm, int k, size_t bytes, int round)
     case 3:
         topocoll_allgather(in, n, MPI_INT, out, n, MPI_INT, comm);
         for (int p = 0; p < size; p++)
-            for (int i = 0; i < n; i++) bad += out[(size_t)p * (size_t)n + (size_t)i] != p * 31 + i + round;
+            for (int i = 0; i < n; i++)
+                bad += out[(size_t)p * (size_t)n + (size_t)i] != p * 31 + i + round;
         break;
-    default:
-        topocoll_barrier(comm);
-        break;
+    default: topocoll_barrier(comm); break;
     }
-    CHECK(bad == 0, "churn round %d: collective %d of %zu bytes: %d elements wrong", round, k, bytes, bad);
+    CHECK(bad == 0, "churn round %d: collective %d of %zu bytes: %d elements wrong", round, k,
+          bytes, bad);
     free(in);
     free(out);
 }
@@ -208,33 +217,42 @@ static void test_churn(int rounds)
         MPI_Comm c;
         switch (r % 4) {
         case 0: MPI_Comm_dup(MPI_COMM_WORLD, &c); break;
-        case 1: MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &c); break;          /* halves */
+        case 1: MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &c); break;           /* halves */
         case 2: MPI_Comm_split(MPI_COMM_WORLD, 0, (rank + r / 4) % size, &c); break; /* rotations */
-        default: MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &c); break;         /* reversed */
+        default: MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &c); break;          /* reversed */
         }
-        size_t bytes = r % 8 == 3 ? (size_t)300 << 10 : (size_t)8 << (r % 11);      /* some build at once */
+        size_t bytes =
+            r % 8 == 3 ? (size_t)300 << 10 : (size_t)8 << (r % 11); /* some build at once */
         one_call(c, (r / 4) % 5, bytes, r);
-        if (r % 16 == 5) for (int k = 0; k < 17; k++) one_call(c, 2, 64, r);      /* past the lazy calls */
+        if (r % 16 == 5)
+            for (int k = 0; k < 17; k++) one_call(c, 2, 64, r); /* past the lazy calls */
         topocoll_comm_info_t i = query(c);
         built += i.built;
         reused += i.reused;
         MPI_Comm_free(&c);
-        if (r == warm) { rss0 = statm_rss_kib(); fd0 = count_fds(); maps0 = count_maps(); }
+        if (r == warm) {
+            rss0 = statm_rss_kib();
+            fd0 = count_fds();
+            maps0 = count_maps();
+        }
     }
     long rss = statm_rss_kib();
     int fds = count_fds(), maps = count_maps();
     CHECK(fds <= fd0, "churn: open file descriptors %d -> %d", fd0, fds);
-#if !defined(__SANITIZE_ADDRESS__)   /* (ASan's quarantine keeps freed memory, and its mappings) */
+#if !defined(__SANITIZE_ADDRESS__) /* (ASan's quarantine keeps freed memory, and its mappings) */
     CHECK(maps <= maps0 + 8, "churn: mappings %d -> %d", maps0, maps);
     CHECK(rss <= rss0 + 8192, "churn: resident memory %ld -> %ld KiB", rss0, rss);
 #endif
-    const char *keep = getenv("TOPOCOLL_COMM_KEEP");   /* the default keeps one context per group here */
+    const char *keep =
+        getenv("TOPOCOLL_COMM_KEEP"); /* the default keeps one context per group here */
     int reuse_expected = !keep || atoi(keep) >= 4;
     CHECK(size == 1 || (built >= rounds / 20 && (!reuse_expected || reused >= built / 2)),
           "churn: %d contexts built, %d taken over", built, reused);
     if (rank == 0)
-        printf("churn: %d rounds, %d contexts built (%d taken over); rss %ld -> %ld KiB, fds %d -> %d, mappings "
-               "%d -> %d\n", rounds, built, reused, rss0, rss, fd0, fds, maps0, maps);
+        printf("churn: %d rounds, %d contexts built (%d taken over); rss %ld -> %ld KiB, fds %d -> "
+               "%d, mappings "
+               "%d -> %d\n",
+               rounds, built, reused, rss0, rss, fd0, fds, maps0, maps);
 }
 
 int main(int argc, char **argv)

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #define ROUNDS 4000
-#define MAXN 4096  /* doubles: 32 KiB, the eager Reduce's limit (Allreduce, Allgather: 2 KiB) */
+#define MAXN   4096 /* doubles: 32 KiB, the eager Reduce's limit (Allreduce, Allgather: 2 KiB) */
 
 /* Rank @r's element @k of round @i (small: sums stay exact). */
 static double val(int r, int i, int k) { return (double)((r * 7 + i * 3 + k) % 17); }
@@ -44,9 +44,9 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     double *in = malloc(MAXN * sizeof(double)), *out = malloc(MAXN * sizeof(double));
     long long *li = malloc(MAXN * sizeof(long long)), *lo = malloc(MAXN * sizeof(long long));
-    const int big = 8192;   /* doubles: a 64 KiB Allreduce, not eager */
+    const int big = 8192; /* doubles: a 64 KiB Allreduce, not eager */
     double *bin = malloc(big * sizeof(double)), *bout = malloc(big * sizeof(double));
-    const int gb = 4096;   /* an Allgather block that is not eager */
+    const int gb = 4096; /* an Allgather block that is not eager */
     char *gin = malloc(gb), *gout = malloc(gb * (size_t)size);
     int reduce_calls = 0, allreduce_calls = 0, bcast_calls = 0, allgather_calls = 0;
     for (int i = 0; i < ROUNDS; i++) {
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
         /* a slow reader now and then: the writers fill the eager window */
         if (i % 97 == 0 && tc_rank == root) usleep(200);
         switch (i % 5) {
-        case 0:   /* Reduce, double SUM, rotating root, MPI_IN_PLACE every other time */
+        case 0: /* Reduce, double SUM, rotating root, MPI_IN_PLACE every other time */
         case 1: {
             for (int k = 0; k < n; k++) in[k] = val(tc_rank, i, k);
             int inplace = i % 2 && tc_rank == root;
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
             }
             break;
         }
-        case 2: {   /* Allreduce, long long MAX, MPI_IN_PLACE every other time */
+        case 2: { /* Allreduce, long long MAX, MPI_IN_PLACE every other time */
             for (int k = 0; k < n; k++) li[k] = (long long)val(tc_rank, i, k) - 8;
             int inplace = i % 2;
             if (inplace) memcpy(lo, li, (size_t)n * sizeof(long long));
@@ -77,31 +77,34 @@ int main(int argc, char **argv)
             allreduce_calls++;
             for (int k = 0; k < n; k++) {
                 long long want = -100;
-                for (int r = 0; r < size; r++) if ((long long)val(r, i, k) - 8 > want) want = (long long)val(r, i, k) - 8;
+                for (int r = 0; r < size; r++)
+                    if ((long long)val(r, i, k) - 8 > want) want = (long long)val(r, i, k) - 8;
                 CHECK(lo[k] == want, "round %d Allreduce[%d] = %lld, want %lld", i, k, lo[k], want);
             }
             break;
         }
-        case 3: {   /* Bcast of n bytes (eager: in the line, or in a slot), or Allgather of n-byte blocks */
+        case 3: { /* Bcast of n bytes (eager: in the line, or in a slot), or Allgather of n-byte
+                     blocks */
             char *b = (char *)out;
             if (i % 2) {
-                char *blk = (char *)li, *all = (char *)lo;   /* n * size <= 2 KiB */
+                char *blk = (char *)li, *all = (char *)lo; /* n * size <= 2 KiB */
                 for (int k = 0; k < n; k++) blk[k] = (char)(tc_rank * 31 + i + k);
                 topocoll_allgather(blk, n, MPI_BYTE, all, n, MPI_BYTE, comm);
                 allgather_calls++;
                 for (int r = 0; r < size; r++)
                     for (int k = 0; k < n; k++)
-                        CHECK(all[r * n + k] == (char)(r * 31 + i + k), "round %d Allgather[%d][%d]", i, r, k);
+                        CHECK(all[r * n + k] == (char)(r * 31 + i + k),
+                              "round %d Allgather[%d][%d]", i, r, k);
                 break;
             }
-            int nb = 8 * n;   /* up to 32 KiB: the Bcast's pieces too */
+            int nb = 8 * n; /* up to 32 KiB: the Bcast's pieces too */
             for (int k = 0; k < nb; k++) b[k] = tc_rank == root ? (char)(i + k) : 0;
             topocoll_bcast(b, nb, MPI_BYTE, root, comm);
             bcast_calls++;
             for (int k = 0; k < nb; k++) CHECK(b[k] == (char)(i + k), "round %d Bcast[%d]", i, k);
             break;
         }
-        default:   /* a collective that is not eager ends the run of eager ones */
+        default: /* a collective that is not eager ends the run of eager ones */
             if (i % 15 == 4) {
                 for (int k = 0; k < big; k++) bin[k] = val(tc_rank, i, k);
                 topocoll_allreduce(bin, bout, big, MPI_DOUBLE, MPI_SUM, comm);
@@ -112,7 +115,8 @@ int main(int argc, char **argv)
                 memset(gin, tc_rank + 1, gb);
                 topocoll_allgather(gin, gb, MPI_BYTE, gout, gb, MPI_BYTE, comm);
                 allgather_calls++;
-                for (int r = 0; r < size; r++) CHECK(gout[r * gb + gb - 1] == r + 1, "round %d Allgather", i);
+                for (int r = 0; r < size; r++)
+                    CHECK(gout[r * gb + gb - 1] == r + 1, "round %d Allgather", i);
             } else {
                 topocoll_barrier(comm);
             }
@@ -125,15 +129,24 @@ int main(int argc, char **argv)
           (unsigned long long)info.reduce_calls, reduce_calls);
     CHECK(info.allreduce_calls >= (unsigned long long)allreduce_calls, "allreduce calls %llu < %d",
           (unsigned long long)info.allreduce_calls, allreduce_calls);
-    CHECK(info.allgather_calls == (unsigned long long)allgather_calls, "allgather calls %llu, ran %d",
-          (unsigned long long)info.allgather_calls, allgather_calls);
+    CHECK(info.allgather_calls == (unsigned long long)allgather_calls,
+          "allgather calls %llu, ran %d", (unsigned long long)info.allgather_calls,
+          allgather_calls);
     CHECK(info.bcast_calls == (unsigned long long)bcast_calls, "bcast calls %llu, ran %d",
           (unsigned long long)info.bcast_calls, bcast_calls);
     MPI_Comm_free(&comm);
-    free(in); free(out); free(li); free(lo); free(bin); free(bout); free(gin); free(gout);
+    free(in);
+    free(out);
+    free(li);
+    free(lo);
+    free(bin);
+    free(bout);
+    free(gin);
+    free(gout);
     int all = 0;
     MPI_Allreduce(&tc_failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (tc_rank == 0) printf("test_eager: %d checks on rank 0, %d failures in all\n", tc_checks, all);
+    if (tc_rank == 0)
+        printf("test_eager: %d checks on rank 0, %d failures in all\n", tc_checks, all);
     MPI_Finalize();
     return all ? 1 : 0;
 }

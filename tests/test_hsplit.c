@@ -22,14 +22,23 @@
 #include <string.h>
 
 static int g_rank, g_size, g_fail;
-static long g_checks, g_native;   /* checks; comparisons with MPICH's own HW_GUIDED */
+static long g_checks, g_native; /* checks; comparisons with MPICH's own HW_GUIDED */
 static hwloc_topology_t g_hw;
-static topocoll_location_t *g_loc;   /* [g_size] */
-static hwloc_bitmap_t *g_set;        /* [g_size] */
+static topocoll_location_t *g_loc; /* [g_size] */
+static hwloc_bitmap_t *g_set;      /* [g_size] */
 
-#define CHECK(cond, ...) do { g_checks++; if (!(cond)) { g_fail++; if (g_fail < 20) { \
-    fprintf(stderr, "rank %d: FAIL %s:%d: ", g_rank, __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } } while (0)
+#define CHECK(cond, ...)                                                              \
+    do {                                                                              \
+        g_checks++;                                                                   \
+        if (!(cond)) {                                                                \
+            g_fail++;                                                                 \
+            if (g_fail < 20) {                                                        \
+                fprintf(stderr, "rank %d: FAIL %s:%d: ", g_rank, __FILE__, __LINE__); \
+                fprintf(stderr, __VA_ARGS__);                                         \
+                fputc('\n', stderr);                                                  \
+            }                                                                         \
+        }                                                                             \
+    } while (0)
 
 /* World ranks of @comm's ranks. */
 static int *world_ranks(MPI_Comm comm, int *n)
@@ -67,7 +76,8 @@ static int type_has_set(hwloc_obj_type_t t, hwloc_const_bitmap_t set)
 static int name_fits(const char *name, hwloc_const_bitmap_t set)
 {
     hwloc_obj_type_t t;
-    if (hwloc_bitmap_isequal(set, hwloc_get_root_obj(g_hw)->cpuset)) return strcmp(name, "Machine") == 0;
+    if (hwloc_bitmap_isequal(set, hwloc_get_root_obj(g_hw)->cpuset))
+        return strcmp(name, "Machine") == 0;
     if (hwloc_type_sscanf(name, &t, NULL, 0) != 0 || !type_has_set(t, set)) return 0;
     hwloc_obj_t o = hwloc_get_obj_covering_cpuset(g_hw, set), top = NULL;
     for (; o && o->parent && hwloc_bitmap_isequal(o->cpuset, set); o = o->parent)
@@ -98,7 +108,9 @@ static int ref_unguided(const int *C, int nc, int me, int *M, const char **kind,
     if (swdiff && g_loc[me].nswitches > d) {
         *kind = "Switch";
         for (int i = 0; i < nc; i++)
-            if (g_loc[C[i]].nswitches > d && strcmp(g_loc[C[i]].switches[d], g_loc[me].switches[d]) == 0) M[nm++] = C[i];
+            if (g_loc[C[i]].nswitches > d &&
+                strcmp(g_loc[C[i]].switches[d], g_loc[me].switches[d]) == 0)
+                M[nm++] = C[i];
         return nm;
     }
     if (swdiff || nodediff) {
@@ -117,7 +129,8 @@ static int ref_unguided(const int *C, int nc, int me, int *M, const char **kind,
     while (o->parent && !hwloc_bitmap_isequal(o->parent->cpuset, A->cpuset)) o = o->parent;
     *kind = "obj";
     *O = o;
-    for (int i = 0; i < nc; i++) if (hwloc_bitmap_isincluded(g_set[C[i]], o->cpuset)) M[nm++] = C[i];
+    for (int i = 0; i < nc; i++)
+        if (hwloc_bitmap_isincluded(g_set[C[i]], o->cpuset)) M[nm++] = C[i];
     return nm;
 }
 
@@ -129,14 +142,18 @@ static void check_info(MPI_Comm c, const char *want)
     MPI_Comm_get_info(c, &info);
     MPI_Info_get(info, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, v, &flag);
     MPI_Info_free(&info);
-    CHECK(flag && strcmp(v, want) == 0, "mpi_hw_resource_type is '%s' (found %d), want '%s'", v, flag, want);
+    CHECK(flag && strcmp(v, want) == 0, "mpi_hw_resource_type is '%s' (found %d), want '%s'", v,
+          flag, want);
 }
 
 /* Compare a split result with the expected members (world ranks, in
  * parent order when @ordered). */
 static void check_members(MPI_Comm nc, const int *M, int nm, const char *what)
 {
-    if (nm == 0) { CHECK(nc == MPI_COMM_NULL, "%s: expected MPI_COMM_NULL", what); return; }
+    if (nm == 0) {
+        CHECK(nc == MPI_COMM_NULL, "%s: expected MPI_COMM_NULL", what);
+        return;
+    }
     CHECK(nc != MPI_COMM_NULL, "%s: expected %d processes, got MPI_COMM_NULL", what, nm);
     if (nc == MPI_COMM_NULL) return;
     int n, *w = world_ranks(nc, &n), ok = n == nm;
@@ -171,8 +188,8 @@ static void descent(MPI_Comm top, int expect_first_switch)
                 CHECK(cmp == MPI_UNEQUAL, "level %d: not a strict subset (compare %d)", level, cmp);
                 topocoll_comm_get_hlevel_info(nc, &num, &idx, type);
                 if (strcmp(kind, "obj") == 0) {
-                    CHECK(name_fits(type, O->cpuset), "level %d: type %s does not name %s L#%u", level, type,
-                          hwloc_obj_type_string(O->type), O->logical_index);
+                    CHECK(name_fits(type, O->cpuset), "level %d: type %s does not name %s L#%u",
+                          level, type, hwloc_obj_type_string(O->type), O->logical_index);
                     check_info(nc, type);
                 } else {
                     CHECK(strcmp(type, kind) == 0, "level %d: type %s, want %s", level, type, kind);
@@ -188,12 +205,16 @@ static void descent(MPI_Comm top, int expect_first_switch)
                     hwloc_obj_t O2;
                     int n2 = ref_unguided(C, nC, C[i], Mq, &k2, &O2), s = -1;
                     if (n2 == 0) continue;
-                    for (int j = 0; j < nsib && s < 0; j++) if (lead[j] == Mq[0]) s = j;
-                    if (s < 0) { lead[nsib] = Mq[0]; s = nsib++; }
+                    for (int j = 0; j < nsib && s < 0; j++)
+                        if (lead[j] == Mq[0]) s = j;
+                    if (s < 0) {
+                        lead[nsib] = Mq[0];
+                        s = nsib++;
+                    }
                     if (C[i] == g_rank) mysib = s;
                 }
-                CHECK(num == nsib && idx == mysib, "level %d: hlevel info %d of %d, want %d of %d", level, idx, num,
-                      mysib, nsib);
+                CHECK(num == nsib && idx == mysib, "level %d: hlevel info %d of %d, want %d of %d",
+                      level, idx, num, mysib, nsib);
                 free(Mq);
                 free(lead);
             }
@@ -217,7 +238,10 @@ static void guided(MPI_Comm comm, const char *val, int reversed)
     int key = reversed ? -crank : crank;
     MPI_Info info = MPI_INFO_NULL;
     MPI_Comm nc;
-    if (val) { MPI_Info_create(&info); MPI_Info_set(info, "mpi_hw_resource_type", val); }
+    if (val) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "mpi_hw_resource_type", val);
+    }
     MPI_Comm_split_type(comm, TOPOCOLL_COMM_TYPE_HW_GUIDED, key, info, &nc);
     /* reference */
     int nC, *C = world_ranks(comm, &nC), nm = 0, *M = malloc(sizeof(int) * (size_t)nC);
@@ -229,27 +253,40 @@ static void guided(MPI_Comm comm, const char *val, int reversed)
                  t != HWLOC_OBJ_BRIDGE && t != HWLOC_OBJ_PCI_DEVICE && t != HWLOC_OBJ_OS_DEVICE &&
                  t != HWLOC_OBJ_MEMCACHE);
     hwloc_obj_t mine = NULL;
-    if (known && !node) {   /* the largest object of type t containing my binding */
+    if (known && !node) { /* the largest object of type t containing my binding */
         int n = hwloc_get_nbobjs_by_type(g_hw, t);
         for (int i = 0; i < n; i++) {
             hwloc_obj_t o = hwloc_get_obj_by_type(g_hw, t, (unsigned)i);
-            if (o->cpuset && !hwloc_bitmap_iszero(o->cpuset) && hwloc_bitmap_isincluded(g_set[g_rank], o->cpuset) &&
+            if (o->cpuset && !hwloc_bitmap_iszero(o->cpuset) &&
+                hwloc_bitmap_isincluded(g_set[g_rank], o->cpuset) &&
                 (!mine || hwloc_bitmap_weight(o->cpuset) > hwloc_bitmap_weight(mine->cpuset)))
                 mine = o;
         }
     }
     if (node || mine)
         for (int i = 0; i < nC; i++)
-            if (same_node(C[i], g_rank) && (node || hwloc_bitmap_isincluded(g_set[C[i]], mine->cpuset))) M[nm++] = C[i];
-    if (reversed) for (int i = 0; i < nm / 2; i++) { int x = M[i]; M[i] = M[nm - 1 - i]; M[nm - 1 - i] = x; }
+            if (same_node(C[i], g_rank) &&
+                (node || hwloc_bitmap_isincluded(g_set[C[i]], mine->cpuset)))
+                M[nm++] = C[i];
+    if (reversed)
+        for (int i = 0; i < nm / 2; i++) {
+            int x = M[i];
+            M[i] = M[nm - 1 - i];
+            M[nm - 1 - i] = x;
+        }
     char what[96];
-    snprintf(what, sizeof(what), "HW_GUIDED %s (key %s)", val ? val : "MPI_INFO_NULL", reversed ? "reversed" : "rank");
+    snprintf(what, sizeof(what), "HW_GUIDED %s (key %s)", val ? val : "MPI_INFO_NULL",
+             reversed ? "reversed" : "rank");
     check_members(nc, M, nm, what);
-    if (nc != MPI_COMM_NULL) { check_info(nc, val); MPI_Comm_free(&nc); }
+    if (nc != MPI_COMM_NULL) {
+        check_info(nc, val);
+        MPI_Comm_free(&nc);
+    }
 
 #if defined(MPI_COMM_TYPE_HW_GUIDED) && defined(MPICH)
     /* MPICH's own, where it gives a communicator (it has known gaps) */
-    if (!getenv("TOPOCOLL_TOPOLOGY") && !getenv("TOPOCOLL_BINDING") && !getenv("TOPOCOLL_VIRTUAL_NODES") && val) {
+    if (!getenv("TOPOCOLL_TOPOLOGY") && !getenv("TOPOCOLL_BINDING") &&
+        !getenv("TOPOCOLL_VIRTUAL_NODES") && val) {
         MPI_Comm native;
         PMPI_Comm_split_type(comm, MPI_COMM_TYPE_HW_GUIDED, key, info, &native);
         if (native != MPI_COMM_NULL) {
@@ -274,13 +311,14 @@ static void min_levels(void)
         if (!same_node(r, g_rank)) {
             int shared = g_loc[r].nswitches > 0 && g_loc[g_rank].nswitches > 0 &&
                          strcmp(g_loc[r].switches[0], g_loc[g_rank].switches[0]) == 0;
-            CHECK(strcmp(type, shared ? "Switch" : "Cluster") == 0, "min_hlevel(%d,%d) = %s", g_rank, r, type);
+            CHECK(strcmp(type, shared ? "Switch" : "Cluster") == 0, "min_hlevel(%d,%d) = %s",
+                  g_rank, r, type);
         } else {
             hwloc_bitmap_t both = hwloc_bitmap_alloc();
             hwloc_bitmap_or(both, g_set[r], g_set[g_rank]);
             hwloc_obj_t o = hwloc_get_obj_covering_cpuset(g_hw, both);
-            CHECK(o && name_fits(type, o->cpuset), "min_hlevel(%d,%d) = %s, hwloc says %s", g_rank, r, type,
-                  o ? hwloc_obj_type_string(o->type) : "?");
+            CHECK(o && name_fits(type, o->cpuset), "min_hlevel(%d,%d) = %s, hwloc says %s", g_rank,
+                  r, type, o ? hwloc_obj_type_string(o->type) : "?");
             hwloc_bitmap_free(both);
         }
     }
@@ -297,15 +335,19 @@ static void roots(void)
     topocoll_comm_hsplit_with_roots(MPI_COMM_WORLD, MPI_INFO_NULL, &nc, &rc);
     int nr = -1;
     if (nc != MPI_COMM_NULL) MPI_Comm_rank(nc, &nr);
-    int *all = malloc(sizeof(int) * (size_t)g_size), *M = malloc(sizeof(int) * (size_t)g_size), nm = 0;
+    int *all = malloc(sizeof(int) * (size_t)g_size), *M = malloc(sizeof(int) * (size_t)g_size),
+        nm = 0;
     MPI_Allgather(&nr, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
-    for (int r = 0; r < g_size; r++) if (all[r] == 0) M[nm++] = r;
+    for (int r = 0; r < g_size; r++)
+        if (all[r] == 0) M[nm++] = r;
     check_members(rc, nr == 0 ? M : NULL, nr == 0 ? nm : 0, "hsplit_with_roots roots");
-    if (nc != MPI_COMM_NULL) {   /* same communicator as the plain split */
+    if (nc != MPI_COMM_NULL) { /* same communicator as the plain split */
         MPI_Comm pc;
         int cmp;
-        MPI_Comm_split_type(MPI_COMM_WORLD, TOPOCOLL_COMM_TYPE_HW_UNGUIDED, g_rank, MPI_INFO_NULL, &pc);
-        CHECK(pc != MPI_COMM_NULL, "HW_UNGUIDED gave MPI_COMM_NULL where hsplit_with_roots did not");
+        MPI_Comm_split_type(MPI_COMM_WORLD, TOPOCOLL_COMM_TYPE_HW_UNGUIDED, g_rank, MPI_INFO_NULL,
+                            &pc);
+        CHECK(pc != MPI_COMM_NULL,
+              "HW_UNGUIDED gave MPI_COMM_NULL where hsplit_with_roots did not");
         if (pc != MPI_COMM_NULL) {
             MPI_Comm_compare(pc, nc, &cmp);
             CHECK(cmp == MPI_CONGRUENT, "HW_UNGUIDED and hsplit_with_roots differ (%d)", cmp);
@@ -314,8 +356,10 @@ static void roots(void)
         MPI_Comm_free(&nc);
     } else {
         MPI_Comm pc;
-        MPI_Comm_split_type(MPI_COMM_WORLD, TOPOCOLL_COMM_TYPE_HW_UNGUIDED, g_rank, MPI_INFO_NULL, &pc);
-        CHECK(pc == MPI_COMM_NULL, "HW_UNGUIDED gave a communicator where hsplit_with_roots did not");
+        MPI_Comm_split_type(MPI_COMM_WORLD, TOPOCOLL_COMM_TYPE_HW_UNGUIDED, g_rank, MPI_INFO_NULL,
+                            &pc);
+        CHECK(pc == MPI_COMM_NULL,
+              "HW_UNGUIDED gave a communicator where hsplit_with_roots did not");
         if (pc != MPI_COMM_NULL) MPI_Comm_free(&pc);
     }
     if (rc != MPI_COMM_NULL) MPI_Comm_free(&rc);
@@ -328,7 +372,8 @@ static void errors(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm nc = MPI_COMM_WORLD;
     char type[TOPOCOLL_HLEVEL_TYPE_MAX];
-    int cls, rc = MPI_Comm_split_type(MPI_COMM_NULL, TOPOCOLL_COMM_TYPE_PHYSICAL_TOPOLOGY, 0, MPI_INFO_NULL, &nc);
+    int cls, rc = MPI_Comm_split_type(MPI_COMM_NULL, TOPOCOLL_COMM_TYPE_PHYSICAL_TOPOLOGY, 0,
+                                      MPI_INFO_NULL, &nc);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_COMM, "split of MPI_COMM_NULL: class %d", cls);
     int bad = g_size;
@@ -364,11 +409,12 @@ int main(int argc, char **argv)
         hwloc_bitmap_list_sscanf(g_set[r], g_loc[r].cpuset);
         CHECK(!hwloc_bitmap_iszero(g_set[r]) && hwloc_bitmap_isincluded(g_set[r], whole),
               "rank %d's binding %s is not in the topology", r, g_loc[r].cpuset);
-        CHECK(g_loc[r].bound || hwloc_bitmap_isequal(g_set[r], whole), "rank %d unbound but not on the whole node", r);
+        CHECK(g_loc[r].bound || hwloc_bitmap_isequal(g_set[r], whole),
+              "rank %d unbound but not on the whole node", r);
     }
 
     descent(MPI_COMM_WORLD, expect_switch);
-    {   /* the descent again from a split communicator with reversed rank order */
+    { /* the descent again from a split communicator with reversed rank order */
         MPI_Comm rev;
         MPI_Comm_split(MPI_COMM_WORLD, 0, g_size - g_rank, &rev);
         descent(rev, expect_switch);
@@ -376,12 +422,15 @@ int main(int argc, char **argv)
         guided(rev, "Core", 1);
         MPI_Comm_free(&rev);
     }
-    static const char *types[] = { "mpi_shared_memory", "Machine", "Package", "NUMANode", "L3Cache", "L2Cache",
-                                   "L1Cache", "Core", "PU", "HWThread", "hwloc://Package", "Group", "Die",
-                                   "NoSuchThing" };
-    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) guided(MPI_COMM_WORLD, types[i], 0);
-    guided(MPI_COMM_WORLD, "Core", 1);           /* key order */
-    guided(MPI_COMM_WORLD, NULL, 0);             /* MPI_INFO_NULL */
+    static const char *types[] = {
+        "mpi_shared_memory", "Machine", "Package", "NUMANode",   "L3Cache",
+        "L2Cache",           "L1Cache", "Core",    "PU",         "HWThread",
+        "hwloc://Package",   "Group",   "Die",     "NoSuchThing"
+    };
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        guided(MPI_COMM_WORLD, types[i], 0);
+    guided(MPI_COMM_WORLD, "Core", 1); /* key order */
+    guided(MPI_COMM_WORLD, NULL, 0);   /* MPI_INFO_NULL */
     roots();
     min_levels();
     errors();
@@ -392,8 +441,10 @@ int main(int argc, char **argv)
     MPI_Reduce(&g_native, &native, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Allreduce(&g_fail, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (g_rank == 0)
-        printf("test_hsplit np=%d (%s, binding %s, %d virtual node(s)%s): %ld checks (%ld against MPICH's own "
-               "HW_GUIDED), %d failed\n", g_size, xml ? xml : "this host", me.binding, me.nvnodes,
+        printf("test_hsplit np=%d (%s, binding %s, %d virtual node(s)%s): %ld checks (%ld against "
+               "MPICH's own "
+               "HW_GUIDED), %d failed\n",
+               g_size, xml ? xml : "this host", me.binding, me.nvnodes,
                me.nswitches ? ", switches" : "", total, native, fails);
     for (int r = 0; r < g_size; r++) hwloc_bitmap_free(g_set[r]);
     free(g_set);

@@ -10,17 +10,29 @@
 #include <stdio.h>
 
 static int checks, failures;
-#define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#define CHECK(cond, ...)                                         \
+    do {                                                         \
+        checks++;                                                \
+        if (!(cond)) {                                           \
+            failures++;                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fputc('\n', stderr);                                 \
+        }                                                        \
+    } while (0)
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-3)
 
 int main(void)
 {
     /* eq. 5, Figure 11: F(16, .) = 8 4 2 1, F(23, .) = 12 6 3 1 1 */
     static const int f16[] = { 8, 4, 2, 1 }, f23[] = { 12, 6, 3, 1, 1 };
-    CHECK(tc_st_height(16) == 4 && tc_st_height(23) == 5 && tc_st_height(1) == 0 && tc_st_height(2) == 1, "H");
-    for (int i = 1; i <= 4; i++) CHECK(tc_st_messages(16, i) == f16[i - 1], "F(16,%d) = %d", i, tc_st_messages(16, i));
-    for (int i = 1; i <= 5; i++) CHECK(tc_st_messages(23, i) == f23[i - 1], "F(23,%d) = %d", i, tc_st_messages(23, i));
+    CHECK(tc_st_height(16) == 4 && tc_st_height(23) == 5 && tc_st_height(1) == 0 &&
+              tc_st_height(2) == 1,
+          "H");
+    for (int i = 1; i <= 4; i++)
+        CHECK(tc_st_messages(16, i) == f16[i - 1], "F(16,%d) = %d", i, tc_st_messages(16, i));
+    for (int i = 1; i <= 5; i++)
+        CHECK(tc_st_messages(23, i) == f23[i - 1], "F(23,%d) = %d", i, tc_st_messages(23, i));
 
     /* Figure 10's case, N = 16 on 18 cores (P = 2), by hand:
      * C(16) = 18/16 * H(18) = 18/16 * 5 = 5.625; folded levels ceil(F/2) = 4 2 1 1.
@@ -31,7 +43,8 @@ int main(void)
     for (int s = 0; s <= 4; s++) {
         CHECK(NEAR(tc_st_time_ov(s, 16, 18, 0), ov16[s]), "T_ov(S=%d, 16, 18) = %.3f, want %.3f", s,
               tc_st_time_ov(s, 16, 18, 0), ov16[s]);
-        CHECK(NEAR(tc_st_time_nb(s, 16, 18, 0), nb16[s]), "T_nb(S=%d, 16, 18) = %.3f", s, tc_st_time_nb(s, 16, 18, 0));
+        CHECK(NEAR(tc_st_time_nb(s, 16, 18, 0), nb16[s]), "T_nb(S=%d, 16, 18) = %.3f", s,
+              tc_st_time_nb(s, 16, 18, 0));
     }
     CHECK(tc_st_best_s(16, 18, 0) == 1, "N=16 on 18 cores: best S %d", tc_st_best_s(16, 18, 0));
     /* Figure 9: 16 tasks folded on 2 communication cores take 8 rounds (S = 0) instead of 4. */
@@ -45,11 +58,12 @@ int main(void)
      *   S=0: max(5.652, 9) = 9   S=1: 1 + max(5.652, 5) = 6.652   S=2: 7.652 ...  best S = 1. */
     static const double ov23a[] = { 23, 12, 7.217, 8.217, 9.217, 10.217 };
     for (int s = 0; s <= 5; s++)
-        CHECK(NEAR(tc_st_time_ov(s, 23, 24, 0), ov23a[s]), "T_ov(S=%d, 23, 24) = %.3f, want %.3f", s,
-              tc_st_time_ov(s, 23, 24, 0), ov23a[s]);
-    CHECK(tc_st_best_s(23, 24, 0) == 2 && tc_st_best_s(23, 26, 0) == 1, "N=23: best S %d (24 cores), %d (26)",
-          tc_st_best_s(23, 24, 0), tc_st_best_s(23, 26, 0));
-    CHECK(NEAR(tc_st_time_ov(0, 23, 26, 0), 9) && NEAR(tc_st_time_ov(1, 23, 26, 0), 6.652), "N=23 on 26 cores");
+        CHECK(NEAR(tc_st_time_ov(s, 23, 24, 0), ov23a[s]), "T_ov(S=%d, 23, 24) = %.3f, want %.3f",
+              s, tc_st_time_ov(s, 23, 24, 0), ov23a[s]);
+    CHECK(tc_st_best_s(23, 24, 0) == 2 && tc_st_best_s(23, 26, 0) == 1,
+          "N=23: best S %d (24 cores), %d (26)", tc_st_best_s(23, 24, 0), tc_st_best_s(23, 26, 0));
+    CHECK(NEAR(tc_st_time_ov(0, 23, 26, 0), 9) && NEAR(tc_st_time_ov(1, 23, 26, 0), 6.652),
+          "N=23 on 26 cores");
 
     /* The paper's discussion (Nproc = 64): minimum 7.529 at N = 51, S = 0;
      * best S = 1 at N = 57, 2 at N = 60, 3 at N = 62; switches at 52, 58, 62. */
@@ -57,37 +71,55 @@ int main(void)
     int bestn = 0;
     for (int n = 2; n < 64; n++) {
         double t = tc_st_time_ov(tc_st_best_s(n, 64, 0), n, 64, 0);
-        if (t < bestt) { bestt = t; bestn = n; }
+        if (t < bestt) {
+            bestt = t;
+            bestn = n;
+        }
     }
-    CHECK(bestn == 51 && NEAR(bestt, 7.529) && tc_st_best_s(51, 64, 0) == 0, "optimum N=%d T=%.3f", bestn, bestt);
-    CHECK(tc_st_best_s(57, 64, 0) == 1 && tc_st_best_s(60, 64, 0) == 2 && tc_st_best_s(62, 64, 0) == 3,
-          "best S at 57/60/62: %d %d %d", tc_st_best_s(57, 64, 0), tc_st_best_s(60, 64, 0), tc_st_best_s(62, 64, 0));
-    CHECK(tc_st_best_s(51, 64, 0) == 0 && tc_st_best_s(52, 64, 0) == 1 && tc_st_best_s(57, 64, 0) == 1 &&
-          tc_st_best_s(58, 64, 0) == 2 && tc_st_best_s(61, 64, 0) == 2, "switch points 52, 58, 62");
+    CHECK(bestn == 51 && NEAR(bestt, 7.529) && tc_st_best_s(51, 64, 0) == 0, "optimum N=%d T=%.3f",
+          bestn, bestt);
+    CHECK(tc_st_best_s(57, 64, 0) == 1 && tc_st_best_s(60, 64, 0) == 2 &&
+              tc_st_best_s(62, 64, 0) == 3,
+          "best S at 57/60/62: %d %d %d", tc_st_best_s(57, 64, 0), tc_st_best_s(60, 64, 0),
+          tc_st_best_s(62, 64, 0));
+    CHECK(tc_st_best_s(51, 64, 0) == 0 && tc_st_best_s(52, 64, 0) == 1 &&
+              tc_st_best_s(57, 64, 0) == 1 && tc_st_best_s(58, 64, 0) == 2 &&
+              tc_st_best_s(61, 64, 0) == 2,
+          "switch points 52, 58, 62");
     /* Nproc = 16: S = 0 up to N = 12, 1 for 13-14, 2 for 15; optimum at N = 12 */
-    for (int n = 2; n <= 12; n++) CHECK(tc_st_best_s(n, 16, 0) == 0, "16 cores, N=%d: S %d", n, tc_st_best_s(n, 16, 0));
-    CHECK(tc_st_best_s(13, 16, 0) == 1 && tc_st_best_s(14, 16, 0) == 1 && tc_st_best_s(15, 16, 0) == 2, "16 cores, 13-15");
+    for (int n = 2; n <= 12; n++)
+        CHECK(tc_st_best_s(n, 16, 0) == 0, "16 cores, N=%d: S %d", n, tc_st_best_s(n, 16, 0));
+    CHECK(tc_st_best_s(13, 16, 0) == 1 && tc_st_best_s(14, 16, 0) == 1 &&
+              tc_st_best_s(15, 16, 0) == 2,
+          "16 cores, 13-15");
     bestt = HUGE_VAL;
     for (int n = 2; n < 16; n++) {
         double t = tc_st_time_ov(tc_st_best_s(n, 16, 0), n, 16, 0);
-        if (t < bestt) { bestt = t; bestn = n; }
+        if (t < bestt) {
+            bestt = t;
+            bestn = n;
+        }
     }
     CHECK(bestn == 12, "16 cores: optimum at N=%d", bestn);
     /* no communication core: only S = H is finite */
     CHECK(isinf(tc_st_time_ov(0, 16, 16, 0)) && NEAR(tc_st_time_ov(4, 16, 16, 0), 4 + 4) &&
-              tc_st_best_s(16, 16, 0) == 4, "no communication core");
+              tc_st_best_s(16, 16, 0) == 4,
+          "no communication core");
     /* gather/scatter weights (eq. 8), N = 16 on 18 cores, by hand:
      * S=0: 4*1 + 2*2 + 1*4 + 1*8 = 20; S=2: W = 1 + 2 = 3, + 1*4 + 1*8 = 15 */
     CHECK(NEAR(tc_st_time_nb(0, 16, 18, 1), 20) && NEAR(tc_st_time_nb(2, 16, 18, 1), 15), "eq. 8");
 
     /* placements: eq. 1 and eq. 2, the notes' checks */
-    for (int m = 0; m < 3; m++) CHECK(tc_place_numa(4, 3, m) == 3, "4-core NUMA node, 3 tasks: core 3");
+    for (int m = 0; m < 3; m++)
+        CHECK(tc_place_numa(4, 3, m) == 3, "4-core NUMA node, 3 tasks: core 3");
     for (int m = 0; m <= 30; m++) CHECK(tc_place_numa(64, 62, m) == 31, "KNL: core %d -> 31", m);
     for (int m = 32; m <= 62; m++) CHECK(tc_place_numa(64, 62, m) == 63, "KNL: core %d -> 63", m);
     CHECK(tc_place_numa(4, 4, 2) == 2, "full NUMA node: bind");
     for (int r = 0; r < 62; r++)
-        CHECK(tc_place_oddeven(64, 62, r) == (r % 2 ? 63 : 31), "odd-even: rank %d -> %d", r, tc_place_oddeven(64, 62, r));
-    CHECK(tc_place_oddeven(16, 14, 3) == 15 && tc_place_oddeven(16, 14, 4) == 7, "odd-even on 16 cores");
+        CHECK(tc_place_oddeven(64, 62, r) == (r % 2 ? 63 : 31), "odd-even: rank %d -> %d", r,
+              tc_place_oddeven(64, 62, r));
+    CHECK(tc_place_oddeven(16, 14, 3) == 15 && tc_place_oddeven(16, 14, 4) == 7,
+          "odd-even on 16 cores");
     CHECK(tc_place_oddeven(2, 2, 0) == -1, "no free core");
 
     printf("test_model: %d checks, %d failures\n", checks, failures);

@@ -11,7 +11,7 @@
  * ran them.  Exit status: 0 when every check passed.
  */
 #include "topocoll.h"
-#include "nbc/model.h"   /* the split tree's S, to know what may complete unattended */
+#include "nbc/model.h" /* the split tree's S, to know what may complete unattended */
 
 #include <dirent.h>
 #include <stdio.h>
@@ -24,18 +24,19 @@ static int rank, size, fails;
 static int after_ls(void)
 {
     topocoll_comm_info_t i;
-    return topocoll_comm_query(MPI_COMM_WORLD, &i) == MPI_SUCCESS && i.enabled ? i.local_size : size;
+    return topocoll_comm_query(MPI_COMM_WORLD, &i) == MPI_SUCCESS && i.enabled ? i.local_size
+                                                                               : size;
 }
 
-#define CHECK(cond, ...)                                                      \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            if (fails++ < 10) {                                               \
+#define CHECK(cond, ...)                                                            \
+    do {                                                                            \
+        if (!(cond)) {                                                              \
+            if (fails++ < 10) {                                                     \
                 fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__); \
-                fprintf(stderr, __VA_ARGS__);                                 \
-                fprintf(stderr, "\n");                                        \
-            }                                                                 \
-        }                                                                     \
+                fprintf(stderr, __VA_ARGS__);                                       \
+                fprintf(stderr, "\n");                                              \
+            }                                                                       \
+        }                                                                           \
     } while (0)
 
 /* A non-commutative op (2x2 integer matrix product, row-major): the
@@ -55,38 +56,41 @@ static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
 static void complete(int how, int n, MPI_Request *r)
 {
     int done = 0, idx[64], oc, flag, i;
-    MPI_Status st[64];   /* (MPICH's MPI_STATUSES_IGNORE trips gcc's -Wstringop-overflow) */
+    MPI_Status st[64]; /* (MPICH's MPI_STATUSES_IGNORE trips gcc's -Wstringop-overflow) */
     switch (how % 6) {
-    case 0: {   /* Waitall in reverse order */
+    case 0: { /* Waitall in reverse order */
         MPI_Request rev[64];
         for (i = 0; i < n; i++) rev[i] = r[n - 1 - i];
         CHECK(MPI_Waitall(n, rev, st) == MPI_SUCCESS, "Waitall");
         for (i = 0; i < n; i++) r[i] = rev[n - 1 - i];
         break;
     }
-    case 1:   /* Waitany until all done */
+    case 1: /* Waitany until all done */
         while (done < n) {
             CHECK(MPI_Waitany(n, r, &i, MPI_STATUS_IGNORE) == MPI_SUCCESS, "Waitany");
             if (i == MPI_UNDEFINED) break;
             done++;
         }
         break;
-    case 2:   /* Testall polling */
-        do CHECK(MPI_Testall(n, r, &flag, st) == MPI_SUCCESS, "Testall"); while (!flag);
+    case 2: /* Testall polling */
+        do CHECK(MPI_Testall(n, r, &flag, st) == MPI_SUCCESS, "Testall");
+        while (!flag);
         break;
-    case 3:   /* Waitsome */
+    case 3: /* Waitsome */
         while (done < n) {
             CHECK(MPI_Waitsome(n, r, &oc, idx, st) == MPI_SUCCESS, "Waitsome");
             if (oc == MPI_UNDEFINED) break;
             done += oc;
         }
         break;
-    case 4:   /* Wait each, last first */
-        for (i = n - 1; i >= 0; i--) CHECK(MPI_Wait(&r[i], MPI_STATUS_IGNORE) == MPI_SUCCESS, "Wait");
+    case 4: /* Wait each, last first */
+        for (i = n - 1; i >= 0; i--)
+            CHECK(MPI_Wait(&r[i], MPI_STATUS_IGNORE) == MPI_SUCCESS, "Wait");
         break;
-    case 5:   /* Test each, then Testany */
+    case 5: /* Test each, then Testany */
         for (i = 0; i < n; i++) {
-            do MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE); while (!flag);
+            do MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE);
+            while (!flag);
         }
         MPI_Testany(n, r, &i, &flag, MPI_STATUS_IGNORE);
         CHECK(flag && i == MPI_UNDEFINED, "Testany on completed requests");
@@ -104,11 +108,14 @@ static void round_on(MPI_Comm comm, int count, int root, int how, int in_place)
     MPI_Comm_size(comm, &n);
     size_t c = (size_t)count, cc = c ? c : 1;
     int *bc = malloc(cc * sizeof(int)), *bc_ref = malloc(cc * sizeof(int));
-    double *rin = malloc(cc * sizeof(double)), *rout = calloc(cc, sizeof(double)), *rref = calloc(cc, sizeof(double));
-    int *ain = malloc(cc * sizeof(int)), *aout = malloc(cc * sizeof(int)), *aref = malloc(cc * sizeof(int));
+    double *rin = malloc(cc * sizeof(double)), *rout = calloc(cc, sizeof(double)),
+           *rref = calloc(cc, sizeof(double));
+    int *ain = malloc(cc * sizeof(int)), *aout = malloc(cc * sizeof(int)),
+        *aref = malloc(cc * sizeof(int));
     int *gin = malloc(cc * sizeof(int)), *gout = malloc(cc * (size_t)n * sizeof(int)),
         *gref = malloc(cc * (size_t)n * sizeof(int));
-    long *sin = malloc(cc * sizeof(long)), *sout = malloc(cc * sizeof(long)), *sref = malloc(cc * sizeof(long));
+    long *sin = malloc(cc * sizeof(long)), *sout = malloc(cc * sizeof(long)),
+         *sref = malloc(cc * sizeof(long));
     for (size_t i = 0; i < c; i++) {
         bc[i] = bc_ref[i] = me == root ? (int)(i * 7 + 3 + how) : -1;
         rin[i] = (double)((me + 1) * (int)(i % 1000)) * 0.5;
@@ -137,12 +144,25 @@ static void round_on(MPI_Comm comm, int count, int root, int how, int in_place)
     PMPI_Scan(sin, sref, count, MPI_LONG, MPI_SUM, comm);
     CHECK(recvv == ((me + n - 1) % n) * 11, "native Irecv got %d", recvv);
     CHECK(!memcmp(bc, bc_ref, c * sizeof(int)), "Ibcast count %d root %d", count, root);
-    if (me == root) CHECK(!memcmp(rout, rref, c * sizeof(double)), "Ireduce count %d root %d", count, root);
+    if (me == root)
+        CHECK(!memcmp(rout, rref, c * sizeof(double)), "Ireduce count %d root %d", count, root);
     CHECK(!memcmp(aout, aref, c * sizeof(int)), "Iallreduce count %d in_place %d", count, in_place);
     CHECK(!memcmp(gout, gref, c * (size_t)n * sizeof(int)), "Iallgather count %d", count);
     CHECK(!memcmp(sout, sref, c * sizeof(long)), "Iscan count %d in_place %d", count, in_place);
-    free(bc); free(bc_ref); free(rin); free(rout); free(rref); free(ain); free(aout); free(aref);
-    free(gin); free(gout); free(gref); free(sin); free(sout); free(sref);
+    free(bc);
+    free(bc_ref);
+    free(rin);
+    free(rout);
+    free(rref);
+    free(ain);
+    free(aout);
+    free(aref);
+    free(gin);
+    free(gout);
+    free(gref);
+    free(sin);
+    free(sout);
+    free(sref);
 }
 
 int main(int argc, char **argv)
@@ -173,16 +193,25 @@ int main(int argc, char **argv)
     {
         enum { N = 300000 };
         int *a = malloc(N * sizeof(int)), *b = malloc(N * sizeof(int));
-        for (int i = 0; i < N; i++) { a[i] = rank == size - 1 ? i : 0; b[i] = rank + i; }
+        for (int i = 0; i < N; i++) {
+            a[i] = rank == size - 1 ? i : 0;
+            b[i] = rank + i;
+        }
         MPI_Request ra, rb;
         MPI_Ibcast(a, N, MPI_INT, size - 1, dup, &ra);
         MPI_Iallreduce(MPI_IN_PLACE, b, N, MPI_INT, MPI_SUM, rev, &rb);
-        if (rank % 2) { MPI_Wait(&rb, MPI_STATUS_IGNORE); MPI_Wait(&ra, MPI_STATUS_IGNORE); }
-        else { MPI_Wait(&ra, MPI_STATUS_IGNORE); MPI_Wait(&rb, MPI_STATUS_IGNORE); }
+        if (rank % 2) {
+            MPI_Wait(&rb, MPI_STATUS_IGNORE);
+            MPI_Wait(&ra, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Wait(&ra, MPI_STATUS_IGNORE);
+            MPI_Wait(&rb, MPI_STATUS_IGNORE);
+        }
         int bad = 0;
         for (int i = 0; i < N; i++) bad += a[i] != i || b[i] != size * (size - 1) / 2 + size * i;
         CHECK(!bad, "two communicators: %d wrong elements", bad);
-        free(a); free(b);
+        free(a);
+        free(b);
     }
 
     /* 3. MPI_Request_free on a running Iallreduce, then blocking collectives
@@ -198,13 +227,17 @@ int main(int argc, char **argv)
         CHECK(r == MPI_REQUEST_NULL, "Request_free");
         MPI_Allreduce(&w, &wsum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
-        CHECK(v[4] == size * (size - 1) / 2 && wsum == v[0], "freed Iallreduce %d, then Allreduce %d", v[4], wsum);
+        CHECK(v[4] == size * (size - 1) / 2 && wsum == v[0],
+              "freed Iallreduce %d, then Allreduce %d", v[4], wsum);
     }
 
     /* 4. a blocking Bcast behind an outstanding Ibcast on one communicator */
     {
         int x[3000], y[3000];
-        for (int i = 0; i < 3000; i++) { x[i] = rank == 0 ? i : -1; y[i] = rank == size - 1 ? 2 * i : -1; }
+        for (int i = 0; i < 3000; i++) {
+            x[i] = rank == 0 ? i : -1;
+            y[i] = rank == size - 1 ? 2 * i : -1;
+        }
         MPI_Request r;
         MPI_Ibcast(x, 3000, MPI_INT, 0, MPI_COMM_WORLD, &r);
         MPI_Bcast(y, 3000, MPI_INT, size - 1, MPI_COMM_WORLD);
@@ -267,7 +300,10 @@ int main(int argc, char **argv)
             CHECK(token == 99, "token %d", token);
         } else {
             MPI_Wait(&rb, MPI_STATUS_IGNORE);
-            if (rank == 1) { token = 99; MPI_Send(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD); }
+            if (rank == 1) {
+                token = 99;
+                MPI_Send(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+            }
         }
         int bad = 0;
         for (int i = 0; i < N; i++) bad += big[i] != 'x';
@@ -284,7 +320,12 @@ int main(int argc, char **argv)
         MPI_Type_contiguous(4, MPI_INT, &m4);
         MPI_Type_commit(&m4);
         int in[8], out[8], all[64 * 8];
-        for (int k = 0; k < 2; k++) { in[4 * k] = 1 + rank; in[4 * k + 1] = k + 1; in[4 * k + 2] = rank % 3; in[4 * k + 3] = 1; }
+        for (int k = 0; k < 2; k++) {
+            in[4 * k] = 1 + rank;
+            in[4 * k + 1] = k + 1;
+            in[4 * k + 2] = rank % 3;
+            in[4 * k + 3] = 1;
+        }
         MPI_Request r;
         MPI_Iscan(in, out, 2, m4, mm, MPI_COMM_WORLD, &r);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
@@ -292,7 +333,7 @@ int main(int argc, char **argv)
             PMPI_Allgather(in, 8, MPI_INT, all, 8, MPI_INT, MPI_COMM_WORLD);
             int ref[8];
             memcpy(ref, all, sizeof(ref));
-            for (int q = 1; q <= rank; q++) {   /* ref = ref * in_q, in rank order */
+            for (int q = 1; q <= rank; q++) { /* ref = ref * in_q, in rank order */
                 int len = 2, tmp[8];
                 memcpy(tmp, all + 8 * q, sizeof(tmp));
                 matmul(ref, tmp, &len, NULL);
@@ -325,7 +366,10 @@ int main(int argc, char **argv)
         CHECK(topocoll_progress_core() >= 0, "no progress thread running");
         enum { N = 1 << 18 };
         int *a = malloc(N * sizeof(int)), *b = malloc(N * sizeof(int));
-        for (int i = 0; i < N; i++) { a[i] = rank + i; b[i] = rank == 0 ? i : -1; }
+        for (int i = 0; i < N; i++) {
+            a[i] = rank + i;
+            b[i] = rank == 0 ? i : -1;
+        }
         MPI_Request r[2];
         MPI_Status st[2];
         int flag = 0, bflag = 0;
@@ -340,21 +384,27 @@ int main(int argc, char **argv)
         int split = !alg || strcmp(alg, "hier") != 0, minlevel, h = tc_st_height(size);
         int S = ss ? atoi(ss) : tc_st_best_s(after_ls(), after_ls() + atoi(cc), 0);
         if (S > h) S = h;
-        int lr = rank ? __builtin_ctz((unsigned)rank) + 1 : h + 1;   /* receive level (root 0) */
+        int lr = rank ? __builtin_ctz((unsigned)rank) + 1 : h + 1; /* receive level (root 0) */
         minlevel = rank ? lr : 1 << 20;
         for (int i = 1; i < lr && i < 31; i++)
-            if (rank + (1 << (i - 1)) < size) { minlevel = i; break; }   /* lowest send level */
+            if (rank + (1 << (i - 1)) < size) {
+                minlevel = i;
+                break;
+            } /* lowest send level */
         int all_comm = !split || minlevel > S, recv_app = split && rank != 0 && lr <= S;
         volatile double x = 0;
         double t0 = MPI_Wtime();
         MPI_Iallreduce(MPI_IN_PLACE, a, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[0]);
         while (all_comm && !flag && MPI_Wtime() - t0 < 5.0) {
-            for (int i = 0; i < 1000000; i++) x += i * 0.5;   /* computation, no MPI call */
+            for (int i = 0; i < 1000000; i++) x += i * 0.5; /* computation, no MPI call */
             PMPI_Test(&r[0], &flag, &st[0]);
         }
-        if (all_comm) CHECK(flag, "progress thread (S=%d): Iallreduce not complete after %.1f s of computation", S,
-                            MPI_Wtime() - t0);
-        if (!flag) MPI_Wait(&r[0], &st[0]);   /* the application's levels (would hang without progress) */
+        if (all_comm)
+            CHECK(flag,
+                  "progress thread (S=%d): Iallreduce not complete after %.1f s of computation", S,
+                  MPI_Wtime() - t0);
+        if (!flag)
+            MPI_Wait(&r[0], &st[0]); /* the application's levels (would hang without progress) */
         if (rank != 0) MPI_Ibcast(b, N, MPI_INT, 0, MPI_COMM_WORLD, &r[1]);
         PMPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0) MPI_Ibcast(b, N, MPI_INT, 0, MPI_COMM_WORLD, &r[1]);
@@ -364,16 +414,22 @@ int main(int argc, char **argv)
             for (int i = 0; i < 1000000; i++) x += i * 0.5;
             PMPI_Test(&r[1], &bflag, &st[1]);
         }
-        if (all_comm) CHECK(bflag, "S=%d: rank %d (lowest level %d) Ibcast not complete unattended", S, rank, minlevel);
-        if (recv_app) CHECK(!bflag, "S=%d: rank %d receives at level %d <= S, yet its Ibcast completed unattended", S,
-                            rank, lr);
-        if (!bflag) MPI_Wait(&r[1], &st[1]);   /* the application's levels */
+        if (all_comm)
+            CHECK(bflag, "S=%d: rank %d (lowest level %d) Ibcast not complete unattended", S, rank,
+                  minlevel);
+        if (recv_app)
+            CHECK(!bflag,
+                  "S=%d: rank %d receives at level %d <= S, yet its Ibcast completed unattended", S,
+                  rank, lr);
+        if (!bflag) MPI_Wait(&r[1], &st[1]); /* the application's levels */
         int bad = 0;
         for (int i = 0; i < N; i++) bad += a[i] != size * (size - 1) / 2 + size * i || b[i] != i;
         CHECK(!bad, "progress thread: %d wrong", bad);
-        if (rank == 0) printf("progress thread on core %d: completed during %.3f s of computation\n",
-                              topocoll_progress_core(), MPI_Wtime() - t0);
-        free(a); free(b);
+        if (rank == 0)
+            printf("progress thread on core %d: completed during %.3f s of computation\n",
+                   topocoll_progress_core(), MPI_Wtime() - t0);
+        free(a);
+        free(b);
     }
 
     topocoll_comm_query(MPI_COMM_WORLD, &after);
@@ -388,7 +444,8 @@ int main(int argc, char **argv)
     MPI_Comm_free(&rev);
     int all = 0;
     PMPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) printf("test_nbc: %d processes, %s (%d failures)\n", size, all ? "FAILED" : "passed", all);
+    if (rank == 0)
+        printf("test_nbc: %d processes, %s (%d failures)\n", size, all ? "FAILED" : "passed", all);
     MPI_Finalize();
     /* no progress thread survives MPI_Finalize */
     char path[300], name[32];
@@ -404,6 +461,8 @@ int main(int argc, char **argv)
         fclose(f);
     }
     if (d) closedir(d);
-    if (left) fprintf(stderr, "rank %d: FAIL: %d progress thread(s) alive after MPI_Finalize\n", rank, left);
+    if (left)
+        fprintf(stderr, "rank %d: FAIL: %d progress thread(s) alive after MPI_Finalize\n", rank,
+                left);
     return all != 0 || left;
 }

@@ -17,15 +17,23 @@
 #include <string.h>
 
 static int failures, checks, rank;
-#define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; fprintf(stderr, "[rank %d] FAIL %s:%d: ", rank, \
-    __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#define CHECK(cond, ...)                                                         \
+    do {                                                                         \
+        checks++;                                                                \
+        if (!(cond)) {                                                           \
+            failures++;                                                          \
+            fprintf(stderr, "[rank %d] FAIL %s:%d: ", rank, __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                        \
+            fputc('\n', stderr);                                                 \
+        }                                                                        \
+    } while (0)
 
 static void drain(tc_ctx_t *c, int (*work)(void *), void *op, int *rc)
 {
     tc_backoff_t b;
     tc_backoff_init(&b, c->spin);
     int flag;
-    while ((*rc = work(op)) == TC_OP_PENDING) {   /* the MPI progress a request would give */
+    while ((*rc = work(op)) == TC_OP_PENDING) { /* the MPI progress a request would give */
         PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->pcomm, &flag, MPI_STATUS_IGNORE);
         tc_backoff(&b);
     }
@@ -58,34 +66,43 @@ int main(int argc, char **argv)
         for (int ip = 0; ip < 2; ip++) {
             tc_allreduce_t a;
             int rc;
-            if (ip) memcpy(out, in, sizeof(double) * (size_t)n);
-            else memset(out, 0, sizeof(double) * (size_t)n);
+            if (ip)
+                memcpy(out, in, sizeof(double) * (size_t)n);
+            else
+                memset(out, 0, sizeof(double) * (size_t)n);
             rc = tc_allreduce_init(&a, c, ip ? out : in, out, (size_t)n, &t);
             if (rc == MPI_SUCCESS) drain(c, awork, &a, &rc);
             tc_allreduce_fini(&a);
             CHECK(rc == MPI_SUCCESS && memcmp(out, ref, sizeof(double) * (size_t)n) == 0,
                   "allreduce count %d%s: rc %d or wrong result", n, ip ? " in place" : "", rc);
         }
-        for (int root = 0; root < size; root += size > 2 ? size - 1 : 1) {
+        for (int root = 0; root<size; root += size> 2 ? size - 1 : 1) {
             for (int ip = 0; ip < 2; ip++) {
                 tc_reduce_t r;
                 int rc, me_ip = ip && rank == root;
-                if (me_ip) memcpy(out, in, sizeof(double) * (size_t)n);
-                else memset(out, 0, sizeof(double) * (size_t)n);
+                if (me_ip)
+                    memcpy(out, in, sizeof(double) * (size_t)n);
+                else
+                    memset(out, 0, sizeof(double) * (size_t)n);
                 rc = tc_reduce_init(&r, c, me_ip ? out : in, out, (size_t)n, &t, root, 0);
                 if (rc == MPI_SUCCESS) drain(c, rwork, &r, &rc);
                 tc_reduce_fini(&r);
                 CHECK(rc == MPI_SUCCESS, "reduce count %d root %d: rc %d", n, root, rc);
                 if (rank == root)
-                    CHECK(memcmp(out, ref, sizeof(double) * (size_t)n) == 0, "reduce count %d root %d%s: wrong result",
-                          n, root, me_ip ? " in place" : "");
+                    CHECK(memcmp(out, ref, sizeof(double) * (size_t)n) == 0,
+                          "reduce count %d root %d%s: wrong result", n, root,
+                          me_ip ? " in place" : "");
             }
         }
-        free(in); free(ref); free(out);
+        free(in);
+        free(ref);
+        free(out);
     }
     int tot[2] = { failures, checks }, sum[2];
     PMPI_Reduce(tot, sum, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0) printf("test_nbsteps np=%d nodes=%d: %d checks, %d failures\n", size, c->map.nnodes, sum[1], sum[0]);
+    if (rank == 0)
+        printf("test_nbsteps np=%d nodes=%d: %d checks, %d failures\n", size, c->map.nnodes, sum[1],
+               sum[0]);
     MPI_Finalize();
     return failures ? 1 : 0;
 }

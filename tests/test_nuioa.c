@@ -28,16 +28,29 @@
 #include <string.h>
 
 static int wrank, checks, failures;
-#define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; \
-    if (failures < 40) { fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } } while (0)
+#define CHECK(cond, ...)                                                              \
+    do {                                                                              \
+        checks++;                                                                     \
+        if (!(cond)) {                                                                \
+            failures++;                                                               \
+            if (failures < 40) {                                                      \
+                fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
+                fprintf(stderr, __VA_ARGS__);                                         \
+                fputc('\n', stderr);                                                  \
+            }                                                                         \
+        }                                                                             \
+    } while (0)
 
 #define MAXNIC 4
-typedef struct { int rank, node, bound; char cpus[256]; } proc_t;
+typedef struct {
+    int rank, node, bound;
+    char cpus[256];
+} proc_t;
 
 /* Closeness of @set to a NIC whose locality is @nic: 0 inside, 1 in its
  * package, 2 elsewhere, 3 unbound (the library's scores, coarser). */
-static int closeness(hwloc_topology_t hw, hwloc_const_bitmap_t nic, hwloc_const_bitmap_t set, int bound)
+static int closeness(hwloc_topology_t hw, hwloc_const_bitmap_t nic, hwloc_const_bitmap_t set,
+                     int bound)
 {
     if (!bound) return 3;
     if (hwloc_bitmap_isincluded(set, nic)) return 0;
@@ -51,7 +64,8 @@ static int domain(hwloc_topology_t hw, hwloc_obj_type_t type, hwloc_const_bitmap
 {
     int n = hwloc_get_nbobjs_by_type(hw, type);
     for (int i = 0; i < n; i++)
-        if (hwloc_bitmap_isincluded(set, hwloc_get_obj_by_type(hw, type, (unsigned)i)->cpuset)) return i;
+        if (hwloc_bitmap_isincluded(set, hwloc_get_obj_by_type(hw, type, (unsigned)i)->cpuset))
+            return i;
     return -1;
 }
 
@@ -121,7 +135,8 @@ int main(int argc, char **argv)
     view[0] = info.leader;
     view[1] = info.rails;
     for (int r = 0; r < TOPOCOLL_RAIL_MAX; r++) view[2 + r] = info.rail_leader[r];
-    MPI_Allgather(view, 2 + TOPOCOLL_RAIL_MAX, MPI_INT, views, 2 + TOPOCOLL_RAIL_MAX, MPI_INT, MPI_COMM_WORLD);
+    MPI_Allgather(view, 2 + TOPOCOLL_RAIL_MAX, MPI_INT, views, 2 + TOPOCOLL_RAIL_MAX, MPI_INT,
+                  MPI_COMM_WORLD);
 
     /* the reference for this process's node */
     int first = strcmp(pol, "first") == 0;
@@ -140,14 +155,17 @@ int main(int argc, char **argv)
             int r = node[i], dup = 0;
             for (int p = 0; p < q; p++) dup |= want[p] == r;
             int c = first || nn == 0 ? 0 : closeness(hw, nics[q], set[r], all[r].bound);
-            if (!dup && c < bc) { bc = c; best = r; }
+            if (!dup && c < bc) {
+                bc = c;
+                best = r;
+            }
         }
         want[q] = best;
     }
     CHECK(info.leader == want[0], "node %d: leader %d, want %d", info.node, info.leader, want[0]);
     for (int q = 1; q < rails; q++)
-        CHECK(info.rail_leader[q] == want[q], "node %d: rail %d leader %d, want %d", info.node, q, info.rail_leader[q],
-              want[q]);
+        CHECK(info.rail_leader[q] == want[q], "node %d: rail %d leader %d, want %d", info.node, q,
+              info.rail_leader[q], want[q]);
     /* rails is the minimum over nodes */
     CHECK(info.rails <= rails && info.rails >= 1, "rails %d, at most %d here", info.rails, rails);
     for (int i = 0; i < k; i++)
@@ -155,7 +173,9 @@ int main(int argc, char **argv)
               "rank %d sees other leaders than rank %d", node[i], wrank);
 
     /* domain leaders */
-    int dpol = strcmp(pol, "numa") == 0 ? 2 : strcmp(pol, "package") == 0 || strcmp(pol, "auto") == 0 ? 1 : 0;
+    int dpol = strcmp(pol, "numa") == 0                                  ? 2
+               : strcmp(pol, "package") == 0 || strcmp(pol, "auto") == 0 ? 1
+                                                                         : 0;
     int wdl = -1;
     if (dpol && loc.bound) {
         hwloc_obj_type_t ty = dpol == 2 ? HWLOC_OBJ_NUMANODE : HWLOC_OBJ_PACKAGE;
@@ -180,14 +200,18 @@ int main(int argc, char **argv)
     topocoll_comm_query(MPI_COMM_WORLD, &after);
     CHECK(memcmp(buf, ref, n) == 0, "Bcast result");
     uint64_t net = after.bytes_bcast_net - before.bytes_bcast_net;
-    uint64_t moved = (after.bytes_single_copy - before.bytes_single_copy) + (after.bytes_cico - before.bytes_cico);
+    uint64_t moved = (after.bytes_single_copy - before.bytes_single_copy) +
+                     (after.bytes_cico - before.bytes_cico);
     int root_node = info.node == all[0].node, is_rail = 0;
     for (int q = 0; q < info.rails; q++) is_rail |= info.rail_leader[q] == wrank;
-    if (info.nnodes > 1 && !root_node && !is_rail) CHECK(net == 0, "rank %d, no leader, received %llu B from the network",
-                                                         wrank, (unsigned long long)net);
+    if (info.nnodes > 1 && !root_node && !is_rail)
+        CHECK(net == 0, "rank %d, no leader, received %llu B from the network", wrank,
+              (unsigned long long)net);
     if (info.nnodes > 1 && !root_node && info.rails == 1 && wrank == info.leader)
-        CHECK(net == n, "leader received %llu B of %zu from the network", (unsigned long long)net, n);
-    if (info.nnodes > 1 && !root_node && is_rail) CHECK(net > 0, "rail leader %d received nothing", wrank);
+        CHECK(net == n, "leader received %llu B of %zu from the network", (unsigned long long)net,
+              n);
+    if (info.nnodes > 1 && !root_node && is_rail)
+        CHECK(net > 0, "rail leader %d received nothing", wrank);
     if (wrank != 0 && info.local_size > 1 && info.nnodes > 1)
         CHECK(net + moved == n, "rank %d: %llu B from the network + %llu copied, of %zu", wrank,
               (unsigned long long)net, (unsigned long long)moved, n);
@@ -195,11 +219,17 @@ int main(int argc, char **argv)
     int sum[2] = { failures, checks }, tot[2];
     MPI_Reduce(sum, tot, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (wrank == 0)
-        printf("test_nuioa np=%d policy=%s nics=%d: %d checks, %d failed\n", size, pol, nn, tot[1], tot[0]);
+        printf("test_nuioa np=%d policy=%s nics=%d: %d checks, %d failed\n", size, pol, nn, tot[1],
+               tot[0]);
     for (int r = 0; r < size; r++) hwloc_bitmap_free(set[r]);
     for (int i = 0; i < nn; i++) hwloc_bitmap_free(nics[i]);
     hwloc_topology_destroy(hw);
-    free(set); free(node); free(all); free(views); free(buf); free(ref);
+    free(set);
+    free(node);
+    free(all);
+    free(views);
+    free(buf);
+    free(ref);
     int bad = failures;
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();

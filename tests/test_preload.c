@@ -20,8 +20,16 @@
 #include <unistd.h>
 
 static int checks, failures, rank;
-#define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; fprintf(stderr, "[rank %d] FAIL %s:%d: ", rank, __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#define CHECK(cond, ...)                                                         \
+    do {                                                                         \
+        checks++;                                                                \
+        if (!(cond)) {                                                           \
+            failures++;                                                          \
+            fprintf(stderr, "[rank %d] FAIL %s:%d: ", rank, __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                        \
+            fputc('\n', stderr);                                                 \
+        }                                                                        \
+    } while (0)
 
 /* Mirrors topocoll_comm_info_t (this program does not include
  * topocoll.h).  The library fills the whole struct, which grows with new
@@ -46,7 +54,11 @@ static int shm_names(void)
     for (struct dirent *e; d && (e = readdir(d));) {
         if (strncmp(e->d_name, "topocoll-", 9) != 0) continue;
         int pid = atoi(e->d_name + 9);
-        for (int i = 0; i < g_npids; i++) if (g_pids[i] == pid) { n++; break; }
+        for (int i = 0; i < g_npids; i++)
+            if (g_pids[i] == pid) {
+                n++;
+                break;
+            }
     }
     if (d) closedir(d);
     return n;
@@ -69,7 +81,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int (*query)(MPI_Comm, info_t *) = (int (*)(MPI_Comm, info_t *))dlsym(RTLD_DEFAULT, "topocoll_comm_query");
+    int (*query)(MPI_Comm, info_t *) =
+        (int (*)(MPI_Comm, info_t *))dlsym(RTLD_DEFAULT, "topocoll_comm_query");
     CHECK(query != NULL, "libtopocoll_pmpi.so is not preloaded");
 
     int me = (int)getpid();
@@ -88,31 +101,39 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++) buf[i] = crank == root ? i * it : -1;
         CHECK(MPI_Bcast(buf, n, MPI_INT, root, c) == MPI_SUCCESS, "bcast rc");
         int ok = 1;
-        for (int i = 0; i < n; i++) if (buf[i] != i * it) ok = 0;
+        for (int i = 0; i < n; i++)
+            if (buf[i] != i * it) ok = 0;
         CHECK(ok, "iteration %d: wrong data", it);
         /* Reduce and Allreduce of doubles (exact sums), Allgather of ints */
         double *x = malloc((size_t)n * sizeof(double)), *y = malloc((size_t)n * sizeof(double));
         for (int i = 0; i < n; i++) x[i] = (double)(i % 97 + crank);
         CHECK(MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, c) == MPI_SUCCESS, "allreduce rc");
         ok = 1;
-        for (int i = 0; i < n; i++) if (y[i] != (double)(i % 97) * csize + csize * (csize - 1) / 2.0) ok = 0;
+        for (int i = 0; i < n; i++)
+            if (y[i] != (double)(i % 97) * csize + csize * (csize - 1) / 2.0) ok = 0;
         CHECK(ok, "iteration %d: wrong Allreduce result", it);
         memset(y, 0, (size_t)n * sizeof(double));
         CHECK(MPI_Reduce(x, y, n, MPI_DOUBLE, MPI_MAX, root, c) == MPI_SUCCESS, "reduce rc");
         ok = 1;
-        for (int i = 0; crank == root && i < n; i++) if (y[i] != (double)(i % 97 + csize - 1)) ok = 0;
+        for (int i = 0; crank == root && i < n; i++)
+            if (y[i] != (double)(i % 97 + csize - 1)) ok = 0;
         CHECK(ok, "iteration %d: wrong Reduce result", it);
         int per = n / csize, *all = malloc((size_t)per * (size_t)csize * sizeof(int));
         for (int i = 0; i < per; i++) buf[i] = crank * 1000003 + i;
-        CHECK(MPI_Allgather(buf, per, MPI_INT, all, per, MPI_INT, c) == MPI_SUCCESS, "allgather rc");
+        CHECK(MPI_Allgather(buf, per, MPI_INT, all, per, MPI_INT, c) == MPI_SUCCESS,
+              "allgather rc");
         ok = 1;
         for (int r = 0; r < csize; r++)
-            for (int i = 0; i < per; i++) if (all[(size_t)r * per + i] != r * 1000003 + i) ok = 0;
+            for (int i = 0; i < per; i++)
+                if (all[(size_t)r * per + i] != r * 1000003 + i) ok = 0;
         CHECK(ok, "iteration %d: wrong Allgather result", it);
-        free(x); free(y); free(all);
+        free(x);
+        free(y);
+        free(all);
         info_t info;
         if (query && csize > 1) {
-            CHECK(query(c, &info) == MPI_SUCCESS && info.bcast_calls == 1, "MPI_Bcast did not go through topocoll");
+            CHECK(query(c, &info) == MPI_SUCCESS && info.bcast_calls == 1,
+                  "MPI_Bcast did not go through topocoll");
             CHECK(info.reduce_calls == 1 && info.allreduce_calls == 1 && info.allgather_calls == 1,
                   "MPI_Reduce/Allreduce/Allgather did not go through topocoll (%llu %llu %llu)",
                   (unsigned long long)info.reduce_calls, (unsigned long long)info.allreduce_calls,
@@ -137,7 +158,8 @@ int main(int argc, char **argv)
         const char *ke = getenv("TOPOCOLL_COMM_KEEP");
         int keep = ke && *ke ? atoi(ke) : 4;
         CHECK(keep ? our_mappings() <= base_maps + keep : our_mappings() == base_maps,
-              "%d segments still mapped after MPI_Comm_free (TOPOCOLL_COMM_KEEP=%d)", our_mappings() - base_maps, keep);
+              "%d segments still mapped after MPI_Comm_free (TOPOCOLL_COMM_KEEP=%d)",
+              our_mappings() - base_maps, keep);
     }
     int world[4] = { 1, 2, 3, 4 };
     MPI_Bcast(world, 4, MPI_INT, size - 1, MPI_COMM_WORLD);
@@ -147,7 +169,8 @@ int main(int argc, char **argv)
     MPI_Finalize();
     CHECK(our_mappings() == 0, "%d segments still mapped after MPI_Finalize", our_mappings());
     CHECK(shm_names() == 0, "names left in /dev/shm after MPI_Finalize");
-    if (rank == 0) printf("test_preload np=%d: %d checks, %d failed\n", size, sum[1] + 2, sum[0] + failures);
+    if (rank == 0)
+        printf("test_preload np=%d: %d checks, %d failed\n", size, sum[1] + 2, sum[0] + failures);
     free(g_pids);
     return failures ? 1 : 0;
 }

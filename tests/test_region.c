@@ -15,8 +15,16 @@
 #include <string.h>
 
 static int checks, failures, rank;
-#define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; fprintf(stderr, "[rank %d] FAIL %s:%d: ", rank, __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#define CHECK(cond, ...)                                                         \
+    do {                                                                         \
+        checks++;                                                                \
+        if (!(cond)) {                                                           \
+            failures++;                                                          \
+            fprintf(stderr, "[rank %d] FAIL %s:%d: ", rank, __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                        \
+            fputc('\n', stderr);                                                 \
+        }                                                                        \
+    } while (0)
 
 static unsigned char pat(size_t i) { return (unsigned char)(i * 7 + 3); }
 
@@ -28,7 +36,8 @@ int main(int argc, char **argv)
     int provided = MPI_THREAD_SINGLE;
     MPI_Init_thread(&argc, &argv, topocoll_progress_thread_level(MPI_THREAD_SINGLE), &provided);
     /* without MPI_THREAD_MULTIPLE: a warning and no thread, not a crash */
-    int none_started = topocoll_progress_init(MPI_THREAD_FUNNELED) == 0 && topocoll_progress_core() == -1;
+    int none_started =
+        topocoll_progress_init(MPI_THREAD_FUNNELED) == 0 && topocoll_progress_core() == -1;
     topocoll_progress_init(provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -40,9 +49,10 @@ int main(int argc, char **argv)
     const char *scenv = getenv("TOPOCOLL_SINGLE_COPY");
     int none = scenv && strcmp(scenv, "none") == 0;
     CHECK(info.local_size == size, "all ranks must share a node (local size %d)", info.local_size);
-    CHECK(info.single_copy == !none, "single copy %d with TOPOCOLL_SINGLE_COPY=%s (%s)", info.single_copy,
-          scenv ? scenv : "unset", info.mechanism_why);
-    int remote_err = none ? TOPOCOLL_ERR_NOSUPPORT : 0;   /* what a remote copy returns on failure mode */
+    CHECK(info.single_copy == !none, "single copy %d with TOPOCOLL_SINGLE_COPY=%s (%s)",
+          info.single_copy, scenv ? scenv : "unset", info.mechanism_why);
+    int remote_err =
+        none ? TOPOCOLL_ERR_NOSUPPORT : 0; /* what a remote copy returns on failure mode */
 
     /* 1. a read-only region */
     enum { N = 4096 };
@@ -51,28 +61,39 @@ int main(int argc, char **argv)
     topocoll_cookie_t ck = 0;
     if (rank == 0) {
         struct iovec iv = { a, N };
-        CHECK(topocoll_region_create(comm, &iv, 1, TOPOCOLL_RIGHT_READ, &ck) == TOPOCOLL_SUCCESS, "create");
+        CHECK(topocoll_region_create(comm, &iv, 1, TOPOCOLL_RIGHT_READ, &ck) == TOPOCOLL_SUCCESS,
+              "create");
     }
     PMPI_Bcast(&ck, 1, MPI_UINT64_T, 0, comm);
     if (rank > 0) {
         struct iovec l = { got, 1000 };
         long long n = topocoll_copy(comm, ck, 100, &l, 1, TOPOCOLL_COPY_FROM_REGION);
-        if (none) CHECK(n == TOPOCOLL_ERR_NOSUPPORT, "remote read without single copy gave %lld", n);
+        if (none)
+            CHECK(n == TOPOCOLL_ERR_NOSUPPORT, "remote read without single copy gave %lld", n);
         else {
             CHECK(n == 1000, "read returned %lld", n);
             int ok = 1;
-            for (size_t i = 0; i < 1000; i++) if (got[i] != pat(100 + i)) ok = 0;
+            for (size_t i = 0; i < 1000; i++)
+                if (got[i] != pat(100 + i)) ok = 0;
             CHECK(ok, "read data wrong");
         }
         memset(got, 0xee, sizeof(got));
         l.iov_len = 200;
-        CHECK(topocoll_copy(comm, ck, 4000, &l, 1, TOPOCOLL_COPY_FROM_REGION) == TOPOCOLL_ERR_BOUNDS, "bounds: tail");
-        CHECK(topocoll_copy(comm, ck, 5000, &l, 1, TOPOCOLL_COPY_FROM_REGION) == TOPOCOLL_ERR_BOUNDS, "bounds: offset");
-        CHECK(topocoll_copy(comm, ck, (size_t)-100, &l, 1, TOPOCOLL_COPY_FROM_REGION) == TOPOCOLL_ERR_BOUNDS, "bounds: wrap");
+        CHECK(topocoll_copy(comm, ck, 4000, &l, 1, TOPOCOLL_COPY_FROM_REGION) ==
+                  TOPOCOLL_ERR_BOUNDS,
+              "bounds: tail");
+        CHECK(topocoll_copy(comm, ck, 5000, &l, 1, TOPOCOLL_COPY_FROM_REGION) ==
+                  TOPOCOLL_ERR_BOUNDS,
+              "bounds: offset");
+        CHECK(topocoll_copy(comm, ck, (size_t)-100, &l, 1, TOPOCOLL_COPY_FROM_REGION) ==
+                  TOPOCOLL_ERR_BOUNDS,
+              "bounds: wrap");
         CHECK(got[0] == 0xee, "a refused copy moved bytes");
-        CHECK(topocoll_copy(comm, ck, 0, &l, 1, TOPOCOLL_COPY_TO_REGION) == TOPOCOLL_ERR_RIGHTS, "rights: write to read-only");
+        CHECK(topocoll_copy(comm, ck, 0, &l, 1, TOPOCOLL_COPY_TO_REGION) == TOPOCOLL_ERR_RIGHTS,
+              "rights: write to read-only");
         l.iov_len = 0;
-        CHECK(topocoll_copy(comm, ck, N, &l, 1, TOPOCOLL_COPY_FROM_REGION) == 0, "empty copy at the end");
+        CHECK(topocoll_copy(comm, ck, N, &l, 1, TOPOCOLL_COPY_FROM_REGION) == 0,
+              "empty copy at the end");
         CHECK(topocoll_copy(comm, ck, 0, &l, 1, 7) == TOPOCOLL_ERR_INVAL, "bad direction");
     }
     PMPI_Barrier(comm);
@@ -82,12 +103,19 @@ int main(int argc, char **argv)
     const size_t V = 5101;
     for (size_t i = 0; i < V; i++) {
         unsigned char v = rank == 0 ? pat(i + 11) : 0;
-        if (i < 100) s0[i] = v; else if (i == 100) s1[0] = v; else s2[i - 101] = v;
+        if (i < 100)
+            s0[i] = v;
+        else if (i == 100)
+            s1[0] = v;
+        else
+            s2[i - 101] = v;
     }
     topocoll_cookie_t cv = 0;
     if (rank == 0) {
         struct iovec iv[3] = { { s0, 100 }, { s1, 1 }, { s2, 5000 } };
-        CHECK(topocoll_region_create(comm, iv, 3, TOPOCOLL_RIGHT_READ | TOPOCOLL_RIGHT_WRITE, &cv) == 0, "create iov");
+        CHECK(topocoll_region_create(comm, iv, 3, TOPOCOLL_RIGHT_READ | TOPOCOLL_RIGHT_WRITE,
+                                     &cv) == 0,
+              "create iov");
     }
     PMPI_Bcast(&cv, 1, MPI_UINT64_T, 0, comm);
     if (rank > 0) {
@@ -97,7 +125,8 @@ int main(int argc, char **argv)
         if (!none) {
             CHECK(n == (long long)V, "iov read returned %lld", n);
             int ok = 1;
-            for (size_t i = 0; i < V; i++) if ((i < 3000 ? x[i] : y[i - 3000]) != pat(i + 11)) ok = 0;
+            for (size_t i = 0; i < V; i++)
+                if ((i < 3000 ? x[i] : y[i - 3000]) != pat(i + 11)) ok = 0;
             CHECK(ok, "iov read data wrong");
         } else {
             CHECK(n == remote_err, "iov read without single copy gave %lld", n);
@@ -105,7 +134,7 @@ int main(int argc, char **argv)
         free(x);
         free(y);
     }
-    PMPI_Barrier(comm);   /* every read done before anyone writes */
+    PMPI_Barrier(comm); /* every read done before anyone writes */
     if (rank > 0 && !none) {
         /* each rank writes 10 bytes of its own across the segment boundaries */
         unsigned char w[10];
@@ -124,10 +153,11 @@ int main(int argc, char **argv)
             }
         CHECK(ok, "writes into the vectorial region wrong");
     }
-    if (rank == 0) {   /* the owner may copy from its own region, single copy or not */
+    if (rank == 0) { /* the owner may copy from its own region, single copy or not */
         unsigned char x[200];
         struct iovec l = { x, 200 };
-        CHECK(topocoll_copy(comm, cv, 2000, &l, 1, TOPOCOLL_COPY_FROM_REGION) == 200 && x[0] == pat(2011),
+        CHECK(topocoll_copy(comm, cv, 2000, &l, 1, TOPOCOLL_COPY_FROM_REGION) == 200 &&
+                  x[0] == pat(2011),
               "local copy from own region");
     }
     PMPI_Barrier(comm);
@@ -141,22 +171,28 @@ int main(int argc, char **argv)
     PMPI_Barrier(comm);
     if (rank > 0) {
         struct iovec l = { got, 10 };
-        CHECK(topocoll_copy(comm, ck, 0, &l, 1, TOPOCOLL_COPY_FROM_REGION) == TOPOCOLL_ERR_STALE, "stale read");
-        CHECK(topocoll_copy(comm, cv, 0, &l, 1, TOPOCOLL_COPY_TO_REGION) == TOPOCOLL_ERR_STALE, "stale write");
-        CHECK(topocoll_copy(comm, 0xffff000000000001ULL, 0, &l, 1, TOPOCOLL_COPY_FROM_REGION) == TOPOCOLL_ERR_STALE,
+        CHECK(topocoll_copy(comm, ck, 0, &l, 1, TOPOCOLL_COPY_FROM_REGION) == TOPOCOLL_ERR_STALE,
+              "stale read");
+        CHECK(topocoll_copy(comm, cv, 0, &l, 1, TOPOCOLL_COPY_TO_REGION) == TOPOCOLL_ERR_STALE,
+              "stale write");
+        CHECK(topocoll_copy(comm, 0xffff000000000001ULL, 0, &l, 1, TOPOCOLL_COPY_FROM_REGION) ==
+                  TOPOCOLL_ERR_STALE,
               "unknown owner");
-        CHECK(topocoll_region_destroy(comm, ck) == TOPOCOLL_ERR_INVAL, "destroying another process's region");
+        CHECK(topocoll_region_destroy(comm, ck) == TOPOCOLL_ERR_INVAL,
+              "destroying another process's region");
     }
     /* A slot reused by a new region does not revive the old cookie. */
     topocoll_cookie_t again = 0;
     if (rank == 0) {
         struct iovec iv = { a, N };
-        CHECK(topocoll_region_create(comm, &iv, 1, TOPOCOLL_RIGHT_READ, &again) == 0 && again != ck, "reuse slot");
+        CHECK(topocoll_region_create(comm, &iv, 1, TOPOCOLL_RIGHT_READ, &again) == 0 && again != ck,
+              "reuse slot");
     }
     PMPI_Barrier(comm);
     if (rank > 0) {
         struct iovec l = { got, 10 };
-        CHECK(topocoll_copy(comm, ck, 0, &l, 1, TOPOCOLL_COPY_FROM_REGION) == TOPOCOLL_ERR_STALE, "old cookie after reuse");
+        CHECK(topocoll_copy(comm, ck, 0, &l, 1, TOPOCOLL_COPY_FROM_REGION) == TOPOCOLL_ERR_STALE,
+              "old cookie after reuse");
     }
     PMPI_Barrier(comm);
     if (rank == 0) topocoll_region_destroy(comm, again);
@@ -165,19 +201,25 @@ int main(int argc, char **argv)
     topocoll_cookie_t many[65];
     struct iovec iv = { a, N };
     int made = 0;
-    while (made < 65 && topocoll_region_create(comm, &iv, 1, TOPOCOLL_RIGHT_READ, &many[made]) == 0) made++;
+    while (made < 65 && topocoll_region_create(comm, &iv, 1, TOPOCOLL_RIGHT_READ, &many[made]) == 0)
+        made++;
     CHECK(made == 64, "table held %d regions", made);
-    CHECK(topocoll_region_create(comm, &iv, 1, TOPOCOLL_RIGHT_READ, &many[0]) == TOPOCOLL_ERR_NOSPACE, "no space");
+    CHECK(topocoll_region_create(comm, &iv, 1, TOPOCOLL_RIGHT_READ, &many[0]) ==
+              TOPOCOLL_ERR_NOSPACE,
+          "no space");
     for (int i = 0; i < made; i++) topocoll_region_destroy(comm, many[i]);
     struct iovec iv17[17];
     for (int i = 0; i < 17; i++) iv17[i] = iv;
     topocoll_cookie_t c2;
-    CHECK(topocoll_region_create(comm, &iv, 0, TOPOCOLL_RIGHT_READ, &c2) == TOPOCOLL_ERR_INVAL, "niov 0");
-    CHECK(topocoll_region_create(comm, iv17, 17, TOPOCOLL_RIGHT_READ, &c2) == TOPOCOLL_ERR_INVAL, "niov 17");
+    CHECK(topocoll_region_create(comm, &iv, 0, TOPOCOLL_RIGHT_READ, &c2) == TOPOCOLL_ERR_INVAL,
+          "niov 0");
+    CHECK(topocoll_region_create(comm, iv17, 17, TOPOCOLL_RIGHT_READ, &c2) == TOPOCOLL_ERR_INVAL,
+          "niov 17");
     CHECK(topocoll_region_create(comm, &iv, 1, 4, &c2) == TOPOCOLL_ERR_INVAL, "bad rights");
     MPI_Comm other;
     MPI_Comm_dup(comm, &other);
-    CHECK(topocoll_region_create(other, &iv, 1, TOPOCOLL_RIGHT_READ, &c2) == TOPOCOLL_ERR_NOCTX, "unattached comm");
+    CHECK(topocoll_region_create(other, &iv, 1, TOPOCOLL_RIGHT_READ, &c2) == TOPOCOLL_ERR_NOCTX,
+          "unattached comm");
     MPI_Comm_free(&other);
 
     /* 6. a large region read into many small local segments (CMA loop) */
@@ -191,13 +233,21 @@ int main(int argc, char **argv)
     }
     PMPI_Bcast(&cb, 1, MPI_UINT64_T, 0, comm);
     if (rank > 0 && !none) {
-        enum { NL = 2000 };   /* more than IOV_MAX (1024) local segments */
+        enum { NL = 2000 }; /* more than IOV_MAX (1024) local segments */
         struct iovec *lv = malloc(NL * sizeof(*lv));
         size_t per = B / NL;
-        for (int i = 0; i < NL; i++) { lv[i].iov_base = big + (size_t)i * per; lv[i].iov_len = i == NL - 1 ? B - per * (NL - 1) : per; }
-        CHECK(topocoll_copy(comm, cb, 0, lv, NL, TOPOCOLL_COPY_FROM_REGION) == (long long)B, "big read");
+        for (int i = 0; i < NL; i++) {
+            lv[i].iov_base = big + (size_t)i * per;
+            lv[i].iov_len = i == NL - 1 ? B - per * (NL - 1) : per;
+        }
+        CHECK(topocoll_copy(comm, cb, 0, lv, NL, TOPOCOLL_COPY_FROM_REGION) == (long long)B,
+              "big read");
         int ok = 1;
-        for (size_t i = 0; i < B; i++) if (big[i] != pat(i * 3)) { ok = 0; break; }
+        for (size_t i = 0; i < B; i++)
+            if (big[i] != pat(i * 3)) {
+                ok = 0;
+                break;
+            }
         CHECK(ok, "big read data wrong");
         free(lv);
     }
@@ -212,10 +262,15 @@ int main(int argc, char **argv)
     if (size >= 2) {
         enum { R = 600000 };
         unsigned char *rb = malloc(R), *ro = malloc(R), *loc = malloc(R);
-        for (size_t i = 0; i < R; i++) { rb[i] = (unsigned char)(pat(i) + rank); ro[i] = 0; }
+        for (size_t i = 0; i < R; i++) {
+            rb[i] = (unsigned char)(pat(i) + rank);
+            ro[i] = 0;
+        }
         topocoll_cookie_t mine, rdonly, cks[64], rcks[64];
-        struct iovec v2[2] = { { rb, R / 3 }, { rb + R / 3, R - R / 3 } };   /* vectorial */
-        CHECK(topocoll_region_create(comm, v2, 2, TOPOCOLL_RIGHT_READ | TOPOCOLL_RIGHT_WRITE, &mine) == 0, "create rw");
+        struct iovec v2[2] = { { rb, R / 3 }, { rb + R / 3, R - R / 3 } }; /* vectorial */
+        CHECK(topocoll_region_create(comm, v2, 2, TOPOCOLL_RIGHT_READ | TOPOCOLL_RIGHT_WRITE,
+                                     &mine) == 0,
+              "create rw");
         struct iovec vo = { ro, R };
         CHECK(topocoll_region_create(comm, &vo, 1, TOPOCOLL_RIGHT_READ, &rdonly) == 0, "create ro");
         PMPI_Allgather(&mine, 1, MPI_UINT64_T, cks, 1, MPI_UINT64_T, comm);
@@ -224,18 +279,27 @@ int main(int argc, char **argv)
         int mover = size - 1;
         if (rank == mover) {
             long long n = topocoll_region_copy(comm, cks[0], 10, cks[1], 20, L);
-            if (none) CHECK(n == TOPOCOLL_ERR_NOSUPPORT, "region copy without single copy gave %lld", n);
-            else CHECK(n == (long long)L, "region copy returned %lld", n);
-            CHECK(topocoll_region_copy(comm, cks[0], 0, rcks[1], 0, 10) == TOPOCOLL_ERR_RIGHTS, "read-only destination");
-            CHECK(topocoll_region_copy(comm, cks[0], 10, cks[1], R - 5, 10) == TOPOCOLL_ERR_BOUNDS, "destination bounds");
-            CHECK(topocoll_region_copy(comm, cks[0], R - 5, cks[1], 0, 10) == TOPOCOLL_ERR_BOUNDS, "source bounds");
+            if (none)
+                CHECK(n == TOPOCOLL_ERR_NOSUPPORT, "region copy without single copy gave %lld", n);
+            else
+                CHECK(n == (long long)L, "region copy returned %lld", n);
+            CHECK(topocoll_region_copy(comm, cks[0], 0, rcks[1], 0, 10) == TOPOCOLL_ERR_RIGHTS,
+                  "read-only destination");
+            CHECK(topocoll_region_copy(comm, cks[0], 10, cks[1], R - 5, 10) == TOPOCOLL_ERR_BOUNDS,
+                  "destination bounds");
+            CHECK(topocoll_region_copy(comm, cks[0], R - 5, cks[1], 0, 10) == TOPOCOLL_ERR_BOUNDS,
+                  "source bounds");
         }
         PMPI_Barrier(comm);
         if (rank == 1 && !none) {
             int ok = 1;
             for (size_t i = 0; i < R; i++) {
-                unsigned char want = i >= 20 && i < 20 + L ? (unsigned char)(pat(i - 10)) : (unsigned char)(pat(i) + 1);
-                if (rb[i] != want) { ok = 0; break; }
+                unsigned char want = i >= 20 && i < 20 + L ? (unsigned char)(pat(i - 10))
+                                                           : (unsigned char)(pat(i) + 1);
+                if (rb[i] != want) {
+                    ok = 0;
+                    break;
+                }
             }
             CHECK(ok, "region copy: rank 1's buffer wrong");
         }
@@ -248,45 +312,68 @@ int main(int argc, char **argv)
         if (rank == mover && !none) {
             long long st1 = 12345, st2 = 12345;
             struct iovec lv = { loc, R };
-            CHECK(topocoll_region_copy_async(comm, cks[0], 0, cks[1], 0, R, &st1) == 0, "submit region copy");
-            CHECK(topocoll_copy_async(comm, cks[0], 0, &lv, 1, TOPOCOLL_COPY_FROM_REGION, &st2) == 0, "submit inline");
-            CHECK(thread || st1 == TOPOCOLL_COPY_PENDING, "status %lld right after submit", thread ? 0LL : st1);
+            CHECK(topocoll_region_copy_async(comm, cks[0], 0, cks[1], 0, R, &st1) == 0,
+                  "submit region copy");
+            CHECK(topocoll_copy_async(comm, cks[0], 0, &lv, 1, TOPOCOLL_COPY_FROM_REGION, &st2) ==
+                      0,
+                  "submit inline");
+            CHECK(thread || st1 == TOPOCOLL_COPY_PENDING, "status %lld right after submit",
+                  thread ? 0LL : st1);
             double t0 = MPI_Wtime();
-            if (thread) {   /* no poll: the progress thread runs them */
+            if (thread) { /* no poll: the progress thread runs them */
                 while ((__atomic_load_n(&st1, __ATOMIC_ACQUIRE) == TOPOCOLL_COPY_PENDING ||
-                        __atomic_load_n(&st2, __ATOMIC_ACQUIRE) == TOPOCOLL_COPY_PENDING) && MPI_Wtime() - t0 < 10)
+                        __atomic_load_n(&st2, __ATOMIC_ACQUIRE) == TOPOCOLL_COPY_PENDING) &&
+                       MPI_Wtime() - t0 < 10)
                     ;
             } else {
-                while ((topocoll_copy_poll(&st1) == TOPOCOLL_COPY_PENDING || topocoll_copy_poll(&st2) == TOPOCOLL_COPY_PENDING)
-                       && MPI_Wtime() - t0 < 10)
+                while ((topocoll_copy_poll(&st1) == TOPOCOLL_COPY_PENDING ||
+                        topocoll_copy_poll(&st2) == TOPOCOLL_COPY_PENDING) &&
+                       MPI_Wtime() - t0 < 10)
                     ;
             }
             CHECK(st1 == R && st2 == R, "async statuses %lld %lld (want %d)", st1, st2, R);
             int ok = 1;
-            for (size_t i = 0; i < R; i++) if (loc[i] != pat(i)) { ok = 0; break; }
+            for (size_t i = 0; i < R; i++)
+                if (loc[i] != pat(i)) {
+                    ok = 0;
+                    break;
+                }
             CHECK(ok, "async inline read wrong");
             long long st3 = 0;
-            CHECK(topocoll_region_copy_async(comm, cks[0], 0, rcks[1], 0, 10, &st3) == 0, "submit bad");
-            while (topocoll_copy_poll(&st3) == TOPOCOLL_COPY_PENDING) ;
+            CHECK(topocoll_region_copy_async(comm, cks[0], 0, rcks[1], 0, 10, &st3) == 0,
+                  "submit bad");
+            while (topocoll_copy_poll(&st3) == TOPOCOLL_COPY_PENDING)
+                ;
             CHECK(st3 == TOPOCOLL_ERR_RIGHTS, "async copy into a read-only region: %lld", st3);
             CHECK(topocoll_progress() == 0, "copies left pending");
         }
         PMPI_Barrier(comm);
         if (rank == 1 && !none) {
             int ok = 1;
-            for (size_t i = 0; i < R; i++) if (rb[i] != pat(i)) { ok = 0; break; }
+            for (size_t i = 0; i < R; i++)
+                if (rb[i] != pat(i)) {
+                    ok = 0;
+                    break;
+                }
             CHECK(ok, "async region copy: rank 1's buffer wrong");
         }
         PMPI_Barrier(comm);
         topocoll_region_destroy(comm, mine);
         topocoll_region_destroy(comm, rdonly);
-        free(rb); free(ro); free(loc);
+        free(rb);
+        free(ro);
+        free(loc);
     }
 
-    free(big); free(a); free(s0); free(s2);
+    free(big);
+    free(a);
+    free(s0);
+    free(s2);
     int tot[2] = { failures, checks }, sum[2];
     PMPI_Reduce(tot, sum, 2, MPI_INT, MPI_SUM, 0, comm);
-    if (rank == 0) printf("test_region np=%d single_copy=%s: %d checks, %d failed\n", size, none ? "none" : "cma", sum[1], sum[0]);
+    if (rank == 0)
+        printf("test_region np=%d single_copy=%s: %d checks, %d failed\n", size,
+               none ? "none" : "cma", sum[1], sum[0]);
     topocoll_progress_fini();
     MPI_Finalize();
     return failures ? 1 : 0;

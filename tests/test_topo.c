@@ -17,8 +17,16 @@
 #include <unistd.h>
 
 static int checks, failures;
-#define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#define CHECK(cond, ...)                                         \
+    do {                                                         \
+        checks++;                                                \
+        if (!(cond)) {                                           \
+            failures++;                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fputc('\n', stderr);                                 \
+        }                                                        \
+    } while (0)
 
 /* hwloc's answer: logical index of the level-@l object containing @set,
  * found by walking up from the deepest object covering it. */
@@ -47,8 +55,8 @@ static void check_topology(const char *path)
     hwloc_topology_t hw = t->hw;
     const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     CHECK(t->emulated && t->nobjs[TC_LVL_PU] > 0 && t->nobjs[TC_LVL_CORE] > 0, "%s: levels", name);
-    static const char *policies[] = { "core", "socket-rr", "numa-rr", "none", "random:1", "random:42",
-                                      "list:0,3,5,1", "real" };
+    static const char *policies[] = { "core",     "socket-rr", "numa-rr",      "none",
+                                      "random:1", "random:42", "list:0,3,5,1", "real" };
     hwloc_bitmap_t set = hwloc_bitmap_alloc(), seen = hwloc_bitmap_alloc();
     for (size_t p = 0; p < sizeof(policies) / sizeof(policies[0]); p++) {
         tc_binding_t b;
@@ -60,60 +68,73 @@ static void check_topology(const char *path)
             hwloc_bitmap_zero(seen);
             for (int r = 0; r < lsize; r++) {
                 int bound = -1;
-                CHECK(tc_topo_bind(t, &b, r, lsize, set, &bound) == 0, "%s %s rank %d", name, policies[p], r);
+                CHECK(tc_topo_bind(t, &b, r, lsize, set, &bound) == 0, "%s %s rank %d", name,
+                      policies[p], r);
                 CHECK(!hwloc_bitmap_iszero(set) &&
-                      hwloc_bitmap_isincluded(set, hwloc_topology_get_topology_cpuset(hw)),
+                          hwloc_bitmap_isincluded(set, hwloc_topology_get_topology_cpuset(hw)),
                       "%s %s rank %d: cpuset outside the machine", name, policies[p], r);
-                int unbound = b.kind == TC_BIND_NONE || b.kind == TC_BIND_REAL; /* REAL on an XML: unbound */
+                int unbound =
+                    b.kind == TC_BIND_NONE || b.kind == TC_BIND_REAL; /* REAL on an XML: unbound */
                 CHECK(bound == !unbound, "%s %s: bound flag %d", name, policies[p], bound);
                 tc_place_t pl;
                 tc_topo_place(t, set, &pl);
                 for (int l = TC_LVL_MACHINE + 1; l < TC_NLEVELS; l++) {
                     int want = t->nobjs[l] ? hwloc_answer(hw, set, (tc_level_t)l) : -1;
-                    CHECK(pl.idx[l] == want, "%s %s rank %d: %s index %d, hwloc says %d", name, policies[p], r,
-                          tc_level_name((tc_level_t)l), pl.idx[l], want);
+                    CHECK(pl.idx[l] == want, "%s %s rank %d: %s index %d, hwloc says %d", name,
+                          policies[p], r, tc_level_name((tc_level_t)l), pl.idx[l], want);
                 }
-                hwloc_obj_t core = pl.idx[TC_LVL_CORE] >= 0
-                    ? hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE, (unsigned)pl.idx[TC_LVL_CORE]) : NULL;
+                hwloc_obj_t core =
+                    pl.idx[TC_LVL_CORE] >= 0
+                        ? hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE, (unsigned)pl.idx[TC_LVL_CORE])
+                        : NULL;
                 switch (b.kind) {
                 case TC_BIND_CORE:
                     CHECK(core && (int)core->logical_index == r % t->nobjs[TC_LVL_CORE] &&
-                          hwloc_bitmap_isequal(core->cpuset, set), "%s core: rank %d not on core %d", name, r,
-                          r % t->nobjs[TC_LVL_CORE]);
+                              hwloc_bitmap_isequal(core->cpuset, set),
+                          "%s core: rank %d not on core %d", name, r, r % t->nobjs[TC_LVL_CORE]);
                     break;
                 case TC_BIND_SOCKET_RR:
                     if (t->nobjs[TC_LVL_PACKAGE] > 0)
-                        CHECK(pl.idx[TC_LVL_PACKAGE] == r % t->nobjs[TC_LVL_PACKAGE], "%s socket-rr: rank %d in package %d",
-                              name, r, pl.idx[TC_LVL_PACKAGE]);
+                        CHECK(pl.idx[TC_LVL_PACKAGE] == r % t->nobjs[TC_LVL_PACKAGE],
+                              "%s socket-rr: rank %d in package %d", name, r,
+                              pl.idx[TC_LVL_PACKAGE]);
                     break;
                 case TC_BIND_NUMA_RR: {
                     /* the i-th NUMA node that has cores, i = rank modulo their number */
                     int with[64], nw = 0;
                     for (int i = 0; i < t->nobjs[TC_LVL_NUMA] && nw < 64; i++) {
                         hwloc_obj_t m = hwloc_get_obj_by_type(hw, HWLOC_OBJ_NUMANODE, (unsigned)i);
-                        if (hwloc_get_nbobjs_inside_cpuset_by_type(hw, m->cpuset, HWLOC_OBJ_CORE) > 0) with[nw++] = i;
+                        if (hwloc_get_nbobjs_inside_cpuset_by_type(hw, m->cpuset, HWLOC_OBJ_CORE) >
+                            0)
+                            with[nw++] = i;
                     }
                     if (nw > 0)
-                        CHECK(pl.idx[TC_LVL_NUMA] == with[r % nw], "%s numa-rr: rank %d in NUMA node %d, want %d",
-                              name, r, pl.idx[TC_LVL_NUMA], with[r % nw]);
+                        CHECK(pl.idx[TC_LVL_NUMA] == with[r % nw],
+                              "%s numa-rr: rank %d in NUMA node %d, want %d", name, r,
+                              pl.idx[TC_LVL_NUMA], with[r % nw]);
                     break;
                 }
                 case TC_BIND_RANDOM:
                     CHECK(pl.idx[TC_LVL_PU] >= 0, "%s random: rank %d not on one PU", name, r);
                     if (r < t->nobjs[TC_LVL_PU])
-                        CHECK(!hwloc_bitmap_intersects(seen, set), "%s random: PU reused before all were used", name);
+                        CHECK(!hwloc_bitmap_intersects(seen, set),
+                              "%s random: PU reused before all were used", name);
                     break;
                 case TC_BIND_LIST:
-                    CHECK(pl.idx[TC_LVL_PU] == b.list[r % b.nlist], "%s list: rank %d on PU %d", name, r, pl.idx[TC_LVL_PU]);
+                    CHECK(pl.idx[TC_LVL_PU] == b.list[r % b.nlist], "%s list: rank %d on PU %d",
+                          name, r, pl.idx[TC_LVL_PU]);
                     break;
                 default:
-                    if (t->nobjs[TC_LVL_PACKAGE] > 1) CHECK(pl.idx[TC_LVL_PACKAGE] == -1, "%s unbound has a package", name);
+                    if (t->nobjs[TC_LVL_PACKAGE] > 1)
+                        CHECK(pl.idx[TC_LVL_PACKAGE] == -1, "%s unbound has a package", name);
                     break;
                 }
                 /* core-based policies give distinct cores while cores remain */
-                if ((b.kind == TC_BIND_CORE || b.kind == TC_BIND_SOCKET_RR || b.kind == TC_BIND_NUMA_RR) &&
+                if ((b.kind == TC_BIND_CORE || b.kind == TC_BIND_SOCKET_RR ||
+                     b.kind == TC_BIND_NUMA_RR) &&
                     r < t->nobjs[TC_LVL_CORE] && lsize <= t->nobjs[TC_LVL_CORE])
-                    CHECK(!hwloc_bitmap_intersects(seen, set), "%s %s: rank %d shares a core", name, policies[p], r);
+                    CHECK(!hwloc_bitmap_intersects(seen, set), "%s %s: rank %d shares a core", name,
+                          policies[p], r);
                 hwloc_bitmap_or(seen, seen, set);
             }
         }
@@ -137,50 +158,68 @@ static void check_topology(const char *path)
     hwloc_bitmap_free(again);
     hwloc_bitmap_free(set);
     hwloc_bitmap_free(seen);
-    printf("  %-36s Package x%d NUMANode x%d L3 x%d Core x%d PU x%d: ok\n", name, t->nobjs[TC_LVL_PACKAGE],
-           t->nobjs[TC_LVL_NUMA], t->nobjs[TC_LVL_L3], t->nobjs[TC_LVL_CORE], t->nobjs[TC_LVL_PU]);
+    printf("  %-36s Package x%d NUMANode x%d L3 x%d Core x%d PU x%d: ok\n", name,
+           t->nobjs[TC_LVL_PACKAGE], t->nobjs[TC_LVL_NUMA], t->nobjs[TC_LVL_L3],
+           t->nobjs[TC_LVL_CORE], t->nobjs[TC_LVL_PU]);
     tc_topo_free(t);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) { fprintf(stderr, "usage: test_topo DIR\n"); return 2; }
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_topo DIR\n");
+        return 2;
+    }
     /* Policy syntax. */
     tc_binding_t b;
-    static const char *bad[] = { "bogus", "list:", "list:1,x", "list:-1", "random:", "random:3x", "core2" };
+    static const char *bad[] = { "bogus",   "list:",     "list:1,x", "list:-1",
+                                 "random:", "random:3x", "core2" };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         CHECK(tc_binding_parse(bad[i], &b) != 0, "parse accepted %s", bad[i]);
     CHECK(tc_binding_parse(NULL, &b) == 0 && b.kind == TC_BIND_REAL, "NULL policy is real binding");
 
     /* Slurm hostlists and topology.conf (network levels, topo/loc). */
-    static const struct { const char *list, *name; int match; } hl[] = {
-        { "vn[0-3]", "vn2", 1 }, { "vn[0-3]", "vn4", 0 }, { "vn[0-1,5]", "vn5", 1 }, { "a,vn[2-3],b", "b", 1 },
-        { "node[01-10]", "node07", 1 }, { "node[01-10]", "node7", 0 }, { "node[1-10]", "node07", 0 },
-        { "n[1-2]x", "n2x", 1 }, { "n[1-2]x", "n2", 0 }, { "host", "host", 1 }, { "host", "hostx", 0 },
-        { "vn[0-3]", "vn", 0 }, { "vn[0-3", "vn1", 0 }, { "", "vn0", 0 } };
+    static const struct {
+        const char *list, *name;
+        int match;
+    } hl[] = { { "vn[0-3]", "vn2", 1 },        { "vn[0-3]", "vn4", 0 },
+               { "vn[0-1,5]", "vn5", 1 },      { "a,vn[2-3],b", "b", 1 },
+               { "node[01-10]", "node07", 1 }, { "node[01-10]", "node7", 0 },
+               { "node[1-10]", "node07", 0 },  { "n[1-2]x", "n2x", 1 },
+               { "n[1-2]x", "n2", 0 },         { "host", "host", 1 },
+               { "host", "hostx", 0 },         { "vn[0-3]", "vn", 0 },
+               { "vn[0-3", "vn1", 0 },         { "", "vn0", 0 } };
     for (size_t i = 0; i < sizeof(hl) / sizeof(hl[0]); i++)
-        CHECK(tc_hostlist_match(hl[i].list, hl[i].name) == hl[i].match, "hostlist %s vs %s", hl[i].list, hl[i].name);
+        CHECK(tc_hostlist_match(hl[i].list, hl[i].name) == hl[i].match, "hostlist %s vs %s",
+              hl[i].list, hl[i].name);
     {
-        char tmpl[] = "/tmp/test_topo_netXXXXXX", err[160], names[TC_LOC_MAX_SWITCHES][TC_LOC_NAME_MAX];
+        char tmpl[] = "/tmp/test_topo_netXXXXXX", err[160],
+             names[TC_LOC_MAX_SWITCHES][TC_LOC_NAME_MAX];
         int idx[TC_LOC_MAX_SWITCHES], fd = mkstemp(tmpl);
         FILE *f = fdopen(fd, "w");
-        fprintf(f, "# comment\nSwitchName=s0 Nodes=vn[0-1]\nSwitchName=s1 Nodes=vn[2-3] LinkSpeed=1\n"
-                   "SwitchName=top Switches=s[0-1]\n");
+        fprintf(f,
+                "# comment\nSwitchName=s0 Nodes=vn[0-1]\nSwitchName=s1 Nodes=vn[2-3] LinkSpeed=1\n"
+                "SwitchName=top Switches=s[0-1]\n");
         fclose(f);
         int n = tc_netconf_path(tmpl, "vn3", idx, names, err, sizeof(err));
-        CHECK(n == 2 && strcmp(names[0], "top") == 0 && strcmp(names[1], "s1") == 0 && idx[0] == 2 && idx[1] == 1,
+        CHECK(n == 2 && strcmp(names[0], "top") == 0 && strcmp(names[1], "s1") == 0 &&
+                  idx[0] == 2 && idx[1] == 1,
               "topology.conf path of vn3: %d %s", n, n > 0 ? names[0] : err);
-        CHECK(tc_netconf_path(tmpl, "vn9", idx, names, err, sizeof(err)) == 0, "vn9 is under no switch");
+        CHECK(tc_netconf_path(tmpl, "vn9", idx, names, err, sizeof(err)) == 0,
+              "vn9 is under no switch");
         f = fopen(tmpl, "w");
-        fprintf(f, "SwitchName=a Switches=b Nodes=x\nSwitchName=b Switches=a\n");   /* a cycle */
+        fprintf(f, "SwitchName=a Switches=b Nodes=x\nSwitchName=b Switches=a\n"); /* a cycle */
         fclose(f);
-        CHECK(tc_netconf_path(tmpl, "x", idx, names, err, sizeof(err)) < 0, "a switch cycle is refused");
+        CHECK(tc_netconf_path(tmpl, "x", idx, names, err, sizeof(err)) < 0,
+              "a switch cycle is refused");
         f = fopen(tmpl, "w");
-        fprintf(f, "Nodes=x\n");   /* no SwitchName */
+        fprintf(f, "Nodes=x\n"); /* no SwitchName */
         fclose(f);
-        CHECK(tc_netconf_path(tmpl, "x", idx, names, err, sizeof(err)) < 0, "a line without SwitchName is refused");
+        CHECK(tc_netconf_path(tmpl, "x", idx, names, err, sizeof(err)) < 0,
+              "a line without SwitchName is refused");
         unlink(tmpl);
-        CHECK(tc_netconf_path(tmpl, "x", idx, names, err, sizeof(err)) < 0, "a missing file is refused");
+        CHECK(tc_netconf_path(tmpl, "x", idx, names, err, sizeof(err)) < 0,
+              "a missing file is refused");
     }
 
     /* This host, real binding. */
@@ -188,7 +227,8 @@ int main(int argc, char **argv)
     CHECK(tc_topo_load(NULL, &host) == 0 && !host->emulated, "load this host");
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     int bound;
-    CHECK(tc_topo_bind(host, &b, 0, 1, set, &bound) == 0 && !hwloc_bitmap_iszero(set), "real binding");
+    CHECK(tc_topo_bind(host, &b, 0, 1, set, &bound) == 0 && !hwloc_bitmap_iszero(set),
+          "real binding");
     hwloc_bitmap_free(set);
     tc_topo_free(host);
 

@@ -21,14 +21,28 @@
 
 static int failures, checks, wrank;
 
-#define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; \
-    if (failures < 40) { fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } } while (0)
+#define CHECK(cond, ...)                                                              \
+    do {                                                                              \
+        checks++;                                                                     \
+        if (!(cond)) {                                                                \
+            failures++;                                                               \
+            if (failures < 40) {                                                      \
+                fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
+                fprintf(stderr, __VA_ARGS__);                                         \
+                fputc('\n', stderr);                                                  \
+            }                                                                         \
+        }                                                                             \
+    } while (0)
 
 static void fill(double *d, size_t n, unsigned seed)
 {
     uint32_t x = seed * 2654435761u + 12345u;
-    for (size_t i = 0; i < n; i++) { x ^= x << 13; x ^= x >> 17; x ^= x << 5; d[i] = (double)(x % 1000) - 500.0; }
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        d[i] = (double)(x % 1000) - 500.0;
+    }
 }
 
 static void rounds(MPI_Comm comm, const char *cname, int calls)
@@ -53,33 +67,35 @@ static void rounds(MPI_Comm comm, const char *cname, int calls)
         case 0:
             PMPI_Allreduce(in, ref, n, MPI_DOUBLE, MPI_SUM, comm);
             CHECK(topocoll_allreduce(in, got, n, MPI_DOUBLE, MPI_SUM, comm) == MPI_SUCCESS &&
-                  memcmp(got, ref, bytes) == 0, "%s call %d: allreduce of %d doubles differs", cname, k, n);
+                      memcmp(got, ref, bytes) == 0,
+                  "%s call %d: allreduce of %d doubles differs", cname, k, n);
             break;
         case 1:
             PMPI_Reduce(in, ref, n, MPI_DOUBLE, MPI_MAX, root, comm);
             CHECK(topocoll_reduce(in, got, n, MPI_DOUBLE, MPI_MAX, root, comm) == MPI_SUCCESS &&
-                  (rank != root || memcmp(got, ref, bytes) == 0), "%s call %d: reduce of %d doubles root %d differs",
-                  cname, k, n, root);
+                      (rank != root || memcmp(got, ref, bytes) == 0),
+                  "%s call %d: reduce of %d doubles root %d differs", cname, k, n, root);
             break;
         case 2:
             PMPI_Allgather(in, n, MPI_DOUBLE, ref, n, MPI_DOUBLE, comm);
             CHECK(topocoll_allgather(in, n, MPI_DOUBLE, got, n, MPI_DOUBLE, comm) == MPI_SUCCESS &&
-                  memcmp(got, ref, bytes * (size_t)size) == 0, "%s call %d: allgather of %d doubles differs", cname, k,
-                  n);
+                      memcmp(got, ref, bytes * (size_t)size) == 0,
+                  "%s call %d: allgather of %d doubles differs", cname, k, n);
             break;
         case 3: {
             MPI_Request rq;
             PMPI_Allreduce(in, ref, n, MPI_DOUBLE, MPI_SUM, comm);
             int rc = topocoll_iallreduce(in, got, n, MPI_DOUBLE, MPI_SUM, comm, &rq);
             if (rc == MPI_SUCCESS) rc = topocoll_wait(&rq, MPI_STATUS_IGNORE);
-            CHECK(rc == MPI_SUCCESS && memcmp(got, ref, bytes) == 0, "%s call %d: iallreduce of %d doubles differs",
-                  cname, k, n);
+            CHECK(rc == MPI_SUCCESS && memcmp(got, ref, bytes) == 0,
+                  "%s call %d: iallreduce of %d doubles differs", cname, k, n);
             break;
         }
-        default:   /* other collectives between: they advance the sequence too */
+        default: /* other collectives between: they advance the sequence too */
             if (k % 2) {
                 if (rank == root) memcpy(got, in, bytes);
-                CHECK(topocoll_bcast(got, n, MPI_DOUBLE, root, comm) == MPI_SUCCESS, "%s call %d: bcast", cname, k);
+                CHECK(topocoll_bcast(got, n, MPI_DOUBLE, root, comm) == MPI_SUCCESS,
+                      "%s call %d: bcast", cname, k);
             } else {
                 CHECK(topocoll_barrier(comm) == MPI_SUCCESS, "%s call %d: barrier", cname, k);
             }
@@ -102,26 +118,29 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     topocoll_comm_info_t a, b;
     int calls = 400;
-    topocoll_barrier(dup);   /* attach */
+    topocoll_barrier(dup); /* attach */
     int q = topocoll_comm_query(dup, &a);
     rounds(dup, "dup", calls);
     rounds(MPI_COMM_WORLD, "world", calls / 4);
-    if (q == MPI_SUCCESS && topocoll_comm_query(dup, &b) == MPI_SUCCESS && a.enabled && a.nnodes == 1 &&
-        a.size > 1 && a.single_copy) {
+    if (q == MPI_SUCCESS && topocoll_comm_query(dup, &b) == MPI_SUCCESS && a.enabled &&
+        a.nnodes == 1 && a.size > 1 && a.single_copy) {
         uint64_t cico = b.bytes_cico - a.bytes_cico, sc = b.bytes_single_copy - a.bytes_single_copy;
         if (tuned) {
-            CHECK(cico > 0 && sc > 0, "tuning on: both methods should have run (CICO %llu B, single copy %llu B)",
+            CHECK(cico > 0 && sc > 0,
+                  "tuning on: both methods should have run (CICO %llu B, single copy %llu B)",
                   (unsigned long long)cico, (unsigned long long)sc);
         } else {
-            CHECK(cico == 0 && sc > 0, "tuning off: single copy only above 8 KiB (CICO %llu B, single copy %llu B)",
+            CHECK(cico == 0 && sc > 0,
+                  "tuning off: single copy only above 8 KiB (CICO %llu B, single copy %llu B)",
                   (unsigned long long)cico, (unsigned long long)sc);
         }
     }
     MPI_Comm_free(&dup);
     int tot[2] = { failures, checks }, sum[2];
     MPI_Reduce(tot, sum, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (wrank == 0) printf("test_tune np=%d (tuning %s): %d checks, %d failures\n", size, tuned ? "on" : "off", sum[1],
-                           sum[0]);
+    if (wrank == 0)
+        printf("test_tune np=%d (tuning %s): %d checks, %d failures\n", size, tuned ? "on" : "off",
+               sum[1], sum[0]);
     MPI_Finalize();
     return wrank == 0 && sum[0] ? 1 : (failures ? 1 : 0);
 }

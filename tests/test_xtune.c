@@ -34,8 +34,9 @@ static void counters(MPI_Comm comm, uint64_t v[8])
     topocoll_comm_info_t in;
     memset(v, 0, 8 * sizeof(uint64_t));
     if (topocoll_comm_query(comm, &in) != 0) return;
-    uint64_t w[8] = { in.bcast_calls, in.bcast_native, in.reduce_calls, in.reduce_native,
-                      in.allreduce_calls, in.allreduce_native, in.allgather_calls, in.allgather_native };
+    uint64_t w[8] = { in.bcast_calls,     in.bcast_native,    in.reduce_calls,
+                      in.reduce_native,   in.allreduce_calls, in.allreduce_native,
+                      in.allgather_calls, in.allgather_native };
     memcpy(v, w, sizeof(w));
 }
 
@@ -53,9 +54,10 @@ int main(int argc, char **argv)
     topocoll_comm_query(comm, &info);
     if (rank == 0) printf("test_xtune: np=%d, %d nodes\n", size, info.nnodes);
     size_t sizes[16] = { 8, 1000, 16384, 200000, 1 << 20 }, nsizes = 5;
-    if (argc > 1) {   /* the sizes to test (bytes), instead */
+    if (argc > 1) { /* the sizes to test (bytes), instead */
         nsizes = 0;
-        for (int i = 1; i < argc && nsizes < 16; i++) sizes[nsizes++] = (size_t)strtoull(argv[i], NULL, 10);
+        for (int i = 1; i < argc && nsizes < 16; i++)
+            sizes[nsizes++] = (size_t)strtoull(argv[i], NULL, 10);
     }
     const char *names[] = { "Bcast", "Reduce", "Allreduce", "Allgather" };
     for (size_t si = 0; si < nsizes; si++) {
@@ -77,7 +79,8 @@ int main(int argc, char **argv)
             memset(ref, 0, bytes);
             topocoll_reduce(a, b, (int)n, MPI_INT, MPI_SUM, root, comm);
             MPI_Reduce(a, ref, (int)n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
-            CHECK(rank != root || memcmp(b, ref, bytes) == 0, "%zu B Reduce root %d call %d", bytes, root, k);
+            CHECK(rank != root || memcmp(b, ref, bytes) == 0, "%zu B Reduce root %d call %d", bytes,
+                  root, k);
             topocoll_allreduce(a, b, (int)n, MPI_INT, MPI_MAX, comm);
             MPI_Allreduce(a, ref, (int)n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
             CHECK(memcmp(b, ref, bytes) == 0, "%zu B Allreduce call %d", bytes, k);
@@ -92,22 +95,29 @@ int main(int argc, char **argv)
         for (int c = 0; c < 4; c++) {
             uint64_t ran = after[2 * c], native = after[2 * c + 1];
             CHECK(lo[2 * c] == hi[2 * c] && lo[2 * c + 1] == hi[2 * c + 1],
-                  "%zu B %s: ranks disagree (topocoll %llu-%llu, native %llu-%llu calls)", bytes, names[c],
-                  (unsigned long long)lo[2 * c], (unsigned long long)hi[2 * c],
+                  "%zu B %s: ranks disagree (topocoll %llu-%llu, native %llu-%llu calls)", bytes,
+                  names[c], (unsigned long long)lo[2 * c], (unsigned long long)hi[2 * c],
                   (unsigned long long)lo[2 * c + 1], (unsigned long long)hi[2 * c + 1]);
-            CHECK(ran + native == (uint64_t)calls, "%zu B %s: %llu + %llu calls, not %d", bytes, names[c],
-                  (unsigned long long)ran, (unsigned long long)native, calls);
+            CHECK(ran + native == (uint64_t)calls, "%zu B %s: %llu + %llu calls, not %d", bytes,
+                  names[c], (unsigned long long)ran, (unsigned long long)native, calls);
             if (info.nnodes > 1 && bytes <= (256u << 10))
                 CHECK(native >= (uint64_t)(4 * run) && ran >= (uint64_t)(4 * run),
-                      "%zu B %s: %llu native and %llu topocoll calls, the measurement makes %d of each",
-                      bytes, names[c], (unsigned long long)native, (unsigned long long)ran, 4 * run);
-            if (bytes > (256u << 10)) CHECK(native == 0, "%zu B %s: %llu native calls above TOPOCOLL_XTUNE_MAX",
-                                            bytes, names[c], (unsigned long long)native);
+                      "%zu B %s: %llu native and %llu topocoll calls, the measurement makes %d of "
+                      "each",
+                      bytes, names[c], (unsigned long long)native, (unsigned long long)ran,
+                      4 * run);
+            if (bytes > (256u << 10))
+                CHECK(native == 0, "%zu B %s: %llu native calls above TOPOCOLL_XTUNE_MAX", bytes,
+                      names[c], (unsigned long long)native);
             if (rank == 0)
                 printf("test_xtune: %7zu B %-9s topocoll %2llu native %2llu\n", bytes, names[c],
                        (unsigned long long)ran, (unsigned long long)native);
         }
-        free(a); free(b); free(ref); free(ga); free(gref);
+        free(a);
+        free(b);
+        free(ref);
+        free(ga);
+        free(gref);
     }
     MPI_Comm_free(&comm);
     int nf = 0;

@@ -77,7 +77,7 @@
  *
  * May call: the native API, PMPI.
  */
-#define _GNU_SOURCE   /* process_vm_readv (--mech) */
+#define _GNU_SOURCE /* process_vm_readv (--mech) */
 #include "topocoll.h"
 
 #include "base/config.h"
@@ -100,15 +100,15 @@ typedef struct opts {
     int reps, iters, root;
     const char *csv;
     int overlap;
-    size_t size;        /* --overlap: buffer bytes */
-    int mech;           /* --mech: allgather copy-mechanism floors */
-    double link;        /* --link: bits/s of each host's link, 0 = none */
-    int net;            /* --net: count the hosts' interface bytes */
-    int churn;          /* --comm-churn: communicator dup + calls + free */
-    int churn_calls;    /* --calls: collectives per communicator */
-    int size_set;       /* --size given */
-    int regime;         /* R_COLD (rotating pool), R_OSU (--warm), R_IMB (--imb) */
-    int nb;             /* --nb: topocoll's blocking call against its nonblocking one */
+    size_t size;     /* --overlap: buffer bytes */
+    int mech;        /* --mech: allgather copy-mechanism floors */
+    double link;     /* --link: bits/s of each host's link, 0 = none */
+    int net;         /* --net: count the hosts' interface bytes */
+    int churn;       /* --comm-churn: communicator dup + calls + free */
+    int churn_calls; /* --calls: collectives per communicator */
+    int size_set;    /* --size given */
+    int regime;      /* R_COLD (rotating pool), R_OSU (--warm), R_IMB (--imb) */
+    int nb;          /* --nb: topocoll's blocking call against its nonblocking one */
 } opts_t;
 
 /* The regimes: a rotating pool larger than the last-level cache (every
@@ -118,7 +118,10 @@ enum { R_COLD, R_OSU, R_IMB };
 
 /* The hosts (--link, --net): this process's host communicator, the number
  * of hosts, the most processes on one, and whether we read the counters. */
-typedef struct hosts { MPI_Comm host; int nhosts, ppn, counter; } hosts_t;
+typedef struct hosts {
+    MPI_Comm host;
+    int nhosts, ppn, counter;
+} hosts_t;
 static hosts_t g_hosts;
 
 enum { C_BCAST, C_REDUCE, C_ALLREDUCE, C_ALLGATHER };
@@ -138,38 +141,41 @@ static double median(double *v, int n)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier] [--min SIZE]\n"
-               "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
-               "                      [--csv FILE] [--mech] [--link RATE] [--net] [--warm | --imb]\n"
-               "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n"
-               "       topocoll_bench --comm-churn [--coll C] [--size 8K] [--calls K] [--iters N] [--reps R]\n"
-               "       topocoll_bench --help | --version\n"
-               "\n"
-               "OSU-style latency of topocoll's collectives against the native MPI in the same run\n"
-               "(mpiexec -np N topocoll_bench ...).  SIZE: bytes, K/M/G suffixes.\n"
-               "\n"
-               "  --coll C        the collective (default bcast)\n"
-               "  --min, --max    message sizes, doubling (default 4K..16M; allgather: per-rank block)\n"
-               "  --reps R        repetitions, the median is reported (default 11)\n"
-               "  --iters N       calls per repetition (default: by size)\n"
-               "  --root R        root of bcast and reduce (default 0)\n"
-               "  --pool SIZE     rotating buffers per process (default 64M): the cold regime\n"
-               "  --warm          one buffer reused, OSU's method: warm-up calls, each call timed\n"
-               "                  alone with a barrier after it; avg/min/max across ranks\n"
-               "  --imb           one buffer reused, IMB's method: calls back to back; t_min/t_max/t_avg\n"
-               "  --nb            topocoll's blocking call (native columns) against its nonblocking call\n"
-               "                  followed at once by the wait (topocoll columns)\n"
-               "  --csv FILE      also write the table as CSV\n"
-               "  --mech          allgather on one host: the mapped and CMA copy floors\n"
-               "  --link RATE     link bits/s (1G, 100M): the link bound beside each figure\n"
-               "  --net           count the hosts' interface bytes on the wire per call\n"
-               "  --overlap       the nonblocking collectives' overlap (IMB-NBC's method)\n"
-               "  --size SIZE     --overlap: buffer bytes (default 2M, at least 64);\n"
-               "                  --comm-churn: the message (default 8K)\n"
-               "  --comm-churn    MPI_Comm_dup, K collectives, MPI_Comm_free: each step's cost\n"
-               "  --calls K       --comm-churn: collectives per communicator (default 1)\n"
-               "  -h, --help      this help\n"
-               "  -V, --version   the version\n");
+    fprintf(
+        f,
+        "usage: topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier] [--min SIZE]\n"
+        "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
+        "                      [--csv FILE] [--mech] [--link RATE] [--net] [--warm | --imb]\n"
+        "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n"
+        "       topocoll_bench --comm-churn [--coll C] [--size 8K] [--calls K] [--iters N] [--reps "
+        "R]\n"
+        "       topocoll_bench --help | --version\n"
+        "\n"
+        "OSU-style latency of topocoll's collectives against the native MPI in the same run\n"
+        "(mpiexec -np N topocoll_bench ...).  SIZE: bytes, K/M/G suffixes.\n"
+        "\n"
+        "  --coll C        the collective (default bcast)\n"
+        "  --min, --max    message sizes, doubling (default 4K..16M; allgather: per-rank block)\n"
+        "  --reps R        repetitions, the median is reported (default 11)\n"
+        "  --iters N       calls per repetition (default: by size)\n"
+        "  --root R        root of bcast and reduce (default 0)\n"
+        "  --pool SIZE     rotating buffers per process (default 64M): the cold regime\n"
+        "  --warm          one buffer reused, OSU's method: warm-up calls, each call timed\n"
+        "                  alone with a barrier after it; avg/min/max across ranks\n"
+        "  --imb           one buffer reused, IMB's method: calls back to back; t_min/t_max/t_avg\n"
+        "  --nb            topocoll's blocking call (native columns) against its nonblocking call\n"
+        "                  followed at once by the wait (topocoll columns)\n"
+        "  --csv FILE      also write the table as CSV\n"
+        "  --mech          allgather on one host: the mapped and CMA copy floors\n"
+        "  --link RATE     link bits/s (1G, 100M): the link bound beside each figure\n"
+        "  --net           count the hosts' interface bytes on the wire per call\n"
+        "  --overlap       the nonblocking collectives' overlap (IMB-NBC's method)\n"
+        "  --size SIZE     --overlap: buffer bytes (default 2M, at least 64);\n"
+        "                  --comm-churn: the message (default 8K)\n"
+        "  --comm-churn    MPI_Comm_dup, K collectives, MPI_Comm_free: each step's cost\n"
+        "  --calls K       --comm-churn: collectives per communicator (default 1)\n"
+        "  -h, --help      this help\n"
+        "  -V, --version   the version\n");
 }
 
 /* A size option's value, at least @min; else a message and -1. */
@@ -177,8 +183,9 @@ static int opt_size(const char *opt, const char *arg, long long min, size_t *out
 {
     long long v = tc_parse_size(arg);
     if (v < min) {
-        fprintf(stderr, "topocoll_bench: --%s %s: not a size of at least %lld bytes (K/M/G suffixes)\n", opt, arg,
-                min);
+        fprintf(stderr,
+                "topocoll_bench: --%s %s: not a size of at least %lld bytes (K/M/G suffixes)\n",
+                opt, arg, min);
         return -1;
     }
     *out = (size_t)v;
@@ -203,33 +210,54 @@ static int opt_int(const char *opt, const char *arg, long min, int *out)
  * of MPI_COMM_WORLD later. */
 static int parse(int argc, char **argv, opts_t *o)
 {
-    static const struct option lo[] = {
-        { "coll", required_argument, 0, 'c' }, { "min", required_argument, 0, 'm' },
-        { "max", required_argument, 0, 'M' },  { "reps", required_argument, 0, 'r' },
-        { "iters", required_argument, 0, 'i' }, { "root", required_argument, 0, 'R' },
-        { "pool", required_argument, 0, 'p' }, { "csv", required_argument, 0, 'o' },
-        { "overlap", no_argument, 0, 'O' },    { "size", required_argument, 0, 's' },
-        { "mech", no_argument, 0, 'X' },       { "help", no_argument, 0, 'h' },
-        { "link", required_argument, 0, 'L' }, { "net", no_argument, 0, 'N' },
-        { "version", no_argument, 0, 'V' }, { "comm-churn", no_argument, 0, 'C' },
-        { "calls", required_argument, 0, 'k' }, { "warm", no_argument, 0, 'W' },
-        { "imb", no_argument, 0, 'I' }, { "nb", no_argument, 0, 'B' },
-        { 0, 0, 0, 0 }
-    };
-    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL, 0, 2 << 20, 0, 0, 0, 0, 1, 0, R_COLD, 0 };
+    static const struct option lo[] = { { "coll", required_argument, 0, 'c' },
+                                        { "min", required_argument, 0, 'm' },
+                                        { "max", required_argument, 0, 'M' },
+                                        { "reps", required_argument, 0, 'r' },
+                                        { "iters", required_argument, 0, 'i' },
+                                        { "root", required_argument, 0, 'R' },
+                                        { "pool", required_argument, 0, 'p' },
+                                        { "csv", required_argument, 0, 'o' },
+                                        { "overlap", no_argument, 0, 'O' },
+                                        { "size", required_argument, 0, 's' },
+                                        { "mech", no_argument, 0, 'X' },
+                                        { "help", no_argument, 0, 'h' },
+                                        { "link", required_argument, 0, 'L' },
+                                        { "net", no_argument, 0, 'N' },
+                                        { "version", no_argument, 0, 'V' },
+                                        { "comm-churn", no_argument, 0, 'C' },
+                                        { "calls", required_argument, 0, 'k' },
+                                        { "warm", no_argument, 0, 'W' },
+                                        { "imb", no_argument, 0, 'I' },
+                                        { "nb", no_argument, 0, 'B' },
+                                        { 0, 0, 0, 0 } };
+    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL,   0,
+                   2 << 20, 0,    0,        0,        0,  1, 0, R_COLD, 0 };
     int ch;
-    opterr = 0;   /* our messages, on stderr */
+    opterr = 0; /* our messages, on stderr */
     while ((ch = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
         switch (ch) {
         case 'h': usage(stdout); return 1;
         case 'V': printf("topocoll_bench (topocoll) %s\n", TOPOCOLL_VERSION); return 1;
         case 'c': o->coll = optarg; break;
-        case 'm': if (opt_size("min", optarg, 1, &o->min) != 0) return -1; break;
-        case 'M': if (opt_size("max", optarg, 1, &o->max) != 0) return -1; break;
-        case 'p': if (opt_size("pool", optarg, 1, &o->pool) != 0) return -1; break;
-        case 'r': if (opt_int("reps", optarg, 1, &o->reps) != 0) return -1; break;
-        case 'i': if (opt_int("iters", optarg, 0, &o->iters) != 0) return -1; break;
-        case 'R': if (opt_int("root", optarg, 0, &o->root) != 0) return -1; break;
+        case 'm':
+            if (opt_size("min", optarg, 1, &o->min) != 0) return -1;
+            break;
+        case 'M':
+            if (opt_size("max", optarg, 1, &o->max) != 0) return -1;
+            break;
+        case 'p':
+            if (opt_size("pool", optarg, 1, &o->pool) != 0) return -1;
+            break;
+        case 'r':
+            if (opt_int("reps", optarg, 1, &o->reps) != 0) return -1;
+            break;
+        case 'i':
+            if (opt_int("iters", optarg, 0, &o->iters) != 0) return -1;
+            break;
+        case 'R':
+            if (opt_int("root", optarg, 0, &o->root) != 0) return -1;
+            break;
         case 'o': o->csv = optarg; break;
         case 'O': o->overlap = 1; break;
         case 'X': o->mech = 1; break;
@@ -238,26 +266,45 @@ static int parse(int argc, char **argv, opts_t *o)
         case 'W': o->regime = R_OSU; break;
         case 'I': o->regime = R_IMB; break;
         case 'B': o->nb = 1; break;
-        case 'k': if (opt_int("calls", optarg, 0, &o->churn_calls) != 0) return -1; break;
+        case 'k':
+            if (opt_int("calls", optarg, 0, &o->churn_calls) != 0) return -1;
+            break;
         case 'L': {
             char *end;
             o->link = strtod(optarg, &end);
-            switch (*end) {   /* decimal, as link rates are given */
-            case 'k': case 'K': o->link *= 1e3; end++; break;
-            case 'm': case 'M': o->link *= 1e6; end++; break;
-            case 'g': case 'G': o->link *= 1e9; end++; break;
+            switch (*end) { /* decimal, as link rates are given */
+            case 'k':
+            case 'K':
+                o->link *= 1e3;
+                end++;
+                break;
+            case 'm':
+            case 'M':
+                o->link *= 1e6;
+                end++;
+                break;
+            case 'g':
+            case 'G':
+                o->link *= 1e9;
+                end++;
+                break;
             default: break;
             }
             if (strncmp(end, "bit", 3) == 0) end += 3;
             if (*end || o->link <= 0) {
-                fprintf(stderr, "topocoll_bench: --link %s: a rate in bits/s (1G, 100M, 1gbit)\n", optarg);
+                fprintf(stderr, "topocoll_bench: --link %s: a rate in bits/s (1G, 100M, 1gbit)\n",
+                        optarg);
                 return -1;
             }
             break;
         }
-        case 's': if (opt_size("size", optarg, 8, &o->size) != 0) return -1; o->size_set = 1; break;
+        case 's':
+            if (opt_size("size", optarg, 8, &o->size) != 0) return -1;
+            o->size_set = 1;
+            break;
         default:
-            fprintf(stderr, "topocoll_bench: %s: %s\n", argv[optind - 1], ch == ':' ? "missing value" : "unknown option");
+            fprintf(stderr, "topocoll_bench: %s: %s\n", argv[optind - 1],
+                    ch == ':' ? "missing value" : "unknown option");
             return -1;
         }
     }
@@ -268,7 +315,9 @@ static int parse(int argc, char **argv, opts_t *o)
     int known = strcmp(o->coll, "barrier") == 0;
     for (int c = 0; c < 4; c++) known |= strcmp(o->coll, coll_names[c]) == 0;
     if (!known) {
-        fprintf(stderr, "topocoll_bench: --coll %s: bcast, reduce, allreduce, allgather or barrier\n", o->coll);
+        fprintf(stderr,
+                "topocoll_bench: --coll %s: bcast, reduce, allreduce, allgather or barrier\n",
+                o->coll);
         return -1;
     }
     if (o->overlap && o->size < 64) {
@@ -295,7 +344,9 @@ static int run_nb(MPI_Comm w, int coll, char *sbuf, char *rbuf, size_t bytes, in
     case C_BCAST: rc = topocoll_ibcast(sbuf, (int)bytes, MPI_BYTE, root, w, &r); break;
     case C_REDUCE: rc = topocoll_ireduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w, &r); break;
     case C_ALLREDUCE: rc = topocoll_iallreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w, &r); break;
-    default: rc = topocoll_iallgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w, &r); break;
+    default:
+        rc = topocoll_iallgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w, &r);
+        break;
     }
     return rc != MPI_SUCCESS ? rc : topocoll_wait(&r, MPI_STATUS_IGNORE);
 }
@@ -307,17 +358,22 @@ static int run_on(MPI_Comm w, int coll, int native, char *sbuf, char *rbuf, size
     int n = (int)(bytes / sizeof(double));
     if (g_nb_vs_blocking) {
         if (!native) return run_nb(w, coll, sbuf, rbuf, bytes, root);
-        native = 0;   /* topocoll's blocking call */
+        native = 0; /* topocoll's blocking call */
     }
     switch (coll) {
-    case C_BCAST: return native ? PMPI_Bcast(sbuf, (int)bytes, MPI_BYTE, root, w)
-                                : topocoll_bcast(sbuf, (int)bytes, MPI_BYTE, root, w);
-    case C_REDUCE: return native ? PMPI_Reduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w)
-                                 : topocoll_reduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w);
-    case C_ALLREDUCE: return native ? PMPI_Allreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w)
-                                    : topocoll_allreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w);
-    default: return native ? PMPI_Allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w)
-                           : topocoll_allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w);
+    case C_BCAST:
+        return native ? PMPI_Bcast(sbuf, (int)bytes, MPI_BYTE, root, w)
+                      : topocoll_bcast(sbuf, (int)bytes, MPI_BYTE, root, w);
+    case C_REDUCE:
+        return native ? PMPI_Reduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w)
+                      : topocoll_reduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w);
+    case C_ALLREDUCE:
+        return native ? PMPI_Allreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w)
+                      : topocoll_allreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w);
+    default:
+        return native
+                   ? PMPI_Allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w)
+                   : topocoll_allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w);
     }
 }
 
@@ -332,19 +388,19 @@ static int run(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int r
 static void net_counters(uint64_t *rx, uint64_t *tx)
 {
     *rx = *tx = 0;
-    FILE *f = fopen("/proc/net/dev", "r");   /* this network namespace's interfaces */
+    FILE *f = fopen("/proc/net/dev", "r"); /* this network namespace's interfaces */
     if (!f) return;
     char line[512];
     while (fgets(line, sizeof line, f)) {
         char *colon = strchr(line, ':'), *name = line;
-        if (!colon) continue;   /* the two header lines */
+        if (!colon) continue; /* the two header lines */
         *colon = 0;
         while (*name == ' ') name++;
         if (strcmp(name, "lo") == 0) continue;
         unsigned long long v[9];
         /* rx: bytes packets errs drop fifo frame compressed multicast; tx: bytes */
-        if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                   &v[5], &v[6], &v[7], &v[8]) == 9) {
+        if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) == 9) {
             *rx += v[0];
             *tx += v[8];
         }
@@ -355,19 +411,20 @@ static void net_counters(uint64_t *rx, uint64_t *tx)
 /* Mean latency (s) of @iters calls, slowest rank, over rotating buffers.
  * With --net, *@wire gets the busiest host's bytes on the wire per call
  * (the larger of received and sent), measured between two barriers. */
-static double time_coll(int coll, int native, char **spool, char **rpool, int npool, size_t bytes, int iters,
-                        int root, double *wire)
+static double time_coll(int coll, int native, char **spool, char **rpool, int npool, size_t bytes,
+                        int iters, int root, double *wire)
 {
     double t0, t, tmax;
     uint64_t rx0 = 0, tx0 = 0, rx1, tx1;
     PMPI_Barrier(MPI_COMM_WORLD);
     if (wire && g_hosts.counter) net_counters(&rx0, &tx0);
     t0 = MPI_Wtime();
-    for (int i = 0; i < iters; i++) run(coll, native, spool[i % npool], rpool[i % npool], bytes, root);
+    for (int i = 0; i < iters; i++)
+        run(coll, native, spool[i % npool], rpool[i % npool], bytes, root);
     t = (MPI_Wtime() - t0) / iters;
     if (wire) {
         double b = 0;
-        PMPI_Barrier(MPI_COMM_WORLD);   /* every call's traffic is over */
+        PMPI_Barrier(MPI_COMM_WORLD); /* every call's traffic is over */
         if (g_hosts.counter) {
             net_counters(&rx1, &tx1);
             b = (double)(rx1 - rx0 > tx1 - tx0 ? rx1 - rx0 : tx1 - tx0) / iters;
@@ -384,8 +441,8 @@ static double time_coll(int coll, int native, char **spool, char **rpool, int np
  * @iters calls back to back after one barrier (IMB-MPI1's loop).  @t gets
  * the mean per call across ranks, seconds: t[0] average, t[1] minimum,
  * t[2] maximum (OSU's Avg/Min/Max Latency, IMB's t_avg/t_min/t_max). */
-static void time_warm(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int skip, int iters, int root,
-                      int imb, double t[3])
+static void time_warm(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int skip,
+                      int iters, int root, int imb, double t[3])
 {
     double timer = 0, sum;
     int size;
@@ -423,7 +480,7 @@ static void prime(int coll, char *sbuf, char *rbuf, size_t bytes, int root)
     double t0 = MPI_Wtime(), t = 0;
     for (int i = 0; t < 0.02; i++) {
         run(coll, i % 2, sbuf, rbuf, bytes, root);
-        if (i % 16 == 15) {   /* every rank leaves together */
+        if (i % 16 == 15) { /* every rank leaves together */
             t = MPI_Wtime() - t0;
             PMPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         }
@@ -437,7 +494,8 @@ static double link_bytes(int coll, size_t n)
     int N = g_hosts.nhosts;
     if (N < 2) return 0;
     switch (coll) {
-    case C_BCAST: case C_REDUCE: return (double)n;
+    case C_BCAST:
+    case C_REDUCE: return (double)n;
     case C_ALLREDUCE: return 2.0 * (double)n * (N - 1) / N;
     default: return (double)n * g_hosts.ppn * (N - 1);
     }
@@ -445,14 +503,16 @@ static double link_bytes(int coll, size_t n)
 
 /* topocoll's result equals the native one (reductions of small integers
  * are exact in any order).  Returns nonzero on any rank's mismatch. */
-static int validate(int coll, char *sbuf, char *rbuf, size_t sbytes, size_t rbytes, int root, int rank)
+static int validate(int coll, char *sbuf, char *rbuf, size_t sbytes, size_t rbytes, int root,
+                    int rank)
 {
     char *ref = malloc(rbytes > sbytes ? rbytes : sbytes);
     int bad = 0, anybad;
     size_t cmp = coll == C_BCAST ? sbytes : coll == C_REDUCE && rank != root ? 0 : rbytes;
     if (coll == C_REDUCE || coll == C_ALLREDUCE) {
-        double *dv = (void *)sbuf;   /* malloc'd: suitably aligned */
-        for (size_t i = 0; i < sbytes / sizeof(double); i++) dv[i] = (double)((i * 7 + (size_t)rank) % 13);
+        double *dv = (void *)sbuf; /* malloc'd: suitably aligned */
+        for (size_t i = 0; i < sbytes / sizeof(double); i++)
+            dv[i] = (double)((i * 7 + (size_t)rank) % 13);
     } else
         for (size_t i = 0; i < sbytes; i++) sbuf[i] = (char)(i * 131 + (size_t)rank * 17 + sbytes);
     if (coll == C_BCAST) {
@@ -483,9 +543,11 @@ static double memcpy_ref(char **pool, int npool, size_t bytes, int reps, MPI_Com
         int iters = bytes >= 64 ? (int)((64u << 20) / bytes) + 2 : 1 << 20;
         if (host != MPI_COMM_NULL) PMPI_Barrier(host);
         double t0 = MPI_Wtime();
-        for (int i = 0; i < iters; i++) memcpy(pool[(2 * i) % npool], pool[(2 * i + 1) % npool], bytes);
+        for (int i = 0; i < iters; i++)
+            memcpy(pool[(2 * i) % npool], pool[(2 * i + 1) % npool], bytes);
         v[r] = (MPI_Wtime() - t0) / iters;
-        if (host != MPI_COMM_NULL) PMPI_Allreduce(MPI_IN_PLACE, &v[r], 1, MPI_DOUBLE, MPI_MAX, host);
+        if (host != MPI_COMM_NULL)
+            PMPI_Allreduce(MPI_IN_PLACE, &v[r], 1, MPI_DOUBLE, MPI_MAX, host);
     }
     return median(v, n);
 }
@@ -506,10 +568,10 @@ static double must_move(int coll, size_t n, int p)
 enum { M_MAPPED, M_CMA };
 
 typedef struct mech {
-    MPI_Win win;          /* the mapped send pool */
-    char **mapped;        /* [size * npool]: peer r's mapped buffer i at [r * npool + i] */
-    uint64_t *addr;       /* the same for the malloc'd pools (CMA) */
-    int *pid;             /* [size] */
+    MPI_Win win;    /* the mapped send pool */
+    char **mapped;  /* [size * npool]: peer r's mapped buffer i at [r * npool + i] */
+    uint64_t *addr; /* the same for the malloc'd pools (CMA) */
+    int *pid;       /* [size] */
     int npool, cma_ok;
 } mech_t;
 
@@ -523,10 +585,14 @@ static int mech_copy(const mech_t *x, int m, int i, char *rbuf, size_t bytes, in
     for (int d = 1; d < size; d++) {
         int j = (rank + d) % size;
         char *dst = rbuf + (size_t)j * bytes;
-        if (m == M_MAPPED) { memcpy(dst, x->mapped[(size_t)j * x->npool + i], bytes); continue; }
-        for (size_t off = 0; off < bytes;) {   /* a short read is resumed */
+        if (m == M_MAPPED) {
+            memcpy(dst, x->mapped[(size_t)j * x->npool + i], bytes);
+            continue;
+        }
+        for (size_t off = 0; off < bytes;) { /* a short read is resumed */
             struct iovec l = { dst + off, bytes - off };
-            struct iovec r = { (void *)(uintptr_t)(x->addr[(size_t)j * x->npool + i] + off), bytes - off };
+            struct iovec r = { (void *)(uintptr_t)(x->addr[(size_t)j * x->npool + i] + off),
+                               bytes - off };
             ssize_t got = process_vm_readv((pid_t)x->pid[j], &l, 1, &r, 1, 0);
             if (got <= 0) return -1;
             off += (size_t)got;
@@ -536,13 +602,14 @@ static int mech_copy(const mech_t *x, int m, int i, char *rbuf, size_t bytes, in
 }
 
 /* Mean latency (s) of @iters floors of mechanism @m, slowest rank. */
-static double time_mech(const mech_t *x, int m, char **rpool, size_t bytes, int iters, int rank, int size)
+static double time_mech(const mech_t *x, int m, char **rpool, size_t bytes, int iters, int rank,
+                        int size)
 {
     double t0, t, tmax;
     int bad = 0;
     PMPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    for (int i = 0; i < iters; i++) {   /* the syncs: topocoll's barrier, the cheapest here */
+    for (int i = 0; i < iters; i++) { /* the syncs: topocoll's barrier, the cheapest here */
         topocoll_barrier(MPI_COMM_WORLD);
         bad |= mech_copy(x, m, i % x->npool, rpool[i % x->npool], bytes, rank, size);
         topocoll_barrier(MPI_COMM_WORLD);
@@ -562,8 +629,8 @@ static int mech_init(mech_t *x, char **spool, int npool, size_t bytes, int rank,
     char *base;
     memset(x, 0, sizeof *x);
     x->npool = npool;
-    if (MPI_Win_allocate_shared((MPI_Aint)(bytes * (size_t)npool), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &x->win) !=
-        MPI_SUCCESS)
+    if (MPI_Win_allocate_shared((MPI_Aint)(bytes * (size_t)npool), 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+                                &base, &x->win) != MPI_SUCCESS)
         return -1;
     x->mapped = malloc((size_t)npool * size * sizeof(char *));
     x->addr = malloc((size_t)npool * size * sizeof(uint64_t));
@@ -584,20 +651,23 @@ static int mech_init(mech_t *x, char **spool, int npool, size_t bytes, int rank,
     PMPI_Allgather(&me, 1, MPI_INT, x->pid, 1, MPI_INT, MPI_COMM_WORLD);
     PMPI_Allgather(mine, npool, MPI_UINT64_T, x->addr, npool, MPI_UINT64_T, MPI_COMM_WORLD);
     free(mine);
-    PMPI_Barrier(MPI_COMM_WORLD);   /* every mapped pool is filled */
+    PMPI_Barrier(MPI_COMM_WORLD); /* every mapped pool is filled */
     char *ref = malloc(bytes * (size_t)size), *got = malloc(bytes * (size_t)size);
     PMPI_Allgather(spool[0], (int)bytes, MPI_BYTE, ref, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
     int bad[2] = { 0, 0 };
     for (int m = M_MAPPED; m <= M_CMA; m++) {
         memset(got, 0, bytes * (size_t)size);
-        bad[m] = mech_copy(x, m, 0, got, bytes, rank, size) != 0 || memcmp(ref, got, bytes * (size_t)size) != 0;
+        bad[m] = mech_copy(x, m, 0, got, bytes, rank, size) != 0 ||
+                 memcmp(ref, got, bytes * (size_t)size) != 0;
     }
     free(ref);
     free(got);
     PMPI_Allreduce(MPI_IN_PLACE, bad, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     x->cma_ok = !bad[M_CMA];
-    if (bad[M_MAPPED] && rank == 0) fprintf(stderr, "topocoll_bench --mech: the mapped pool gave wrong data\n");
-    if (!x->cma_ok && rank == 0) fprintf(stderr, "topocoll_bench --mech: process_vm_readv refused or wrong; no cma_us\n");
+    if (bad[M_MAPPED] && rank == 0)
+        fprintf(stderr, "topocoll_bench --mech: the mapped pool gave wrong data\n");
+    if (!x->cma_ok && rank == 0)
+        fprintf(stderr, "topocoll_bench --mech: process_vm_readv refused or wrong; no cma_us\n");
     return bad[M_MAPPED] ? -1 : 0;
 }
 
@@ -615,30 +685,38 @@ static void mech_fini(mech_t *x)
 static void warm_header(const opts_t *o, int coll, int size, const topocoll_comm_info_t *info)
 {
     int imb = o->regime == R_IMB;
-    printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host%s\n", o->coll, size,
-           info->nnodes, info->local_size, sysconf(_SC_NPROCESSORS_ONLN),
+    printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host%s\n",
+           o->coll, size, info->nnodes, info->local_size, sysconf(_SC_NPROCESSORS_ONLN),
            coll == C_REDUCE || coll == C_ALLREDUCE ? "; MPI_DOUBLE, MPI_SUM" : "");
     printf("# %s: one buffer reused (warm caches), %s; intra-node %s; median of %d reps,\n"
-           "# native and topocoll interleaved%s\n", imb ? "IMB's method (--imb)" : "OSU's method (--warm)",
+           "# native and topocoll interleaved%s\n",
+           imb ? "IMB's method (--imb)" : "OSU's method (--warm)",
            imb ? "untimed warm-up calls, then the calls back to back after a barrier"
                : "untimed warm-up calls, then each call timed alone with a barrier after it",
            info->single_copy ? "single copy (CMA)" : "copy-in/copy-out", o->reps,
            coll == C_BCAST || coll == C_REDUCE ? (o->root ? "; root != 0" : "; root 0") : "");
-    printf("# first columns: topocoll in %s's format (per-rank mean per call; average, minimum, maximum\n"
-           "# across ranks); then the native's; ratio = native/topocoll on the average (>1: faster);\n"
-           "# ref_all_us = bytes each process must move / memcpy bandwidth, every process of the host\n"
-           "# copying at once between the same two warm buffers\n", imb ? "IMB" : "OSU");
+    printf(
+        "# first columns: topocoll in %s's format (per-rank mean per call; average, minimum, "
+        "maximum\n"
+        "# across ranks); then the native's; ratio = native/topocoll on the average (>1: faster);\n"
+        "# ref_all_us = bytes each process must move / memcpy bandwidth, every process of the "
+        "host\n"
+        "# copying at once between the same two warm buffers\n",
+        imb ? "IMB" : "OSU");
     if (imb)
-        printf("%13s %12s %12s %12s %12s %12s %12s %12s %7s %10s %8s%s\n", "#bytes", "#repetitions", "t_min[usec]",
-               "t_max[usec]", "t_avg[usec]", "nat_t_min", "nat_t_max", "nat_t_avg", "ratio", "ref_all_us", "GB/s_all",
-               o->mech ? "  mapped_us     cma_us" : "");
+        printf("%13s %12s %12s %12s %12s %12s %12s %12s %7s %10s %8s%s\n", "#bytes", "#repetitions",
+               "t_min[usec]", "t_max[usec]", "t_avg[usec]", "nat_t_min", "nat_t_max", "nat_t_avg",
+               "ratio", "ref_all_us", "GB/s_all", o->mech ? "  mapped_us     cma_us" : "");
     else
-        printf("%-10s%18s%18s%18s%12s%12s%12s%12s%8s%11s%9s%s\n", "# Size", "Avg Latency(us)", "Min Latency(us)",
-               "Max Latency(us)", "Iterations", "native_avg", "native_min", "native_max", "ratio", "ref_all_us",
-               "GB/s_all", o->mech ? "  mapped_us     cma_us" : "");
+        printf("%-10s%18s%18s%18s%12s%12s%12s%12s%8s%11s%9s%s\n", "# Size", "Avg Latency(us)",
+               "Min Latency(us)", "Max Latency(us)", "Iterations", "native_avg", "native_min",
+               "native_max", "ratio", "ref_all_us", "GB/s_all",
+               o->mech ? "  mapped_us     cma_us" : "");
     if (o->mech)
-        printf("# mapped_us, cma_us (--mech): an Allgather's least time reading the peers' send buffers mapped\n"
-               "# in memory (XPMEM-like) or by process_vm_readv, with two barriers, calls back to back\n");
+        printf("# mapped_us, cma_us (--mech): an Allgather's least time reading the peers' send "
+               "buffers mapped\n"
+               "# in memory (XPMEM-like) or by process_vm_readv, with two barriers, calls back to "
+               "back\n");
 }
 
 /* The warm regimes (see time_warm): native and topocoll interleaved, the
@@ -649,17 +727,22 @@ static int bench_warm(const opts_t *o, int coll, int rank, int size, FILE *csv, 
 {
     int imb = o->regime == R_IMB, invalid = 0;
     if (rank == 0) warm_header(o, coll, size, info);
-    if (csv) fprintf(csv, "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps,ref_all_us,"
-                          "memcpy_all_GBps,regime,iters,native_min_us,native_max_us,topocoll_min_us,"
-                          "topocoll_max_us,mapped_us,cma_us\n");
-    double (*tn)[3] = calloc((size_t)o->reps, sizeof(*tn)), (*tt)[3] = calloc((size_t)o->reps, sizeof(*tt));
+    if (csv)
+        fprintf(csv,
+                "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps,ref_all_us,"
+                "memcpy_all_GBps,regime,iters,native_min_us,native_max_us,topocoll_min_us,"
+                "topocoll_max_us,mapped_us,cma_us\n");
+    double(*tn)[3] = calloc((size_t)o->reps, sizeof(*tn)),
+    (*tt)[3] = calloc((size_t)o->reps, sizeof(*tt));
     double *v = malloc((size_t)o->reps * sizeof(double));
-    double *tm = calloc((size_t)o->reps, sizeof(double)), *tc = calloc((size_t)o->reps, sizeof(double));
+    double *tm = calloc((size_t)o->reps, sizeof(double)),
+           *tc = calloc((size_t)o->reps, sizeof(double));
     for (size_t bytes = o->min; bytes <= o->max; bytes *= 2) {
         size_t sbytes = bytes, rbytes = coll == C_ALLGATHER ? bytes * (size_t)size : bytes;
-        if (coll == C_REDUCE || coll == C_ALLREDUCE) sbytes = rbytes = bytes / sizeof(double) * sizeof(double);
+        if (coll == C_REDUCE || coll == C_ALLREDUCE)
+            sbytes = rbytes = bytes / sizeof(double) * sizeof(double);
         if (sbytes == 0) continue;
-        char *sb[2], *rb[2];   /* [0]: the collectives' buffers; [1]: memcpy_ref's source */
+        char *sb[2], *rb[2]; /* [0]: the collectives' buffers; [1]: memcpy_ref's source */
         for (int i = 0; i < 2; i++) {
             sb[i] = malloc(sbytes);
             rb[i] = malloc(rbytes);
@@ -669,26 +752,32 @@ static int bench_warm(const opts_t *o, int coll, int rank, int size, FILE *csv, 
         /* OSU: 1000 calls up to 8 KiB, 100 above; fewer on big messages */
         size_t traffic = (sbytes + rbytes) * (size_t)(size > 1 ? size : 2);
         int iters = o->iters ? o->iters : (int)((256u << 20) / traffic);
-        if (!o->iters) iters = iters < 10 ? 10 : iters > (bytes <= 8192 ? 1000 : 100) ? (bytes <= 8192 ? 1000 : 100)
-                                                                                         : iters;
+        if (!o->iters)
+            iters = iters < 10                             ? 10
+                    : iters > (bytes <= 8192 ? 1000 : 100) ? (bytes <= 8192 ? 1000 : 100)
+                                                           : iters;
         int skip = iters / 5 < 2 ? 2 : iters / 5;
         int bad = validate(coll, sb[0], rb[0], sbytes, rbytes, o->root, rank);
         invalid |= bad;
         if (bytes == o->min) prime(coll, sb[0], rb[0], sbytes, o->root);
-        if (bad && rank == 0) fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes\n", bytes);
-        mech_t mx;   /* --mech: the floors on the same warm buffers */
+        if (bad && rank == 0)
+            fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes\n", bytes);
+        mech_t mx; /* --mech: the floors on the same warm buffers */
         int mech = o->mech && mech_init(&mx, sb, 1, sbytes, rank, size) == 0;
         invalid |= o->mech && !mech;
         for (int r = 0; r < o->reps; r++) {
-            int first = r % 2 == 0;   /* 1: the native first */
-            time_warm(coll, first, sb[0], rb[0], sbytes, skip, iters, o->root, imb, first ? tn[r] : tt[r]);
-            time_warm(coll, !first, sb[0], rb[0], sbytes, skip, iters, o->root, imb, first ? tt[r] : tn[r]);
+            int first = r % 2 == 0; /* 1: the native first */
+            time_warm(coll, first, sb[0], rb[0], sbytes, skip, iters, o->root, imb,
+                      first ? tn[r] : tt[r]);
+            time_warm(coll, !first, sb[0], rb[0], sbytes, skip, iters, o->root, imb,
+                      first ? tt[r] : tn[r]);
             if (mech) tm[r] = time_mech(&mx, M_MAPPED, rb, sbytes, iters, rank, size);
             if (mech && mx.cma_ok) tc[r] = time_mech(&mx, M_CMA, rb, sbytes, iters, rank, size);
         }
-        double mm = mech ? median(tm, o->reps) * 1e6 : -1, mcma = mech && mx.cma_ok ? median(tc, o->reps) * 1e6 : -1;
+        double mm = mech ? median(tm, o->reps) * 1e6 : -1,
+               mcma = mech && mx.cma_ok ? median(tc, o->reps) * 1e6 : -1;
         if (mech) mech_fini(&mx);
-        double m[2][3];   /* [native, topocoll][avg, min, max], us */
+        double m[2][3]; /* [native, topocoll][avg, min, max], us */
         for (int k = 0; k < 3; k++) {
             for (int r = 0; r < o->reps; r++) v[r] = tn[r][k];
             m[0][k] = median(v, o->reps) * 1e6;
@@ -700,21 +789,26 @@ static int bench_warm(const opts_t *o, int coll, int rank, int size, FILE *csv, 
         PMPI_Barrier(MPI_COMM_WORLD);
         double mca = memcpy_ref(rb, 2, sbytes, o->reps, host) * 1e6;
         if (rank == 0) {
-            double bw = (double)sbytes / mc / 1e3, bwa = (double)sbytes / mca / 1e3;   /* GB/s */
-            double ref = must_move(coll, sbytes, size) / (bw * 1e3), refa = must_move(coll, sbytes, size) / (bwa * 1e3);
+            double bw = (double)sbytes / mc / 1e3, bwa = (double)sbytes / mca / 1e3; /* GB/s */
+            double ref = must_move(coll, sbytes, size) / (bw * 1e3),
+                   refa = must_move(coll, sbytes, size) / (bwa * 1e3);
             double ratio = m[0][0] / m[1][0];
             if (imb)
-                printf("%13zu %12d %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f %7.2f %10.2f %8.2f", sbytes, iters,
-                       m[1][1], m[1][2], m[1][0], m[0][1], m[0][2], m[0][0], ratio, refa, bwa);
+                printf("%13zu %12d %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f %7.2f %10.2f %8.2f",
+                       sbytes, iters, m[1][1], m[1][2], m[1][0], m[0][1], m[0][2], m[0][0], ratio,
+                       refa, bwa);
             else
-                printf("%-10zu%18.2f%18.2f%18.2f%12d%12.2f%12.2f%12.2f%8.2f%11.2f%9.2f", sbytes, m[1][0],
-                       m[1][1], m[1][2], iters, m[0][0], m[0][1], m[0][2], ratio, refa, bwa);
-            if (o->mech) printf(" %10.2f %10.2f", mm, mcma);   /* -1: not measured */
+                printf("%-10zu%18.2f%18.2f%18.2f%12d%12.2f%12.2f%12.2f%8.2f%11.2f%9.2f", sbytes,
+                       m[1][0], m[1][1], m[1][2], iters, m[0][0], m[0][1], m[0][2], ratio, refa,
+                       bwa);
+            if (o->mech) printf(" %10.2f %10.2f", mm, mcma); /* -1: not measured */
             printf("%s\n", bad ? "  INVALID" : "");
             if (csv) {
-                fprintf(csv, "%s,%d,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,%s,%d,%.3f,%.3f,%.3f,%.3f,", o->coll,
-                        size, info->nnodes, sbytes, m[0][0], m[1][0], ratio, ref, bw, refa, bwa, imb ? "imb" : "osu",
-                        iters, m[0][1], m[0][2], m[1][1], m[1][2]);
+                fprintf(
+                    csv,
+                    "%s,%d,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,%s,%d,%.3f,%.3f,%.3f,%.3f,",
+                    o->coll, size, info->nnodes, sbytes, m[0][0], m[1][0], ratio, ref, bw, refa,
+                    bwa, imb ? "imb" : "osu", iters, m[0][1], m[0][2], m[1][1], m[1][2]);
                 if (mm > 0) fprintf(csv, "%.3f", mm);
                 fputc(',', csv);
                 if (mcma > 0) fprintf(csv, "%.3f", mcma);
@@ -722,7 +816,10 @@ static int bench_warm(const opts_t *o, int coll, int rank, int size, FILE *csv, 
             }
             fflush(stdout);
         }
-        for (int i = 0; i < 2; i++) { free(sb[i]); free(rb[i]); }
+        for (int i = 0; i < 2; i++) {
+            free(sb[i]);
+            free(rb[i]);
+        }
         PMPI_Barrier(MPI_COMM_WORLD);
     }
     free(v);
@@ -748,12 +845,18 @@ static double time_barrier(int (*fn)(MPI_Comm), int iters)
 static void bench_barrier(const opts_t *o, int rank, FILE *csv, int size, int nnodes)
 {
     int iters = o->iters ? o->iters : 2000;
-    double *tn = malloc((size_t)o->reps * sizeof(double)), *tt = malloc((size_t)o->reps * sizeof(double));
+    double *tn = malloc((size_t)o->reps * sizeof(double)),
+           *tt = malloc((size_t)o->reps * sizeof(double));
     time_barrier(PMPI_Barrier, 10);
     time_barrier(topocoll_barrier, 10);
     for (int r = 0; r < o->reps; r++) {
-        if (r % 2 == 0) { tn[r] = time_barrier(PMPI_Barrier, iters); tt[r] = time_barrier(topocoll_barrier, iters); }
-        else { tt[r] = time_barrier(topocoll_barrier, iters); tn[r] = time_barrier(PMPI_Barrier, iters); }
+        if (r % 2 == 0) {
+            tn[r] = time_barrier(PMPI_Barrier, iters);
+            tt[r] = time_barrier(topocoll_barrier, iters);
+        } else {
+            tt[r] = time_barrier(topocoll_barrier, iters);
+            tn[r] = time_barrier(PMPI_Barrier, iters);
+        }
     }
     double mn = median(tn, o->reps) * 1e6, mt = median(tt, o->reps) * 1e6;
     if (rank == 0) {
@@ -768,7 +871,8 @@ static void bench_barrier(const opts_t *o, int rank, FILE *csv, int size, int nn
 /* ---- --overlap: the nonblocking collectives' overlap (IMB-NBC method) ------- */
 
 enum { NB_IBCAST, NB_IREDUCE, NB_IALLREDUCE, NB_IALLGATHER, NB_ISCAN, NB_IBARRIER, NB_N };
-static const char *nb_names[] = { "ibcast", "ireduce", "iallreduce", "iallgather", "iscan", "ibarrier" };
+static const char *nb_names[] = { "ibcast",     "ireduce", "iallreduce",
+                                  "iallgather", "iscan",   "ibarrier" };
 
 static double now(void)
 {
@@ -790,33 +894,43 @@ static double compute(double sec)
 
 /* Start nonblocking collective @c on @buf (native or topocoll) over @n
  * bytes (doubles for the reductions). */
-static int nb_start(int c, int native, double *in, double *out, size_t bytes, int size, MPI_Request *r)
+static int nb_start(int c, int native, double *in, double *out, size_t bytes, int size,
+                    MPI_Request *r)
 {
     MPI_Comm w = MPI_COMM_WORLD;
     int n = (int)(bytes / sizeof(double)), blk = (int)(bytes / (size_t)size / sizeof(double));
     switch (c) {
-    case NB_IBCAST: return native ? PMPI_Ibcast(in, n, MPI_DOUBLE, 0, w, r) : topocoll_ibcast(in, n, MPI_DOUBLE, 0, w, r);
-    case NB_IREDUCE: return native ? PMPI_Ireduce(in, out, n, MPI_DOUBLE, MPI_SUM, 0, w, r)
-                                   : topocoll_ireduce(in, out, n, MPI_DOUBLE, MPI_SUM, 0, w, r);
-    case NB_IALLREDUCE: return native ? PMPI_Iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, w, r)
-                                      : topocoll_iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, w, r);
-    case NB_IALLGATHER: return native ? PMPI_Iallgather(in, blk, MPI_DOUBLE, out, blk, MPI_DOUBLE, w, r)
-                                      : topocoll_iallgather(in, blk, MPI_DOUBLE, out, blk, MPI_DOUBLE, w, r);
-    case NB_ISCAN: return native ? PMPI_Iscan(in, out, n / 2, MPI_DOUBLE, MPI_SUM, w, r)
-                                 : topocoll_iscan(in, out, n / 2, MPI_DOUBLE, MPI_SUM, w, r);
+    case NB_IBCAST:
+        return native ? PMPI_Ibcast(in, n, MPI_DOUBLE, 0, w, r)
+                      : topocoll_ibcast(in, n, MPI_DOUBLE, 0, w, r);
+    case NB_IREDUCE:
+        return native ? PMPI_Ireduce(in, out, n, MPI_DOUBLE, MPI_SUM, 0, w, r)
+                      : topocoll_ireduce(in, out, n, MPI_DOUBLE, MPI_SUM, 0, w, r);
+    case NB_IALLREDUCE:
+        return native ? PMPI_Iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, w, r)
+                      : topocoll_iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, w, r);
+    case NB_IALLGATHER:
+        return native ? PMPI_Iallgather(in, blk, MPI_DOUBLE, out, blk, MPI_DOUBLE, w, r)
+                      : topocoll_iallgather(in, blk, MPI_DOUBLE, out, blk, MPI_DOUBLE, w, r);
+    case NB_ISCAN:
+        return native ? PMPI_Iscan(in, out, n / 2, MPI_DOUBLE, MPI_SUM, w, r)
+                      : topocoll_iscan(in, out, n / 2, MPI_DOUBLE, MPI_SUM, w, r);
     default: return native ? PMPI_Ibarrier(w, r) : topocoll_ibarrier(w, r);
     }
 }
 
 static void nb_wait(int native, MPI_Request *r)
 {
-    if (native) PMPI_Wait(r, MPI_STATUS_IGNORE);
-    else topocoll_wait(r, MPI_STATUS_IGNORE);
+    if (native)
+        PMPI_Wait(r, MPI_STATUS_IGNORE);
+    else
+        topocoll_wait(r, MPI_STATUS_IGNORE);
 }
 
 /* One measurement: start, compute @cpu seconds (0: none), wait; the
  * slowest rank's time. */
-static double nb_once(int c, int native, double *in, double *out, size_t bytes, int size, double cpu)
+static double nb_once(int c, int native, double *in, double *out, size_t bytes, int size,
+                      double cpu)
 {
     MPI_Request r;
     PMPI_Barrier(MPI_COMM_WORLD);
@@ -829,7 +943,8 @@ static double nb_once(int c, int native, double *in, double *out, size_t bytes, 
     return tmax;
 }
 
-static int bench_overlap(const opts_t *o, int rank, int size, FILE *csv, const topocoll_comm_info_t *info)
+static int bench_overlap(const opts_t *o, int rank, int size, FILE *csv,
+                         const topocoll_comm_info_t *info)
 {
     const tc_config_t *cfg = tc_config_get();
     size_t bytes = o->size / ((size_t)size * sizeof(double)) * (size_t)size * sizeof(double);
@@ -839,77 +954,104 @@ static int bench_overlap(const opts_t *o, int rank, int size, FILE *csv, const t
     for (int i = 0; i < npool; i++) {
         in[i] = malloc(bytes);
         out[i] = malloc(bytes);
-        for (size_t k = 0; k < bytes / sizeof(double); k++) in[i][k] = (double)((k + (size_t)rank) % 7);
+        for (size_t k = 0; k < bytes / sizeof(double); k++)
+            in[i][k] = (double)((k + (size_t)rank) % 7);
         memset(out[i], 0, bytes);
     }
     int n = info->local_size, h = 0;
     while ((1 << h) < size) h++;
     int model_s = -1;
-    if (cfg->comm_cores > 0) {
-        model_s = tc_st_best_s(n, n + cfg->comm_cores, 0);
-    }
+    if (cfg->comm_cores > 0) { model_s = tc_st_best_s(n, n + cfg->comm_cores, 0); }
     const tc_ctx_t *ctx = tc_ctx_lookup(MPI_COMM_WORLD);
-    int s_used = ctx && ctx->enabled ? tc_tree_split(ctx, cfg->comm_cores) : -1;   /* what the operations use */
+    int s_used = ctx && ctx->enabled ? tc_tree_split(ctx, cfg->comm_cores)
+                                     : -1; /* what the operations use */
     if (rank == 0) {
         const char *pl[] = { "bind", "numa", "odd-even" };
-        printf("# topocoll_bench --overlap: np=%d on %d node(s), %ld cores on this host; buffer %zu bytes "
-               "(iallgather: %zu per rank, iscan: %zu); median of %d reps of the slowest rank\n", size,
-               info->nnodes, sysconf(_SC_NPROCESSORS_ONLN), bytes, bytes / (size_t)size, bytes / 2, o->reps);
+        printf("# topocoll_bench --overlap: np=%d on %d node(s), %ld cores on this host; buffer "
+               "%zu bytes "
+               "(iallgather: %zu per rank, iscan: %zu); median of %d reps of the slowest rank\n",
+               size, info->nnodes, sysconf(_SC_NPROCESSORS_ONLN), bytes, bytes / (size_t)size,
+               bytes / 2, o->reps);
         if (cfg->comm_cores > 0)
-            printf("# progress: TOPOCOLL_COMM_CORES=%d, placement %s, thread on core %d; Ibcast/Ireduce: %s, "
-                   "H=%d, S=%d (model's S=%d)\n", cfg->comm_cores, pl[cfg->placement], topocoll_progress_core(),
-                   cfg->nbc_split_tree ? "split tree" : "hierarchical", h, cfg->nbc_split_tree ? s_used : -1, model_s);
+            printf("# progress: TOPOCOLL_COMM_CORES=%d, placement %s, thread on core %d; "
+                   "Ibcast/Ireduce: %s, "
+                   "H=%d, S=%d (model's S=%d)\n",
+                   cfg->comm_cores, pl[cfg->placement], topocoll_progress_core(),
+                   cfg->nbc_split_tree ? "split tree" : "hierarchical", h,
+                   cfg->nbc_split_tree ? s_used : -1, model_s);
         else
-            printf("# progress: no communication core (progress only inside MPI calls); Ibcast/Ireduce: %s\n",
+            printf("# progress: no communication core (progress only inside MPI calls); "
+                   "Ibcast/Ireduce: %s\n",
                    cfg->nbc_split_tree ? "split tree" : "hierarchical");
-        printf("# t_cpu = t_pure (perfect-overlap sizing); overlap%% = 100*max(0,min(1,(t_pure+t_cpu-t_ovrl)/"
+        printf("# t_cpu = t_pure (perfect-overlap sizing); overlap%% = "
+               "100*max(0,min(1,(t_pure+t_cpu-t_ovrl)/"
                "min(t_pure,t_cpu))) (IMB-NBC)\n");
-        printf("%11s %9s %10s %10s %10s %9s\n", "collective", "impl", "t_pure_us", "t_cpu_us", "t_ovrl_us",
-               "overlap%");
+        printf("%11s %9s %10s %10s %10s %9s\n", "collective", "impl", "t_pure_us", "t_cpu_us",
+               "t_ovrl_us", "overlap%");
     }
     int bad_any = 0;
     double *v = malloc((size_t)o->reps * sizeof(double));
     for (int c = 0; c < NB_N; c++) {
         /* validation: topocoll's result equals the native one */
         if (c != NB_IBARRIER) {
-            double *ref = malloc(bytes), *got = malloc(bytes), *b1 = malloc(bytes), *b2 = malloc(bytes);
-            for (size_t k = 0; k < bytes / sizeof(double); k++) b1[k] = b2[k] = (double)((k * 3 + (size_t)rank) % 11);
+            double *ref = malloc(bytes), *got = malloc(bytes), *b1 = malloc(bytes),
+                   *b2 = malloc(bytes);
+            for (size_t k = 0; k < bytes / sizeof(double); k++)
+                b1[k] = b2[k] = (double)((k * 3 + (size_t)rank) % 11);
             memset(ref, 0, bytes);
             memset(got, 0, bytes);
             MPI_Request r;
-            if (c == NB_IBCAST && rank != 0) { memset(b1, 0, bytes); memset(b2, 0, bytes); }
+            if (c == NB_IBCAST && rank != 0) {
+                memset(b1, 0, bytes);
+                memset(b2, 0, bytes);
+            }
             nb_start(c, 1, b1, ref, bytes, size, &r);
             nb_wait(1, &r);
             nb_start(c, 0, b2, got, bytes, size, &r);
             nb_wait(0, &r);
-            size_t cmp = c == NB_IALLGATHER ? bytes / (size_t)size * (size_t)size : c == NB_ISCAN ? bytes / 2 : bytes;
+            size_t cmp = c == NB_IALLGATHER ? bytes / (size_t)size * (size_t)size
+                         : c == NB_ISCAN    ? bytes / 2
+                                            : bytes;
             int bad = c == NB_IBCAST ? memcmp(b1, b2, bytes) != 0
-                    : (c == NB_IREDUCE && rank != 0) ? 0 : memcmp(ref, got, cmp / sizeof(double) * sizeof(double)) != 0;
+                      : (c == NB_IREDUCE && rank != 0)
+                          ? 0
+                          : memcmp(ref, got, cmp / sizeof(double) * sizeof(double)) != 0;
             PMPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
             bad_any |= bad;
-            if (bad && rank == 0) fprintf(stderr, "topocoll_bench: %s VALIDATION FAILED\n", nb_names[c]);
-            free(ref); free(got); free(b1); free(b2);
+            if (bad && rank == 0)
+                fprintf(stderr, "topocoll_bench: %s VALIDATION FAILED\n", nb_names[c]);
+            free(ref);
+            free(got);
+            free(b1);
+            free(b2);
         }
         for (int native = 1; native >= 0; native--) {
-            nb_once(c, native, in[0], out[0], bytes, size, 0);   /* warm-up */
-            for (int r = 0; r < o->reps; r++) v[r] = nb_once(c, native, in[r % npool], out[r % npool], bytes, size, 0);
+            nb_once(c, native, in[0], out[0], bytes, size, 0); /* warm-up */
+            for (int r = 0; r < o->reps; r++)
+                v[r] = nb_once(c, native, in[r % npool], out[r % npool], bytes, size, 0);
             double tp = median(v, o->reps), tc = tp;
-            for (int r = 0; r < o->reps; r++) v[r] = nb_once(c, native, in[r % npool], out[r % npool], bytes, size, tc);
+            for (int r = 0; r < o->reps; r++)
+                v[r] = nb_once(c, native, in[r % npool], out[r % npool], bytes, size, tc);
             double to = median(v, o->reps);
             double mn = tp < tc ? tp : tc, ov = mn > 0 ? (tp + tc - to) / mn : 0;
             ov = 100.0 * (ov < 0 ? 0 : ov > 1 ? 1 : ov);
             if (rank == 0) {
-                printf("%11s %9s %10.1f %10.1f %10.1f %9.1f\n", nb_names[c], native ? "native" : "topocoll", tp * 1e6,
-                       tc * 1e6, to * 1e6, ov);
-                if (csv) fprintf(csv, "%s,%s,%d,%zu,%d,%d,%d,%d,%.2f,%.2f,%.2f,%.2f\n", nb_names[c],
-                                 native ? "native" : "topocoll", size, bytes, cfg->comm_cores, (int)cfg->placement,
-                                 cfg->nbc_split_tree ? s_used : -1, model_s, tp * 1e6, tc * 1e6, to * 1e6, ov);
+                printf("%11s %9s %10.1f %10.1f %10.1f %9.1f\n", nb_names[c],
+                       native ? "native" : "topocoll", tp * 1e6, tc * 1e6, to * 1e6, ov);
+                if (csv)
+                    fprintf(csv, "%s,%s,%d,%zu,%d,%d,%d,%d,%.2f,%.2f,%.2f,%.2f\n", nb_names[c],
+                            native ? "native" : "topocoll", size, bytes, cfg->comm_cores,
+                            (int)cfg->placement, cfg->nbc_split_tree ? s_used : -1, model_s,
+                            tp * 1e6, tc * 1e6, to * 1e6, ov);
                 fflush(stdout);
             }
         }
     }
     free(v);
-    for (int i = 0; i < npool; i++) { free(in[i]); free(out[i]); }
+    for (int i = 0; i < npool; i++) {
+        free(in[i]);
+        free(out[i]);
+    }
     return bad_any;
 }
 
@@ -922,7 +1064,8 @@ enum { CH_DUP, CH_FIRST, CH_REST, CH_FREE, CH_TOTAL, CH_N };
  * The dup and free are the native calls either way: topocoll's context
  * hangs on the communicator as an attribute, built by its first
  * collective and released (or kept for the group) by the free. */
-static void time_churn(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int calls, int iters, double *t)
+static void time_churn(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int calls,
+                       int iters, double *t)
 {
     double sum[CH_N] = { 0 };
     PMPI_Barrier(MPI_COMM_WORLD);
@@ -951,25 +1094,31 @@ static void time_churn(int coll, int native, char *sbuf, char *rbuf, size_t byte
 static void bench_churn(const opts_t *o, int coll, int rank, int size, FILE *csv)
 {
     size_t bytes = o->size_set ? o->size : 8192;
-    if (coll == C_REDUCE || coll == C_ALLREDUCE) bytes = (bytes + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+    if (coll == C_REDUCE || coll == C_ALLREDUCE)
+        bytes = (bytes + sizeof(double) - 1) / sizeof(double) * sizeof(double);
     size_t rbytes = coll == C_ALLGATHER ? bytes * (size_t)size : bytes;
     char *sbuf = malloc(bytes), *rbuf = malloc(rbytes);
     memset(sbuf, 1, bytes);
     memset(rbuf, 0, rbytes);
     int iters = o->iters ? o->iters : 200;
-    double (*tn)[CH_N] = calloc((size_t)o->reps, sizeof(*tn)), (*tt)[CH_N] = calloc((size_t)o->reps, sizeof(*tt));
+    double(*tn)[CH_N] = calloc((size_t)o->reps, sizeof(*tn)),
+    (*tt)[CH_N] = calloc((size_t)o->reps, sizeof(*tt));
     double tmp[CH_N];
-    time_churn(coll, 1, sbuf, rbuf, bytes, o->churn_calls, 10, tmp);   /* warm-up */
+    time_churn(coll, 1, sbuf, rbuf, bytes, o->churn_calls, 10, tmp); /* warm-up */
     time_churn(coll, 0, sbuf, rbuf, bytes, o->churn_calls, 10, tmp);
     for (int r = 0; r < o->reps; r++) {
         int first_native = r % 2 == 0;
-        time_churn(coll, first_native, sbuf, rbuf, bytes, o->churn_calls, iters, first_native ? tn[r] : tt[r]);
-        time_churn(coll, !first_native, sbuf, rbuf, bytes, o->churn_calls, iters, first_native ? tt[r] : tn[r]);
+        time_churn(coll, first_native, sbuf, rbuf, bytes, o->churn_calls, iters,
+                   first_native ? tn[r] : tt[r]);
+        time_churn(coll, !first_native, sbuf, rbuf, bytes, o->churn_calls, iters,
+                   first_native ? tt[r] : tn[r]);
     }
     if (rank == 0) {
         static const char *step[CH_N] = { "dup", "first", "rest", "free", "total" };
-        printf("# topocoll_bench --comm-churn: np=%d, %ld cores on this host; MPI_Comm_dup(MPI_COMM_WORLD),\n"
-               "# %d %s of %zu bytes, MPI_Comm_free; %d rounds per rep, median of %d reps of the slowest\n"
+        printf("# topocoll_bench --comm-churn: np=%d, %ld cores on this host; "
+               "MPI_Comm_dup(MPI_COMM_WORLD),\n"
+               "# %d %s of %zu bytes, MPI_Comm_free; %d rounds per rep, median of %d reps of the "
+               "slowest\n"
                "# rank's mean per round; first = the first collective, rest = the other %d\n",
                size, sysconf(_SC_NPROCESSORS_ONLN), o->churn_calls, o->coll, bytes, iters, o->reps,
                o->churn_calls > 1 ? o->churn_calls - 1 : 0);
@@ -977,11 +1126,15 @@ static void bench_churn(const opts_t *o, int coll, int rank, int size, FILE *csv
         for (int k = 0; k < CH_N; k++) {
             double vn[64], vt[64];
             int n = o->reps < 64 ? o->reps : 64;
-            for (int r = 0; r < n; r++) { vn[r] = tn[r][k]; vt[r] = tt[r][k]; }
+            for (int r = 0; r < n; r++) {
+                vn[r] = tn[r][k];
+                vt[r] = tt[r][k];
+            }
             double mn = median(vn, n) * 1e6, mt = median(vt, n) * 1e6;
             printf("%8s %12.2f %12.2f %7.2f\n", step[k], mn, mt, mt > 0 ? mn / mt : 0);
-            if (csv) fprintf(csv, "%s,%d,%s,%zu,%d,%.3f,%.3f,%.4f\n", o->coll, size, step[k], bytes, o->churn_calls,
-                             mn, mt, mt > 0 ? mn / mt : 0);
+            if (csv)
+                fprintf(csv, "%s,%d,%s,%zu,%d,%.3f,%.3f,%.4f\n", o->coll, size, step[k], bytes,
+                        o->churn_calls, mn, mt, mt > 0 ? mn / mt : 0);
         }
     }
     free(tn);
@@ -994,7 +1147,7 @@ int main(int argc, char **argv)
 {
     int rank, size, provided = MPI_THREAD_SINGLE;
     opts_t o;
-    int pr = parse(argc, argv, &o);   /* before MPI_Init: --help and --version need no mpiexec */
+    int pr = parse(argc, argv, &o); /* before MPI_Init: --help and --version need no mpiexec */
     if (pr > 0) return 0;
     if (pr < 0) {
         fprintf(stderr, "Try 'topocoll_bench --help'.\n");
@@ -1006,16 +1159,20 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (o.root >= size) {
-        if (rank == 0) fprintf(stderr, "topocoll_bench: --root %d: not a rank of the %d processes\n", o.root, size);
+        if (rank == 0)
+            fprintf(stderr, "topocoll_bench: --root %d: not a rank of the %d processes\n", o.root,
+                    size);
         topocoll_progress_fini();
         MPI_Finalize();
         return 2;
     }
     FILE *csv = NULL;
     if (rank == 0 && o.csv && !(csv = fopen(o.csv, "w"))) perror(o.csv);
-    if (csv && !o.churn && o.regime == R_COLD) fprintf(csv, "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps,ref_all_us,"
-                          "memcpy_all_GBps,mapped_us,cma_us,link_us,net_native_B,net_topocoll_B,link_B\n");
-    MPI_Comm host;   /* the processes sharing this host's memory bandwidth */
+    if (csv && !o.churn && o.regime == R_COLD)
+        fprintf(csv,
+                "coll,np,nodes,bytes,native_us,topocoll_us,ratio,ref_us,memcpy_GBps,ref_all_us,"
+                "memcpy_all_GBps,mapped_us,cma_us,link_us,net_native_B,net_topocoll_B,link_B\n");
+    MPI_Comm host; /* the processes sharing this host's memory bandwidth */
     PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
     int host_size, host_rank;
     PMPI_Comm_size(host, &host_size);
@@ -1025,10 +1182,10 @@ int main(int argc, char **argv)
     PMPI_Allreduce(&g_hosts.counter, &g_hosts.nhosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     PMPI_Allreduce(&host_size, &g_hosts.ppn, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 
-    if (o.churn) {   /* before anything attaches: nothing else is built */
+    if (o.churn) { /* before anything attaches: nothing else is built */
         int coll = 0;
         while (coll < 4 && strcmp(o.coll, coll_names[coll]) != 0) coll++;
-        if (coll == 4) coll = C_ALLREDUCE;   /* barrier: the default */
+        if (coll == 4) coll = C_ALLREDUCE; /* barrier: the default */
         if (csv) fprintf(csv, "coll,np,step,bytes,calls,native_us,topocoll_us,ratio\n");
         bench_churn(&o, coll, rank, size, csv);
         if (csv) fclose(csv);
@@ -1041,7 +1198,9 @@ int main(int argc, char **argv)
     topocoll_comm_info_t info;
     topocoll_comm_query(MPI_COMM_WORLD, &info);
     if (o.overlap) {
-        if (csv) fprintf(csv, "coll,impl,np,bytes,comm_cores,placement,S,model_S,t_pure_us,t_cpu_us,t_ovrl_us,overlap\n");
+        if (csv)
+            fprintf(csv, "coll,impl,np,bytes,comm_cores,placement,S,model_S,t_pure_us,t_cpu_us,t_"
+                         "ovrl_us,overlap\n");
         int bad = bench_overlap(&o, rank, size, csv, &info);
         if (csv) fclose(csv);
         PMPI_Comm_free(&host);
@@ -1051,9 +1210,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(o.coll, "barrier") == 0) {
         if (rank == 0)
-            printf("# topocoll_bench barrier: np=%d on %d node(s) (%d per node), %ld cores on this host; "
-                   "median of %d reps of the slowest rank's mean\n", size, info.nnodes, info.local_size,
-                   sysconf(_SC_NPROCESSORS_ONLN), o.reps);
+            printf("# topocoll_bench barrier: np=%d on %d node(s) (%d per node), %ld cores on this "
+                   "host; "
+                   "median of %d reps of the slowest rank's mean\n",
+                   size, info.nnodes, info.local_size, sysconf(_SC_NPROCESSORS_ONLN), o.reps);
         bench_barrier(&o, rank, csv, size, info.nnodes);
         if (csv) fclose(csv);
         PMPI_Comm_free(&host);
@@ -1065,15 +1225,20 @@ int main(int argc, char **argv)
     while (strcmp(o.coll, coll_names[coll]) != 0) coll++;
     g_nb_vs_blocking = o.nb;
     if (o.nb && rank == 0)
-        printf("# --nb: the native columns are topocoll's blocking call, the topocoll columns its nonblocking\n"
+        printf("# --nb: the native columns are topocoll's blocking call, the topocoll columns its "
+               "nonblocking\n"
                "# call followed at once by MPI_Wait (ratio > 0.91: within 10%%)\n");
     if (o.mech && (coll != C_ALLGATHER || host_size != size)) {
-        if (rank == 0) fprintf(stderr, "topocoll_bench: --mech is for allgather with every process on one host\n");
+        if (rank == 0)
+            fprintf(stderr,
+                    "topocoll_bench: --mech is for allgather with every process on one host\n");
         o.mech = 0;
     }
     if (o.regime != R_COLD) {
         if (rank == 0 && (o.link > 0 || o.net))
-            fprintf(stderr, "topocoll_bench: --link and --net are for the rotating pool (not --warm, --imb)\n");
+            fprintf(
+                stderr,
+                "topocoll_bench: --link and --net are for the rotating pool (not --warm, --imb)\n");
         int bad = bench_warm(&o, coll, rank, size, csv, host, &info);
         if (csv) fclose(csv);
         PMPI_Comm_free(&host);
@@ -1082,66 +1247,87 @@ int main(int argc, char **argv)
         return bad ? 1 : 0;
     }
     if (rank == 0) {
-        printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host%s\n", o.coll, size,
-               info.nnodes, info.local_size, sysconf(_SC_NPROCESSORS_ONLN),
+        printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host%s\n",
+               o.coll, size, info.nnodes, info.local_size, sysconf(_SC_NPROCESSORS_ONLN),
                coll == C_REDUCE || coll == C_ALLREDUCE ? "; MPI_DOUBLE, MPI_SUM" : "");
         printf("# intra-node: %s; rotating pool %zu MiB per process; median of %d reps%s\n",
                info.single_copy ? "single copy (CMA)" : "copy-in/copy-out", o.pool >> 20, o.reps,
                coll == C_BCAST || coll == C_REDUCE ? (o.root ? "; root != 0" : "; root 0") : "");
-        printf("# bytes = %s; latency = slowest rank's mean per call; ratio = native/topocoll (>1: faster)\n",
+        printf("# bytes = %s; latency = slowest rank's mean per call; ratio = native/topocoll (>1: "
+               "faster)\n",
                coll == C_ALLGATHER ? "block per rank" : "vector");
-        printf("# ref = bytes each process must move / memcpy bandwidth (GB/s, cold buffers): one core alone\n"
-               "# (ref_us, GB/s), every process of the host copying at once (ref_all_us, GB/s_all)\n");
+        printf(
+            "# ref = bytes each process must move / memcpy bandwidth (GB/s, cold buffers): one "
+            "core alone\n"
+            "# (ref_us, GB/s), every process of the host copying at once (ref_all_us, GB/s_all)\n");
         if (o.mech)
-            printf("# mapped_us, cma_us (--mech): an Allgather's least time reading the peers' send buffers\n"
-                   "# mapped in memory (XPMEM-like) or by process_vm_readv; same reps, same rotation\n");
+            printf("# mapped_us, cma_us (--mech): an Allgather's least time reading the peers' "
+                   "send buffers\n"
+                   "# mapped in memory (XPMEM-like) or by process_vm_readv; same reps, same "
+                   "rotation\n");
         if (o.link > 0)
-            printf("# %d hosts, at most %d processes each; link %.3g bit/s: link_us = the busiest host's bytes\n"
-                   "# (link_B) / the link rate, x = topocoll_us / link_us\n", g_hosts.nhosts, g_hosts.ppn, o.link);
+            printf("# %d hosts, at most %d processes each; link %.3g bit/s: link_us = the busiest "
+                   "host's bytes\n"
+                   "# (link_B) / the link rate, x = topocoll_us / link_us\n",
+                   g_hosts.nhosts, g_hosts.ppn, o.link);
         if (o.net)
-            printf("# net_*_B: the busiest host's bytes on the wire per call (max of sent, received; all\n"
+            printf("# net_*_B: the busiest host's bytes on the wire per call (max of sent, "
+                   "received; all\n"
                    "# interfaces but lo), native and topocoll\n");
-        printf("%10s %12s %12s %7s %10s %8s %10s %8s%s%s%s\n", "bytes", "native_us", "topocoll_us", "ratio", "ref_us",
-               "GB/s", "ref_all_us", "GB/s_all", o.mech ? "  mapped_us     cma_us" : "",
-               o.link > 0 ? "    link_us      x" : "", o.net ? "  net_nat_B   net_topo_B       link_B" : "");
+        printf("%10s %12s %12s %7s %10s %8s %10s %8s%s%s%s\n", "bytes", "native_us", "topocoll_us",
+               "ratio", "ref_us", "GB/s", "ref_all_us", "GB/s_all",
+               o.mech ? "  mapped_us     cma_us" : "", o.link > 0 ? "    link_us      x" : "",
+               o.net ? "  net_nat_B   net_topo_B       link_B" : "");
     }
     int invalid = 0;
     for (size_t bytes = o.min; bytes <= o.max; bytes *= 2) {
         size_t sbytes = bytes, rbytes = coll == C_ALLGATHER ? bytes * (size_t)size : bytes;
-        if (coll == C_REDUCE || coll == C_ALLREDUCE) sbytes = rbytes = bytes / sizeof(double) * sizeof(double);
+        if (coll == C_REDUCE || coll == C_ALLREDUCE)
+            sbytes = rbytes = bytes / sizeof(double) * sizeof(double);
         if (sbytes == 0) continue;
         int npool = (int)(o.pool / (sbytes + rbytes));
         if (npool < 2) npool = 2;
         if (npool > 256) npool = 256;
-        char **spool = malloc((size_t)npool * sizeof(char *)), **rpool = malloc((size_t)npool * sizeof(char *));
+        char **spool = malloc((size_t)npool * sizeof(char *)),
+             **rpool = malloc((size_t)npool * sizeof(char *));
         for (int i = 0; i < npool; i++) {
             spool[i] = malloc(sbytes);
             rpool[i] = malloc(rbytes);
-            memset(spool[i], rank, sbytes);     /* fault the pages in */
+            memset(spool[i], rank, sbytes); /* fault the pages in */
             memset(rpool[i], rank, rbytes);
         }
-        int iters = o.iters ? o.iters : (int)((256u << 20) / ((sbytes + rbytes) * (size_t)(size > 1 ? size : 2)));
+        int iters = o.iters
+                        ? o.iters
+                        : (int)((256u << 20) / ((sbytes + rbytes) * (size_t)(size > 1 ? size : 2)));
         if (iters < 5) iters = 5;
         if (iters > 2000) iters = 2000;
         int bad = validate(coll, spool[0], rpool[0], sbytes, rbytes, o.root, rank);
         invalid |= bad;
         if (bytes == o.min) prime(coll, spool[0], rpool[0], sbytes, o.root);
-        if (bad && rank == 0) fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes\n", bytes);
-        time_coll(coll, 1, spool, rpool, npool, sbytes, 2, o.root, NULL);   /* warm-up */
+        if (bad && rank == 0)
+            fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes\n", bytes);
+        time_coll(coll, 1, spool, rpool, npool, sbytes, 2, o.root, NULL); /* warm-up */
         time_coll(coll, 0, spool, rpool, npool, sbytes, 2, o.root, NULL);
         mech_t mx;
         int mech = o.mech && mech_init(&mx, spool, npool, sbytes, rank, size) == 0;
         invalid |= o.mech && !mech;
-        double *tn = malloc((size_t)o.reps * sizeof(double)), *tt = malloc((size_t)o.reps * sizeof(double));
-        double *tm = calloc((size_t)o.reps, sizeof(double)), *tc = calloc((size_t)o.reps, sizeof(double));
-        double *wn = calloc((size_t)o.reps, sizeof(double)), *wt = calloc((size_t)o.reps, sizeof(double));
+        double *tn = malloc((size_t)o.reps * sizeof(double)),
+               *tt = malloc((size_t)o.reps * sizeof(double));
+        double *tm = calloc((size_t)o.reps, sizeof(double)),
+               *tc = calloc((size_t)o.reps, sizeof(double));
+        double *wn = calloc((size_t)o.reps, sizeof(double)),
+               *wt = calloc((size_t)o.reps, sizeof(double));
         for (int r = 0; r < o.reps; r++) {
             if (r % 2 == 0) {
-                tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o.root, o.net ? &wn[r] : NULL);
-                tt[r] = time_coll(coll, 0, spool, rpool, npool, sbytes, iters, o.root, o.net ? &wt[r] : NULL);
+                tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o.root,
+                                  o.net ? &wn[r] : NULL);
+                tt[r] = time_coll(coll, 0, spool, rpool, npool, sbytes, iters, o.root,
+                                  o.net ? &wt[r] : NULL);
             } else {
-                tt[r] = time_coll(coll, 0, spool, rpool, npool, sbytes, iters, o.root, o.net ? &wt[r] : NULL);
-                tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o.root, o.net ? &wn[r] : NULL);
+                tt[r] = time_coll(coll, 0, spool, rpool, npool, sbytes, iters, o.root,
+                                  o.net ? &wt[r] : NULL);
+                tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o.root,
+                                  o.net ? &wn[r] : NULL);
             }
             if (mech) tm[r] = time_mech(&mx, M_MAPPED, rpool, sbytes, iters, rank, size);
             if (mech && mx.cma_ok) tc[r] = time_mech(&mx, M_CMA, rpool, sbytes, iters, rank, size);
@@ -1151,41 +1337,53 @@ int main(int argc, char **argv)
         double lus = o.link > 0 ? lb / (o.link / 8) * 1e6 : 0;
         free(wn);
         free(wt);
-        double mm = mech ? median(tm, o.reps) * 1e6 : -1, mcma = mech && mx.cma_ok ? median(tc, o.reps) * 1e6 : -1;
+        double mm = mech ? median(tm, o.reps) * 1e6 : -1,
+               mcma = mech && mx.cma_ok ? median(tc, o.reps) * 1e6 : -1;
         if (mech) mech_fini(&mx);
         free(tm);
         free(tc);
         double mc = 0;
-        if (rank == 0) mc = memcpy_ref(rpool, npool, sbytes, o.reps, MPI_COMM_NULL) * 1e6; /* one copy */
+        if (rank == 0)
+            mc = memcpy_ref(rpool, npool, sbytes, o.reps, MPI_COMM_NULL) * 1e6; /* one copy */
         PMPI_Barrier(MPI_COMM_WORLD);
-        double mca = memcpy_ref(rpool, npool, sbytes, o.reps, host) * 1e6;   /* all of the host at once */
+        double mca =
+            memcpy_ref(rpool, npool, sbytes, o.reps, host) * 1e6; /* all of the host at once */
         if (rank == 0) {
-            double bw = (double)sbytes / mc / 1e3, bwa = (double)sbytes / mca / 1e3;   /* GB/s */
-            double ref = must_move(coll, sbytes, size) / (bw * 1e3), refa = must_move(coll, sbytes, size) / (bwa * 1e3);
-            printf("%10zu %12.2f %12.2f %7.2f %10.2f %8.2f %10.2f %8.2f", sbytes, mn, mt, mn / mt, ref, bw, refa, bwa);
-            if (o.mech) printf(" %10.2f %10.2f", mm, mcma);   /* -1: not measured */
-            if (o.link > 0 && lus > 0) printf(" %10.2f %6.2f", lus, mt / lus);
-            else if (o.link > 0) printf(" %10s %6s", "-", "-");   /* one host: no link to bound */
+            double bw = (double)sbytes / mc / 1e3, bwa = (double)sbytes / mca / 1e3; /* GB/s */
+            double ref = must_move(coll, sbytes, size) / (bw * 1e3),
+                   refa = must_move(coll, sbytes, size) / (bwa * 1e3);
+            printf("%10zu %12.2f %12.2f %7.2f %10.2f %8.2f %10.2f %8.2f", sbytes, mn, mt, mn / mt,
+                   ref, bw, refa, bwa);
+            if (o.mech) printf(" %10.2f %10.2f", mm, mcma); /* -1: not measured */
+            if (o.link > 0 && lus > 0)
+                printf(" %10.2f %6.2f", lus, mt / lus);
+            else if (o.link > 0)
+                printf(" %10s %6s", "-", "-"); /* one host: no link to bound */
             if (o.net) printf(" %12.0f %12.0f %12.0f", nwn, nwt, lb);
             printf("%s\n", bad ? "  INVALID" : "");
             if (csv) {
-                fprintf(csv, "%s,%d,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,", o.coll, size, info.nnodes, sbytes, mn,
-                        mt, mn / mt, ref, bw, refa, bwa);
+                fprintf(csv, "%s,%d,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,", o.coll, size,
+                        info.nnodes, sbytes, mn, mt, mn / mt, ref, bw, refa, bwa);
                 if (mm > 0) fprintf(csv, "%.3f", mm);
                 fputc(',', csv);
                 if (mcma > 0) fprintf(csv, "%.3f", mcma);
                 fputc(',', csv);
                 if (o.link > 0) fprintf(csv, "%.3f", lus);
                 fputc(',', csv);
-                if (o.net) fprintf(csv, "%.0f,%.0f,%.0f", nwn, nwt, lb);
-                else fputs(",,", csv);
+                if (o.net)
+                    fprintf(csv, "%.0f,%.0f,%.0f", nwn, nwt, lb);
+                else
+                    fputs(",,", csv);
                 fputc('\n', csv);
             }
             fflush(stdout);
         }
         free(tn);
         free(tt);
-        for (int i = 0; i < npool; i++) { free(spool[i]); free(rpool[i]); }
+        for (int i = 0; i < npool; i++) {
+            free(spool[i]);
+            free(rpool[i]);
+        }
         free(spool);
         free(rpool);
         PMPI_Barrier(MPI_COMM_WORLD);

@@ -53,21 +53,30 @@
 #endif
 
 #define LINE 512
-#define TUNED (c->cfg->tune == TC_TUNE_FORCE_CICO ? "CICO (TOPOCOLL_TUNE=cico; pipelined above the slots' capacity)" \
-                                                  : "CICO or single copy, chosen online per size class "       \
-                                                    "(coll/tune; TOPOCOLL_TUNE=0: static)")
+#define TUNED                                                               \
+    (c->cfg->tune == TC_TUNE_FORCE_CICO                                     \
+         ? "CICO (TOPOCOLL_TUNE=cico; pipelined above the slots' capacity)" \
+         : "CICO or single copy, chosen online per size class "             \
+           "(coll/tune; TOPOCOLL_TUNE=0: static)")
 
 static void bcast_method(const tc_ctx_t *c, size_t b)
 {
     int sc = tc_bcast_uses_single_copy(c, b);
-    if (tc_tune_range(c, TC_TUNE_BCAST, b)) { printf("    bcast      %s\n", TUNED); return; }
+    if (tc_tune_range(c, TC_TUNE_BCAST, b)) {
+        printf("    bcast      %s\n", TUNED);
+        return;
+    }
     printf("    bcast      %s", !sc ? "CICO (shared segment)"
-           : c->map.nnodes == 1 && b >= c->cfg->bcast_share_min ? "single copy, root writes 1/n of each receiver"
-           : "single copy");
+                                : c->map.nnodes == 1 && b >= c->cfg->bcast_share_min
+                                    ? "single copy, root writes 1/n of each receiver"
+                                    : "single copy");
     if (c->map.nnodes > 1)
-        printf(", binomial tree over %d leaders, %zu B segments (root 0)", c->map.nnodes, tc_bcast_segsize(c, b, 0));
-    if (tc_bcast_rails(c, b) > 1) printf(", %d rails (one leader per NIC, a part each)", tc_bcast_rails(c, b));
-    if (tc_ctx_relays(c, b, sc)) printf(", per-%s relays", c->map.policy == TC_LEAD_NUMA ? "NUMA-node" : "package");
+        printf(", binomial tree over %d leaders, %zu B segments (root 0)", c->map.nnodes,
+               tc_bcast_segsize(c, b, 0));
+    if (tc_bcast_rails(c, b) > 1)
+        printf(", %d rails (one leader per NIC, a part each)", tc_bcast_rails(c, b));
+    if (tc_ctx_relays(c, b, sc))
+        printf(", per-%s relays", c->map.policy == TC_LEAD_NUMA ? "NUMA-node" : "package");
     printf("\n");
 }
 
@@ -77,28 +86,38 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
     tc_op_classify(MPI_DOUBLE, MPI_SUM, &t);
     size_t n = b / sizeof(double);
     const tc_nodemap_t *m = &c->map;
-    if (n == 0) { printf("    reduce     (under one double)\n"); return; }
-    if (tc_tune_range(c, TC_TUNE_REDUCE, b)) printf("    reduce     %s\n", TUNED);
+    if (n == 0) {
+        printf("    reduce     (under one double)\n");
+        return;
+    }
+    if (tc_tune_range(c, TC_TUNE_REDUCE, b))
+        printf("    reduce     %s\n", TUNED);
     else if (tc_fold_uses_cico(c, b))
-        printf("    reduce     CICO: %s\n", m->nnodes == 1 ? "every process folds a slice out of the slots, the root copies them"
-                                                        : "leaders fold their node, PMPI_Reduce between leaders");
+        printf("    reduce     CICO: %s\n",
+               m->nnodes == 1 ? "every process folds a slice out of the slots, the root copies them"
+                              : "leaders fold their node, PMPI_Reduce between leaders");
     else if (!c->all_sc)
         printf("    reduce     native MPI (no single copy above the CICO size)\n");
     else if (m->nnodes == 1)
-        printf("    reduce     single copy: %d workers fold slices (root 2x) into the root's buffer, %zu B segments\n",
+        printf("    reduce     single copy: %d workers fold slices (root 2x) into the root's "
+               "buffer, %zu B segments\n",
                m->lsize, tc_fold_segsize(c, &t, n, m->lsize) * t.extent);
     else
-        printf("    reduce     HierKNEM Alg. 2: %d worker(s) per node fold by single copy into the leader's buffer, "
-               "leaders reduce %zu B segments over MPI\n", m->lsize > 1 ? m->lsize - 1 : 1,
-               tc_fold_segsize(c, &t, n, 1) * t.extent);
-    if (tc_tune_range(c, TC_TUNE_ALLREDUCE, b)) printf("    allreduce  %s\n", TUNED);
+        printf("    reduce     HierKNEM Alg. 2: %d worker(s) per node fold by single copy into the "
+               "leader's buffer, "
+               "leaders reduce %zu B segments over MPI\n",
+               m->lsize > 1 ? m->lsize - 1 : 1, tc_fold_segsize(c, &t, n, 1) * t.extent);
+    if (tc_tune_range(c, TC_TUNE_ALLREDUCE, b))
+        printf("    allreduce  %s\n", TUNED);
     else if (tc_fold_uses_cico(c, b))
-        printf("    allreduce  CICO: %s\n", m->nnodes == 1 ? "reduce-scatter and allgather through the slots"
-                                                        : "leaders fold their node, reduce + bcast between leaders");
+        printf("    allreduce  CICO: %s\n",
+               m->nnodes == 1 ? "reduce-scatter and allgather through the slots"
+                              : "leaders fold their node, reduce + bcast between leaders");
     else if (!c->all_sc)
         printf("    allreduce  native MPI (no single copy above the CICO size)\n");
     else
-        printf("    allreduce  single copy: %d workers fold pieces and write them into every peer, %zu B segments%s\n",
+        printf("    allreduce  single copy: %d workers fold pieces and write them into every peer, "
+               "%zu B segments%s\n",
                m->nnodes > 1 ? c->minlocal : m->lsize,
                tc_fold_segsize(c, &t, n, m->nnodes > 1 ? c->minlocal : m->lsize) * t.extent,
                m->nnodes > 1 ? "; each piece reduced + broadcast over its slice communicator" : "");
@@ -107,28 +126,35 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
 static void allgather_method(const tc_ctx_t *c, size_t b)
 {
     int alg = tc_allgather_alg(c, b);
-    if (tc_tune_range(c, TC_TUNE_ALLGATHER, b)) printf("    allgather  %s\n", TUNED);
-    else if (alg != TC_AG_USE_CICO && !c->all_sc) printf("    allgather  native MPI (no single copy)\n");
-    else printf("    allgather  %s%s\n", tc_allgather_alg_name(alg),
-                alg == TC_AG_USE_LEADER && tc_ctx_relays(c, b * (size_t)(c->map.size - c->map.lsize), c->all_sc)
-                    ? (c->map.policy == TC_LEAD_NUMA ? ", per-NUMA-node relays" : ", per-package relays") : "");
+    if (tc_tune_range(c, TC_TUNE_ALLGATHER, b))
+        printf("    allgather  %s\n", TUNED);
+    else if (alg != TC_AG_USE_CICO && !c->all_sc)
+        printf("    allgather  native MPI (no single copy)\n");
+    else
+        printf("    allgather  %s%s\n", tc_allgather_alg_name(alg),
+               alg == TC_AG_USE_LEADER &&
+                       tc_ctx_relays(c, b * (size_t)(c->map.size - c->map.lsize), c->all_sc)
+                   ? (c->map.policy == TC_LEAD_NUMA ? ", per-NUMA-node relays"
+                                                    : ", per-package relays")
+                   : "");
 }
-
 
 /* The split-tree model's table (progress-threads paper, eqs. 6 and 7) for
  * this run's N processes and @cc communication cores besides them. */
 static void split_tree_table(int n, int cc)
 {
     int nproc = n + cc, h = tc_st_height(n);
-    printf("split-tree model (N = %d tasks, %d communication core(s), Nproc = %d; unit: one buffer transfer):\n", n, cc,
-           nproc);
+    printf("split-tree model (N = %d tasks, %d communication core(s), Nproc = %d; unit: one buffer "
+           "transfer):\n",
+           n, cc, nproc);
     printf("  C(N) = %.3f (computation sized for perfect overlap)\n", tc_st_compute(n, nproc));
     printf("  %3s %10s %10s %10s %10s\n", "S", "T_nb", "T_ov", "T_nb(var)", "T_ov(var)");
     for (int s = 0; s <= h; s++)
-        printf("  %3d %10.3f %10.3f %10.3f %10.3f\n", s, tc_st_time_nb(s, n, nproc, 0), tc_st_time_ov(s, n, nproc, 0),
-               tc_st_time_nb(s, n, nproc, 1), tc_st_time_ov(s, n, nproc, 1));
-    printf("  model's S: %d (Bcast/Reduce), %d (Gather/Scatter weights)\n", tc_st_best_s(n, nproc, 0),
-           tc_st_best_s(n, nproc, 1));
+        printf("  %3d %10.3f %10.3f %10.3f %10.3f\n", s, tc_st_time_nb(s, n, nproc, 0),
+               tc_st_time_ov(s, n, nproc, 0), tc_st_time_nb(s, n, nproc, 1),
+               tc_st_time_ov(s, n, nproc, 1));
+    printf("  model's S: %d (Bcast/Reduce), %d (Gather/Scatter weights)\n",
+           tc_st_best_s(n, nproc, 0), tc_st_best_s(n, nproc, 1));
 }
 
 /* Children of node @n in the Bcast's binomial tree rooted at node @rn. */
@@ -149,8 +175,8 @@ static void nuioa_report(const tc_ctx_t *c, size_t bytes)
     const tc_nodemap_t *m = &c->map;
     int size = m->size;
     tc_lead_in_t *all = m->rank == 0 ? malloc(sizeof(tc_lead_in_t) * (size_t)size) : NULL;
-    MPI_Gather(&m->lead_in[m->lrank], (int)sizeof(tc_lead_in_t), MPI_BYTE, all, (int)sizeof(tc_lead_in_t), MPI_BYTE,
-               0, MPI_COMM_WORLD);
+    MPI_Gather(&m->lead_in[m->lrank], (int)sizeof(tc_lead_in_t), MPI_BYTE, all,
+               (int)sizeof(tc_lead_in_t), MPI_BYTE, 0, MPI_COMM_WORLD);
     if (m->rank != 0) return;
     const tc_nics_t *nics = tc_nics_process();
     printf("network interfaces (NUIOA): %d: %s\n", nics->n, nics->why);
@@ -158,16 +184,22 @@ static void nuioa_report(const tc_ctx_t *c, size_t bytes)
         const tc_nic_t *k = &nics->nic[i];
         char cpus[96];
         hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), k->cpuset);
-        printf("  rail %d: %-8s (%s) PCI %s, %s, near %s (PUs %s), package %d, NUMA node %d\n", i, k->name, k->osdevs,
-               k->busid, k->klass == TC_NIC_OPENFABRICS ? "OpenFabrics" : "network", k->near, cpus, k->pkg, k->numa);
+        printf("  rail %d: %-8s (%s) PCI %s, %s, near %s (PUs %s), package %d, NUMA node %d\n", i,
+               k->name, k->osdevs, k->busid,
+               k->klass == TC_NIC_OPENFABRICS ? "OpenFabrics" : "network", k->near, cpus, k->pkg,
+               k->numa);
     }
     if (nics->ignored[0]) printf("  ignored: %s\n", nics->ignored);
-    printf("  scores (0: inside the NIC's locality, 1: its NUMA node, 2: its package, 10+: by NUMA distance, "
-           "%d: unbound):", TC_NIC_SCORE_UNBOUND);
+    printf("  scores (0: inside the NIC's locality, 1: its NUMA node, 2: its package, 10+: by NUMA "
+           "distance, "
+           "%d: unbound):",
+           TC_NIC_SCORE_UNBOUND);
     for (int r = 0; r < size; r++) printf(" %d", all[r].nrails ? all[r].score[0] : -1);
     printf("\n");
-    printf("leaders by policy (TOPOCOLL_LEADERS, now %s) and a %zu B Bcast from rank 0: bytes across the "
-           "inter-socket links per node (model, tc_lead_link_bytes)\n", tc_lead_policy_name(m->policy), bytes);
+    printf("leaders by policy (TOPOCOLL_LEADERS, now %s) and a %zu B Bcast from rank 0: bytes "
+           "across the "
+           "inter-socket links per node (model, tc_lead_link_bytes)\n",
+           tc_lead_policy_name(m->policy), bytes);
     const int nn = m->nnodes, rn = m->node_of[0];
     tc_lead_in_t *in = malloc(sizeof(tc_lead_in_t) * (size_t)size);
     int *rk = malloc(sizeof(int) * (size_t)size), *dl = malloc(sizeof(int) * (size_t)size),
@@ -178,7 +210,8 @@ static void nuioa_report(const tc_ctx_t *c, size_t bytes)
         int R = TC_RAIL_MAX;
         for (int n = 0; n < nn && n < 64; n++) {
             int k = 0;
-            for (int r = 0; r < size; r++) if (m->node_of[r] == n) in[k++] = all[r];
+            for (int r = 0; r < size; r++)
+                if (m->node_of[r] == n) in[k++] = all[r];
             tc_lead_elect((tc_lead_policy_t)pol, in, k, &out[n], NULL, NULL);
             if (out[n].nrails < R) R = out[n].nrails;
         }
@@ -187,37 +220,53 @@ static void nuioa_report(const tc_ctx_t *c, size_t bytes)
         for (int n = 0; n < nn && n < 64; n++) {
             int k = 0;
             for (int r = 0; r < size; r++)
-                if (m->node_of[r] == n) { rk[k] = r; in[k] = all[r]; pkg[k] = all[r].pkg; k++; }
+                if (m->node_of[r] == n) {
+                    rk[k] = r;
+                    in[k] = all[r];
+                    pkg[k] = all[r].pkg;
+                    k++;
+                }
             tc_lead_elect((tc_lead_policy_t)pol, in, k, &out[n], dl, dof);
-            int relays = tc_lead_relays_used((tc_lead_policy_t)pol, tc_lead_dom_split(k, &out[n], dl), k, bytes,
-                                             c->cfg->multileader_min);
+            int relays =
+                tc_lead_relays_used((tc_lead_policy_t)pol, tc_lead_dom_split(k, &out[n], dl), k,
+                                    bytes, c->cfg->multileader_min);
             double x = 0;
             int root_here = n == rn, nchild = nn > 1 ? tree_children(n, rn, nn) : 0;
             for (int r = 0; r < R; r++) {
                 int rootl = m->lrank_of[0];
-                int rep = root_here ? (r == 0 || out[n].rail[r] == rootl ? rootl : out[n].rail[r]) : out[n].rail[r];
+                int rep = root_here ? (r == 0 || out[n].rail[r] == rootl ? rootl : out[n].rail[r])
+                                    : out[n].rail[r];
                 int producer = root_here ? rootl : rep;
-                for (int i = 0; i < k; i++) src[i] = tc_lead_source(i, producer, relays ? dof : NULL, relays ? dl : NULL);
+                for (int i = 0; i < k; i++)
+                    src[i] = tc_lead_source(i, producer, relays ? dof : NULL, relays ? dl : NULL);
                 int nic_pkg = r < nics->n ? nics->nic[r].pkg : -1;
-                x += tc_lead_link_bytes(k, pkg, src, rep, (root_here ? 0 : 1) + nchild, nn > 1 ? nic_pkg : -1,
-                                        (double)bytes / R);
+                x += tc_lead_link_bytes(k, pkg, src, rep, (root_here ? 0 : 1) + nchild,
+                                        nn > 1 ? nic_pkg : -1, (double)bytes / R);
             }
             total += x;
             char rails[64] = "", doms[160] = "";
             for (int r = 0; r < R; r++)
-                snprintf(rails + strlen(rails), sizeof(rails) - strlen(rails), "%s%d", r ? "," : "", rk[out[n].rail[r]]);
+                snprintf(rails + strlen(rails), sizeof(rails) - strlen(rails), "%s%d", r ? "," : "",
+                         rk[out[n].rail[r]]);
             for (int i = 0; i < k && relays; i++)
                 if (dl[i] == i)
-                    snprintf(doms + strlen(doms), sizeof(doms) - strlen(doms), "%s%s%d:%d", doms[0] ? " " : "",
-                             pol == TC_LEAD_NUMA ? "N" : "P", dof[i], rk[i]);
-            printf("  %-8s node %2d: leader %3d  rails {%s}  domain leaders {%s}  %s%.1f MiB across\n",
-                   tc_lead_policy_name((tc_lead_policy_t)pol), n, rk[out[n].leader], rails, relays ? doms : "-",
-                   root_here ? "(root) " : "", x / (1 << 20));
+                    snprintf(doms + strlen(doms), sizeof(doms) - strlen(doms), "%s%s%d:%d",
+                             doms[0] ? " " : "", pol == TC_LEAD_NUMA ? "N" : "P", dof[i], rk[i]);
+            printf(
+                "  %-8s node %2d: leader %3d  rails {%s}  domain leaders {%s}  %s%.1f MiB across\n",
+                tc_lead_policy_name((tc_lead_policy_t)pol), n, rk[out[n].leader], rails,
+                relays ? doms : "-", root_here ? "(root) " : "", x / (1 << 20));
         }
-        printf("  %-8s all nodes: %.1f MiB across the inter-socket links\n", tc_lead_policy_name((tc_lead_policy_t)pol),
-               total / (1 << 20));
+        printf("  %-8s all nodes: %.1f MiB across the inter-socket links\n",
+               tc_lead_policy_name((tc_lead_policy_t)pol), total / (1 << 20));
     }
-    free(in); free(rk); free(dl); free(dof); free(src); free(pkg); free(all);
+    free(in);
+    free(rk);
+    free(dl);
+    free(dof);
+    free(src);
+    free(pkg);
+    free(all);
 }
 
 /* --comm-cores C: where each rank's progress thread goes under each
@@ -228,15 +277,17 @@ static void placement_report(const tc_ctx_t *c, int comm_cores, int rank, int si
     const tc_topo_t *t = tc_topo_process();
     int mine[3] = { -1, -1, -1 };
     for (int p = 0; p < 3 && t && c && c->enabled; p++) {
-        hwloc_obj_t core = tc_nb_place(t->hw, c->map.bound, c->map.cpuset, c->map.lrank, c->map.lsize, comm_cores,
-                                       (tc_place_policy_t)p);
+        hwloc_obj_t core = tc_nb_place(t->hw, c->map.bound, c->map.cpuset, c->map.lrank,
+                                       c->map.lsize, comm_cores, (tc_place_policy_t)p);
         mine[p] = core ? (int)core->logical_index : -1;
     }
     int *all = rank == 0 ? malloc(sizeof(int) * 3 * (size_t)size) : NULL;
     MPI_Gather(mine, 3, MPI_INT, all, 3, MPI_INT, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("progress-thread placement (TOPOCOLL_PROGRESS_PLACEMENT; %d communication core(s) per node; "
-               "core logical index per rank):\n", comm_cores);
+        printf("progress-thread placement (TOPOCOLL_PROGRESS_PLACEMENT; %d communication core(s) "
+               "per node; "
+               "core logical index per rank):\n",
+               comm_cores);
         for (int p = 0; p < 3; p++) {
             printf("  %-9s", tc_place_name((tc_place_policy_t)p));
             for (int r = 0; r < size; r++) printf(" %d", all[3 * r + p]);
@@ -251,10 +302,10 @@ static void placement_report(const tc_ctx_t *c, int comm_cores, int rank, int si
 #define MAXSIZES 64
 
 typedef struct opts {
-    size_t model;            /* --model SIZE: the Bcast of the NUIOA count */
-    int comm_cores;          /* --comm-cores C: the split-tree model's table, -1 = none */
-    int config, markdown;    /* --config [--markdown] */
-    size_t sizes[MAXSIZES];  /* SIZE...: the message sizes of the methods' table */
+    size_t model;           /* --model SIZE: the Bcast of the NUIOA count */
+    int comm_cores;         /* --comm-cores C: the split-tree model's table, -1 = none */
+    int config, markdown;   /* --config [--markdown] */
+    size_t sizes[MAXSIZES]; /* SIZE...: the message sizes of the methods' table */
     int nsizes;
 } opts_t;
 
@@ -283,17 +334,18 @@ static void usage(FILE *f)
 /* 0: run; 1: done (exit 0); -1: bad usage (message printed, exit 2). */
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
-    static const struct option lo[] = {
-        { "model", required_argument, 0, 'm' }, { "comm-cores", required_argument, 0, 'c' },
-        { "config", no_argument, 0, 'C' },      { "markdown", no_argument, 0, 'M' },
-        { "help", no_argument, 0, 'h' },        { "version", no_argument, 0, 'V' },
-        { 0, 0, 0, 0 }
-    };
+    static const struct option lo[] = { { "model", required_argument, 0, 'm' },
+                                        { "comm-cores", required_argument, 0, 'c' },
+                                        { "config", no_argument, 0, 'C' },
+                                        { "markdown", no_argument, 0, 'M' },
+                                        { "help", no_argument, 0, 'h' },
+                                        { "version", no_argument, 0, 'V' },
+                                        { 0, 0, 0, 0 } };
     *o = (opts_t){ .model = 4u << 20, .comm_cores = -1 };
     int ch;
     long long v;
     char *end;
-    opterr = 0;   /* our messages, on stderr */
+    opterr = 0; /* our messages, on stderr */
     while ((ch = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
         switch (ch) {
         case 'h': usage(stdout); return 1;
@@ -302,7 +354,8 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         case 'M': o->markdown = 1; break;
         case 'm':
             if ((v = tc_parse_size(optarg)) < 1) {
-                fprintf(stderr, "topocoll_info: --model %s: not a size in bytes (K/M/G suffixes)\n", optarg);
+                fprintf(stderr, "topocoll_info: --model %s: not a size in bytes (K/M/G suffixes)\n",
+                        optarg);
                 return -1;
             }
             o->model = (size_t)v;
@@ -310,13 +363,15 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         case 'c':
             v = strtol(optarg, &end, 10);
             if (end == optarg || *end || v < 0 || v > 4096) {
-                fprintf(stderr, "topocoll_info: --comm-cores %s: not an integer in [0, 4096]\n", optarg);
+                fprintf(stderr, "topocoll_info: --comm-cores %s: not an integer in [0, 4096]\n",
+                        optarg);
                 return -1;
             }
             o->comm_cores = (int)v;
             break;
         default:
-            fprintf(stderr, "topocoll_info: %s: %s\n", argv[optind - 1], ch == ':' ? "missing value" : "unknown option");
+            fprintf(stderr, "topocoll_info: %s: %s\n", argv[optind - 1],
+                    ch == ':' ? "missing value" : "unknown option");
             return -1;
         }
     }
@@ -369,13 +424,14 @@ static void print_config(int markdown)
         }
         return;
     }
-    printf("topocoll %s: %d parameters, read once per process from the environment (this process's values)\n",
+    printf("topocoll %s: %d parameters, read once per process from the environment (this process's "
+           "values)\n",
            TOPOCOLL_VERSION, n);
     for (int i = 0; i < n; i++) {
         const tc_param_t *p = tc_config_param(i);
         int str = p->kind == TC_PARAM_STRING, unset = str && !p->value[0];
-        printf("%s (current value: %s%s%s, data source: %s, default: %s%s%s, type: %s%s%s)\n", p->name,
-               unset ? "" : "\"", unset ? "unset" : p->value, unset ? "" : "\"", p->source,
+        printf("%s (current value: %s%s%s, data source: %s, default: %s%s%s, type: %s%s%s)\n",
+               p->name, unset ? "" : "\"", unset ? "unset" : p->value, unset ? "" : "\"", p->source,
                str ? "unset = " : "\"", p->dflt, str ? "" : "\"", tc_param_kind_name(p->kind),
                p->allowed[0] ? ", allowed: " : "", p->allowed);
         printf("    %s\n", p->desc);
@@ -414,11 +470,15 @@ int main(int argc, char **argv)
         char cpus[96], place[128];
         hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), c->map.cpuset);
         tc_place_format(&c->map.place, place, sizeof(place));
-        snprintf(line, LINE, "  rank %3d  host %-12.12s node %2d (vnode %d)  local %2d/%-2d %-6s  cpus %-10.96s %.128s",
+        snprintf(line, LINE,
+                 "  rank %3d  host %-12.12s node %2d (vnode %d)  local %2d/%-2d %-6s  cpus "
+                 "%-10.96s %.128s",
                  rank, host, c->map.node, c->map.vnode, c->map.lrank, c->map.lsize,
-                 c->map.lrank == c->map.leader_lrank ? "leader" : "", c->map.bound ? cpus : "(unbound)", place);
+                 c->map.lrank == c->map.leader_lrank ? "leader" : "",
+                 c->map.bound ? cpus : "(unbound)", place);
     } else {
-        snprintf(line, LINE, "  rank %3d  host %.64s: topocoll disabled (%.128s)", rank, host, info.mechanism_why);
+        snprintf(line, LINE, "  rank %3d  host %.64s: topocoll disabled (%.128s)", rank, host,
+                 info.mechanism_why);
     }
     char *all = rank == 0 ? malloc((size_t)size * LINE) : NULL;
     MPI_Gather(line, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
@@ -426,7 +486,8 @@ int main(int argc, char **argv)
     /* Per node: the mechanism and why, from each node's leader. */
     char mech[LINE] = "";
     if (c && c->enabled && c->map.lrank == c->map.leader_lrank)
-        snprintf(mech, LINE, "  node %2d: %d processes, leader rank %d, intra-node transfers: %s (%.128s)",
+        snprintf(mech, LINE,
+                 "  node %2d: %d processes, leader rank %d, intra-node transfers: %s (%.128s)",
                  info.node, info.local_size, info.leader,
                  info.single_copy ? "single copy (CMA)" : "copy-in/copy-out", info.mechanism_why);
     char *mechs = rank == 0 ? malloc((size_t)size * LINE) : NULL;
@@ -443,21 +504,24 @@ int main(int argc, char **argv)
                t && t->emulated ? " (emulated, TOPOCOLL_TOPOLOGY)" : "");
         if (t) {
             printf("  levels:");
-            for (int l = TC_LVL_PACKAGE; l < TC_NLEVELS; l++) printf(" %s x%d", tc_level_name(l), t->nobjs[l]);
+            for (int l = TC_LVL_PACKAGE; l < TC_NLEVELS; l++)
+                printf(" %s x%d", tc_level_name(l), t->nobjs[l]);
             printf("\n");
         }
         printf("binding: %s\n", c && c->enabled ? c->map.binding : "-");
         printf("virtual nodes per host: %d (%s order)%s\n", cfg->virtual_nodes,
                cfg->vn_order == TC_VN_CYCLIC ? "cyclic" : "block",
                cfg->virtual_nodes > 1 ? " (emulated, TOPOCOLL_VIRTUAL_NODES)" : "");
-        printf("single copy requested: %s\n",
-               cfg->single_copy == TC_SC_NONE ? "none" : cfg->single_copy == TC_SC_CMA ? "cma" : "auto");
+        printf("single copy requested: %s\n", cfg->single_copy == TC_SC_NONE  ? "none"
+                                              : cfg->single_copy == TC_SC_CMA ? "cma"
+                                                                              : "auto");
         printf("nodes: %d, processes: %d\n", info.nnodes, size);
         for (int r = 0; r < size; r++)
             if (mechs[(size_t)r * LINE]) printf("%s\n", mechs + (size_t)r * LINE);
         printf("ranks:\n");
         for (int r = 0; r < size; r++) printf("%s\n", all + (size_t)r * LINE);
-        printf("hardware hierarchy (levels of MPI_COMM_TYPE_HW_UNGUIDED / PHYSICAL_TOPOLOGY, top first):\n");
+        printf("hardware hierarchy (levels of MPI_COMM_TYPE_HW_UNGUIDED / PHYSICAL_TOPOLOGY, top "
+               "first):\n");
         for (int r = 0; r < size; r++) printf("  rank %3d  %s\n", r, paths + (size_t)r * LINE);
         if (c && c->enabled) {
             printf("physical ring (Allgather):");
@@ -466,8 +530,10 @@ int main(int argc, char **argv)
             static const size_t dflt[] = { 8, 4096, 16384, 65536, 262144, 1 << 20, 16 << 20 };
             size_t *sizes = o.sizes;
             int ns = o.nsizes;
-            if (ns == 0) for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++) sizes[ns++] = dflt[i];
-            printf("methods by message size (reductions: MPI_DOUBLE/MPI_SUM; allgather: block per rank):\n");
+            if (ns == 0)
+                for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++) sizes[ns++] = dflt[i];
+            printf("methods by message size (reductions: MPI_DOUBLE/MPI_SUM; allgather: block per "
+                   "rank):\n");
             for (int i = 0; i < ns; i++) {
                 printf("  %zu B:\n", sizes[i]);
                 bcast_method(c, sizes[i]);

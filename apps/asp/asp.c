@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #ifndef ASP_DEFAULT_GRAPH
-#define ASP_DEFAULT_GRAPH "data/rome99.gr"   /* from the repository's root */
+#define ASP_DEFAULT_GRAPH "data/rome99.gr" /* from the repository's root */
 #endif
 
 #ifndef TOPOCOLL_VERSION
@@ -32,10 +32,17 @@
 
 #define INF (INT32_MAX / 2)
 
-typedef struct graph { int n; long m; int *off, *to, *w; } graph_t;
+typedef struct graph {
+    int n;
+    long m;
+    int *off, *to, *w;
+} graph_t;
 typedef int (*bcast_fn)(void *, int, MPI_Datatype, int, MPI_Comm);
 
-static int native_bcast(void *b, int c, MPI_Datatype d, int r, MPI_Comm m) { return PMPI_Bcast(b, c, d, r, m); }
+static int native_bcast(void *b, int c, MPI_Datatype d, int r, MPI_Comm m)
+{
+    return PMPI_Bcast(b, c, d, r, m);
+}
 
 /* DIMACS .gr: "p sp N M", then "a U V W" (1-based).  CSR adjacency. */
 static int read_gr(const char *path, graph_t *g)
@@ -55,8 +62,14 @@ static int read_gr(const char *path, graph_t *g)
             av = malloc((size_t)cap * sizeof(int));
             aw = malloc((size_t)cap * sizeof(int));
         } else if (line[0] == 'a' && sscanf(line, "a %d %d %d", &u, &v, &w) == 3) {
-            if (na >= cap || u < 1 || v < 1 || u > g->n || v > g->n || w < 0) { fclose(f); return -1; }
-            au[na] = u - 1; av[na] = v - 1; aw[na] = w; na++;
+            if (na >= cap || u < 1 || v < 1 || u > g->n || v > g->n || w < 0) {
+                fclose(f);
+                return -1;
+            }
+            au[na] = u - 1;
+            av[na] = v - 1;
+            aw[na] = w;
+            na++;
         }
     }
     fclose(f);
@@ -69,8 +82,14 @@ static int read_gr(const char *path, graph_t *g)
     for (int i = 0; i < g->n; i++) g->off[i + 1] += g->off[i];
     int *pos = malloc((size_t)g->n * sizeof(int));
     memcpy(pos, g->off, (size_t)g->n * sizeof(int));
-    for (long i = 0; i < na; i++) { g->to[pos[au[i]]] = av[i]; g->w[pos[au[i]]++] = aw[i]; }
-    free(pos); free(au); free(av); free(aw);
+    for (long i = 0; i < na; i++) {
+        g->to[pos[au[i]]] = av[i];
+        g->w[pos[au[i]]++] = aw[i];
+    }
+    free(pos);
+    free(au);
+    free(av);
+    free(aw);
     return 0;
 }
 
@@ -83,17 +102,24 @@ static void dijkstra(const graph_t *g, int src, int *dist)
     for (int i = 0; i < g->n; i++) dist[i] = INF;
     dist[src] = 0;
     /* lazy-deletion heap of (dist, node) pairs */
-    heap[hn] = src; hk[hn++] = 0;
+    heap[hn] = src;
+    hk[hn++] = 0;
     while (hn) {
         int u = heap[0], du = hk[0];
-        hn--; heap[0] = heap[hn]; hk[0] = hk[hn];
-        for (int i = 0;;) {                     /* sift down */
+        hn--;
+        heap[0] = heap[hn];
+        hk[0] = hk[hn];
+        for (int i = 0;;) { /* sift down */
             int l = 2 * i + 1, r = l + 1, s = i;
             if (l < hn && hk[l] < hk[s]) s = l;
             if (r < hn && hk[r] < hk[s]) s = r;
             if (s == i) break;
-            int t = heap[i]; heap[i] = heap[s]; heap[s] = t;
-            t = hk[i]; hk[i] = hk[s]; hk[s] = t;
+            int t = heap[i];
+            heap[i] = heap[s];
+            heap[s] = t;
+            t = hk[i];
+            hk[i] = hk[s];
+            hk[s] = t;
             i = s;
         }
         if (du > dist[u]) continue;
@@ -102,10 +128,15 @@ static void dijkstra(const graph_t *g, int src, int *dist)
             if (nd < dist[v]) {
                 dist[v] = nd;
                 int i = hn++;
-                heap[i] = v; hk[i] = nd;
-                while (i > 0 && hk[(i - 1) / 2] > hk[i]) {   /* sift up */
-                    int p = (i - 1) / 2, t = heap[i]; heap[i] = heap[p]; heap[p] = t;
-                    t = hk[i]; hk[i] = hk[p]; hk[p] = t;
+                heap[i] = v;
+                hk[i] = nd;
+                while (i > 0 && hk[(i - 1) / 2] > hk[i]) { /* sift up */
+                    int p = (i - 1) / 2, t = heap[i];
+                    heap[i] = heap[p];
+                    heap[p] = t;
+                    t = hk[i];
+                    hk[i] = hk[p];
+                    hk[p] = t;
                     i = p;
                 }
             }
@@ -116,8 +147,8 @@ static void dijkstra(const graph_t *g, int src, int *dist)
 }
 
 /* d[j] = min(d[j], dik + row[j]): the hot loop, cloned for AVX2/AVX-512. */
-__attribute__((target_clones("avx512f", "avx2", "default")))
-static void relax(int *restrict d, const int *restrict row, int dik, int n)
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void
+relax(int *restrict d, const int *restrict row, int dik, int n)
 {
     for (int j = 0; j < n; j++) {
         int v = dik + row[j];
@@ -164,38 +195,43 @@ static void checksum(const int *d, size_t cells, MPI_Comm comm, unsigned long lo
 {
     unsigned long long loc[2] = { 0, 0 };
     for (size_t i = 0; i < cells; i++) {
-        if (d[i] >= INF) loc[1]++;
-        else loc[0] += (unsigned long long)d[i];
+        if (d[i] >= INF)
+            loc[1]++;
+        else
+            loc[0] += (unsigned long long)d[i];
     }
     PMPI_Allreduce(loc, out, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
 }
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mpiexec -np N asp [--graph FILE.gr] [--sources K] [--mode both|native|topocoll]\n"
-               "       asp --help | --version\n"
-               "\n"
-               "All-pairs shortest paths (Floyd-Warshall, one row broadcast per iteration) on a DIMACS\n"
-               "graph, with the native MPI_Bcast and with topocoll's; checks both against each other\n"
-               "and K source rows against a serial Dijkstra.  Exit status 0 only if every check passed.\n"
-               "\n"
-               "  --graph FILE.gr  DIMACS shortest-path graph (default %s)\n"
-               "  --sources K      source rows checked against Dijkstra (default 5)\n"
-               "  --mode M         both (default), native or topocoll\n"
-               "  -h, --help       this help\n"
-               "  -V, --version    the version\n", ASP_DEFAULT_GRAPH);
+    fprintf(
+        f,
+        "usage: mpiexec -np N asp [--graph FILE.gr] [--sources K] [--mode both|native|topocoll]\n"
+        "       asp --help | --version\n"
+        "\n"
+        "All-pairs shortest paths (Floyd-Warshall, one row broadcast per iteration) on a DIMACS\n"
+        "graph, with the native MPI_Bcast and with topocoll's; checks both against each other\n"
+        "and K source rows against a serial Dijkstra.  Exit status 0 only if every check passed.\n"
+        "\n"
+        "  --graph FILE.gr  DIMACS shortest-path graph (default %s)\n"
+        "  --sources K      source rows checked against Dijkstra (default 5)\n"
+        "  --mode M         both (default), native or topocoll\n"
+        "  -h, --help       this help\n"
+        "  -V, --version    the version\n",
+        ASP_DEFAULT_GRAPH);
 }
 
 /* Before MPI_Init.  0: run; 1: done (exit 0); -1: bad usage (message on
  * stderr, exit 2). */
 static int parse(int argc, char **argv, const char **path, int *nsrc, const char **mode)
 {
-    static const struct option lo[] = { { "graph", 1, 0, 'g' }, { "sources", 1, 0, 's' },
-                                        { "mode", 1, 0, 'm' }, { "help", 0, 0, 'h' },
+    static const struct option lo[] = { { "graph", 1, 0, 'g' },   { "sources", 1, 0, 's' },
+                                        { "mode", 1, 0, 'm' },    { "help", 0, 0, 'h' },
                                         { "version", 0, 0, 'V' }, { 0, 0, 0, 0 } };
     char *end;
     long v;
-    opterr = 0;   /* our messages, on stderr */
+    opterr = 0; /* our messages, on stderr */
     for (int ch; (ch = getopt_long(argc, argv, ":hV", lo, NULL)) != -1;) {
         switch (ch) {
         case 'h': usage(stdout); return 1;
@@ -210,14 +246,16 @@ static int parse(int argc, char **argv, const char **path, int *nsrc, const char
             *nsrc = (int)v;
             break;
         case 'm':
-            if (strcmp(optarg, "both") != 0 && strcmp(optarg, "native") != 0 && strcmp(optarg, "topocoll") != 0) {
+            if (strcmp(optarg, "both") != 0 && strcmp(optarg, "native") != 0 &&
+                strcmp(optarg, "topocoll") != 0) {
                 fprintf(stderr, "asp: --mode %s: both, native or topocoll\n", optarg);
                 return -1;
             }
             *mode = optarg;
             break;
         default:
-            fprintf(stderr, "asp: %s: %s\n", argv[optind - 1], ch == ':' ? "missing value" : "unknown option");
+            fprintf(stderr, "asp: %s: %s\n", argv[optind - 1],
+                    ch == ':' ? "missing value" : "unknown option");
             return -1;
         }
     }
@@ -248,11 +286,16 @@ int main(int argc, char **argv)
     }
     int n = g.n, lo_row = block_lo(rank, n, size), hi_row = block_lo(rank + 1, n, size);
     int *d = malloc((size_t)(hi_row - lo_row) * (size_t)n * sizeof(int) + 1);
-    if (!rank) printf("ASP (Floyd-Warshall, row broadcast per iteration) on %s: %d nodes, %ld arcs, np=%d\n",
-                      path, n, g.m, size);
+    if (!rank)
+        printf(
+            "ASP (Floyd-Warshall, row broadcast per iteration) on %s: %d nodes, %ld arcs, np=%d\n",
+            path, n, g.m, size);
 
     topocoll_comm_attach(MPI_COMM_WORLD);
-    struct { const char *name; bcast_fn fn; } impl[2] = { { "native", native_bcast }, { "topocoll", topocoll_bcast } };
+    struct {
+        const char *name;
+        bcast_fn fn;
+    } impl[2] = { { "native", native_bcast }, { "topocoll", topocoll_bcast } };
     unsigned long long sum[2][2] = { { 0, 0 }, { 0, 0 } };
     double t[2] = { 0, 0 };
     int ran[2] = { strcmp(mode, "topocoll") != 0, strcmp(mode, "native") != 0 };
@@ -260,8 +303,9 @@ int main(int argc, char **argv)
         if (!ran[m]) continue;
         t[m] = run(&g, d, lo_row, hi_row, impl[m].fn, MPI_COMM_WORLD);
         checksum(d, (size_t)(hi_row - lo_row) * (size_t)n, MPI_COMM_WORLD, sum[m]);
-        if (!rank) printf("  %-8s bcast: %8.3f s   checksum %llu (+%llu unreachable pairs)\n", impl[m].name, t[m],
-                          sum[m][0], sum[m][1]);
+        if (!rank)
+            printf("  %-8s bcast: %8.3f s   checksum %llu (+%llu unreachable pairs)\n",
+                   impl[m].name, t[m], sum[m][0], sum[m][1]);
     }
     /* The last run's matrix is still in d: check source rows against Dijkstra. */
     int bad = 0, checked = 0, *ref = malloc((size_t)n * sizeof(int));
@@ -270,17 +314,21 @@ int main(int argc, char **argv)
         if (src < lo_row || src >= hi_row) continue;
         dijkstra(&g, src, ref);
         checked++;
-        if (memcmp(ref, d + (size_t)(src - lo_row) * (size_t)n, (size_t)n * sizeof(int)) != 0) bad++;
+        if (memcmp(ref, d + (size_t)(src - lo_row) * (size_t)n, (size_t)n * sizeof(int)) != 0)
+            bad++;
     }
     int tot[2] = { bad, checked }, all[2];
     PMPI_Allreduce(tot, all, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (all[0]) status = 1;
     if (ran[0] && ran[1] && (sum[0][0] != sum[1][0] || sum[0][1] != sum[1][1])) status = 1;
     if (!rank) {
-        printf("  Dijkstra check of %d source rows: %s\n", all[1], all[0] ? "MISMATCH" : "identical");
+        printf("  Dijkstra check of %d source rows: %s\n", all[1],
+               all[0] ? "MISMATCH" : "identical");
         if (ran[0] && ran[1])
-            printf("  checksums %s; speed-up native/topocoll = %.2fx (np=%d, %ld cores on this host)\n",
-                   status ? "DIFFER" : "identical", t[0] / t[1], size, sysconf(_SC_NPROCESSORS_ONLN));
+            printf("  checksums %s; speed-up native/topocoll = %.2fx (np=%d, %ld cores on this "
+                   "host)\n",
+                   status ? "DIFFER" : "identical", t[0] / t[1], size,
+                   sysconf(_SC_NPROCESSORS_ONLN));
         printf("ASP %s\n", status ? "FAILED" : "OK");
     }
     free(ref);

@@ -63,10 +63,12 @@ static void call_failed(tc_ctx_t *c, MPI_Comm comm, int rc, const char *what)
         char msg[MPI_MAX_ERROR_STRING] = "";
         int len = 0, cls = MPI_ERR_OTHER;
         PMPI_Comm_rank(comm, &rank);
-        PMPI_Error_class(rc, &cls);   /* (the class's string is one line; a code's may not be) */
+        PMPI_Error_class(rc, &cls); /* (the class's string is one line; a code's may not be) */
         PMPI_Error_string(cls, msg, &len);
-        tc_log_line("topocoll: ", "%s failed on rank %d: %s (a process of the job may be gone); "
-                    "the handler is MPI_ERRORS_ARE_FATAL: aborting the job", what, rank, msg);
+        tc_log_line("topocoll: ",
+                    "%s failed on rank %d: %s (a process of the job may be gone); "
+                    "the handler is MPI_ERRORS_ARE_FATAL: aborting the job",
+                    what, rank, msg);
         PMPI_Abort(comm, cls);
     }
     PMPI_Comm_call_errhandler(comm, rc);
@@ -78,7 +80,7 @@ int topocoll_comm_attach(MPI_Comm comm)
     if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return MPI_ERR_COMM;
     if (!tc_ctx_get(comm, TC_CTX_NOW)) return MPI_ERR_NO_MEM;
-    return tc_hier_attach(comm);   /* the processes' hierarchy paths, for local queries */
+    return tc_hier_attach(comm); /* the processes' hierarchy paths, for local queries */
 }
 
 int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
@@ -110,8 +112,8 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
     if (!c->enabled) {
         snprintf(info->mechanism_why, sizeof(info->mechanism_why), "%s",
                  c->cfg->disable ? "TOPOCOLL_DISABLE=1"
-                 : c->cold ? "not built yet: native MPI collectives (TOPOCOLL_COMM_LAZY)"
-                           : "set-up failed: native MPI collectives");
+                 : c->cold       ? "not built yet: native MPI collectives (TOPOCOLL_COMM_LAZY)"
+                                 : "set-up failed: native MPI collectives");
         return MPI_SUCCESS;
     }
     info->node = c->map.node;
@@ -120,9 +122,11 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
     info->local_size = c->map.lsize;
     _Static_assert(TOPOCOLL_RAIL_MAX == TC_RAIL_MAX, "public and internal rail counts");
     info->leader = c->map.leader_of[c->map.node];
-    snprintf(info->leaders_policy, sizeof(info->leaders_policy), "%s", tc_lead_policy_name(c->map.policy));
+    snprintf(info->leaders_policy, sizeof(info->leaders_policy), "%s",
+             tc_lead_policy_name(c->map.policy));
     info->rails = c->map.nrails;
-    for (int r = 0; r < TOPOCOLL_RAIL_MAX; r++) info->rail_leader[r] = c->map.rail_of[c->map.node * TC_RAIL_MAX + r];
+    for (int r = 0; r < TOPOCOLL_RAIL_MAX; r++)
+        info->rail_leader[r] = c->map.rail_of[c->map.node * TC_RAIL_MAX + r];
     int dl = c->map.dom_leader[c->map.lrank];
     info->domain_leader = -1;
     for (int r = 0; r < c->map.size && dl >= 0; r++)
@@ -134,7 +138,8 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
         info->bytes_single_copy = c->shm->bytes_sc;
         info->bytes_cico = c->shm->bytes_cico;
     } else {
-        snprintf(info->mechanism_why, sizeof(info->mechanism_why), "one process on the node: no intra-node copy");
+        snprintf(info->mechanism_why, sizeof(info->mechanism_why),
+                 "one process on the node: no intra-node copy");
     }
     return MPI_SUCCESS;
 }
@@ -145,12 +150,12 @@ static tc_shm_t *shm_of(MPI_Comm comm, int *err)
     tc_ctx_t *c = tc_ctx_lookup(comm);
     *err = TOPOCOLL_ERR_NOCTX;
     if (!c || !c->enabled) return NULL;
-    if (!c->shm) *err = TOPOCOLL_ERR_NOSUPPORT;   /* alone on the node */
+    if (!c->shm) *err = TOPOCOLL_ERR_NOSUPPORT; /* alone on the node */
     return c->shm;
 }
 
-int topocoll_region_create(MPI_Comm comm, const struct iovec *iov, int niov,
-                           unsigned rights, topocoll_cookie_t *cookie)
+int topocoll_region_create(MPI_Comm comm, const struct iovec *iov, int niov, unsigned rights,
+                           topocoll_cookie_t *cookie)
 {
     int err;
     tc_shm_t *s = shm_of(comm, &err);
@@ -172,16 +177,16 @@ long long topocoll_copy(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
     return s ? tc_region_copy(s, cookie, offset, local, nlocal, direction) : err;
 }
 
-long long topocoll_region_copy(MPI_Comm comm, topocoll_cookie_t src, size_t src_offset, topocoll_cookie_t dst,
-                               size_t dst_offset, size_t length)
+long long topocoll_region_copy(MPI_Comm comm, topocoll_cookie_t src, size_t src_offset,
+                               topocoll_cookie_t dst, size_t dst_offset, size_t length)
 {
     int err;
     tc_shm_t *s = shm_of(comm, &err);
     return s ? tc_region_copy2(s, src, src_offset, dst, dst_offset, length) : err;
 }
 
-int topocoll_copy_async(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset, const struct iovec *local, int nlocal,
-                        int direction, long long *status)
+int topocoll_copy_async(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
+                        const struct iovec *local, int nlocal, int direction, long long *status)
 {
     int err;
     tc_shm_t *s = shm_of(comm, &err);
@@ -192,8 +197,9 @@ int topocoll_copy_async(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset, 
     return err;
 }
 
-int topocoll_region_copy_async(MPI_Comm comm, topocoll_cookie_t src, size_t src_offset, topocoll_cookie_t dst,
-                               size_t dst_offset, size_t length, long long *status)
+int topocoll_region_copy_async(MPI_Comm comm, topocoll_cookie_t src, size_t src_offset,
+                               topocoll_cookie_t dst, size_t dst_offset, size_t length,
+                               long long *status)
 {
     int err;
     tc_shm_t *s = shm_of(comm, &err);
@@ -258,7 +264,7 @@ int topocoll_barrier(MPI_Comm comm)
         tc_api_why_native("MPI_Barrier", "several nodes, TOPOCOLL_BARRIER_FLAT=1");
         return PMPI_Barrier(comm);
     }
-    tc_nb_drain(c);   /* this communicator's nonblocking operations come first */
+    tc_nb_drain(c); /* this communicator's nonblocking operations come first */
     /* With one process on every node the machine below degenerates by
      * itself to the leaders' (native) barrier over the whole group. */
     tc_barrier_t op;
@@ -294,7 +300,10 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
     if (size == 1 || bytes == 0) return MPI_SUCCESS;
     if (!hot) c = tc_ctx_get(comm, bytes);
     if (!c) goto native;
-    if (!c->enabled) { c->bcast_fallbacks += !c->cold; goto native; }
+    if (!c->enabled) {
+        c->bcast_fallbacks += !c->cold;
+        goto native;
+    }
     if (tc_ctx_flat(c, bytes, c->cfg->bcast_flat_max)) {
         c->bcast_flat++;
         tc_api_why_native("MPI_Bcast", "small message across nodes (TOPOCOLL_BCAST_FLAT_MAX)");
@@ -303,7 +312,8 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
     tc_xt_call_t xt;
     if (tc_xtune_begin(c, TC_XT_BCAST, bytes, &xt) == TC_XT_NATIVE) {
         c->bcast_flat++;
-        tc_api_why_native("MPI_Bcast", "the native was faster at this size (measured, TOPOCOLL_XTUNE)");
+        tc_api_why_native("MPI_Bcast",
+                          "the native was faster at this size (measured, TOPOCOLL_XTUNE)");
         rc = PMPI_Bcast(buffer, count, datatype, root, comm);
         tc_xtune_end(&xt);
         return rc;
@@ -313,7 +323,7 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
     PMPI_Type_get_extent(datatype, &lb, &extent);
     PMPI_Type_get_true_extent(datatype, &tlb, &textent);
     if ((size_t)textent == (size_t)tsize && (count == 1 || extent == (MPI_Aint)tsize)) {
-        rc = bcast_bytes(c, (char *)buffer + tlb, bytes, root);    /* contiguous */
+        rc = bcast_bytes(c, (char *)buffer + tlb, bytes, root); /* contiguous */
     } else {
         /* Non-contiguous: flatten by packing, broadcast the bytes, unpack.
          * (Every rank takes this same path whatever its own datatype, so
@@ -331,7 +341,8 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
         if (rank == root) PMPI_Pack(buffer, count, datatype, tmp, psize, &pos, comm);
         rc = bcast_bytes(c, tmp, bytes, root);
         pos = 0;
-        if (rc == MPI_SUCCESS && rank != root) PMPI_Unpack(tmp, psize, &pos, buffer, count, datatype, comm);
+        if (rc == MPI_SUCCESS && rank != root)
+            PMPI_Unpack(tmp, psize, &pos, buffer, count, datatype, comm);
         free(tmp);
     }
     tc_xtune_end(&xt);
@@ -341,8 +352,10 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
 
 native:
     tc_debug(tc_config_get(), 2, "MPI_Bcast passed to the native MPI (%s)",
-             comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : inter ? "intercommunicator"
-             : tc_config_get()->disable ? "TOPOCOLL_DISABLE=1" : "argument the native MPI will check");
+             comm == MPI_COMM_NULL      ? "MPI_COMM_NULL"
+             : inter                    ? "intercommunicator"
+             : tc_config_get()->disable ? "TOPOCOLL_DISABLE=1"
+                                        : "argument the native MPI will check");
     return PMPI_Bcast(buffer, count, datatype, root, comm);
 }
 
@@ -369,8 +382,10 @@ static int allgather_work(void *op) { return tc_allgather_work(op); }
  * check counts in MPI_Allreduce (it aborts in a memcpy of -4 bytes). */
 int tc_api_arg_error(MPI_Comm comm, int cls, const char *call, const char *what, long long v)
 {
-    if (cls == MPI_ERR_COUNT || cls == MPI_ERR_ROOT) fprintf(stderr, "topocoll: %s: %s %lld\n", call, what, v);
-    else fprintf(stderr, "topocoll: %s: %s\n", call, what);
+    if (cls == MPI_ERR_COUNT || cls == MPI_ERR_ROOT)
+        fprintf(stderr, "topocoll: %s: %s %lld\n", call, what, v);
+    else
+        fprintf(stderr, "topocoll: %s: %s\n", call, what);
     PMPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, cls);
     return cls;
 }
@@ -378,7 +393,8 @@ int tc_api_arg_error(MPI_Comm comm, int cls, const char *call, const char *what,
 /* The arguments every reduction checks; MPI_SUCCESS or the error raised. */
 int tc_api_check_reduction(const char *call, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    if (comm == MPI_COMM_NULL) return tc_api_arg_error(comm, MPI_ERR_COMM, call, "invalid communicator MPI_COMM_NULL", 0);
+    if (comm == MPI_COMM_NULL)
+        return tc_api_arg_error(comm, MPI_ERR_COMM, call, "invalid communicator MPI_COMM_NULL", 0);
     if (count < 0) return tc_api_arg_error(comm, MPI_ERR_COUNT, call, "negative count", count);
     /* The native MPI's own class for these (Open MPI 4.1.4 says MPI_ERR_OP
      * for a null datatype); topocoll's screening must not touch them
@@ -398,8 +414,8 @@ void tc_api_why_native(const char *call, const char *why)
  * test gives the same answer on every rank of a correct program. */
 /* tc_api_reduction_ctx with @hot, comm's context as tc_ctx_lookup gave it
  * (or NULL), already looked up. */
-static tc_ctx_t *reduction_ctx(tc_ctx_t *hot, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_rtype_t *t,
-                               int *is_fallback, const char **why)
+static tc_ctx_t *reduction_ctx(tc_ctx_t *hot, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                               tc_rtype_t *t, int *is_fallback, const char **why)
 {
     int inter = 0, size;
     *is_fallback = 0;
@@ -407,7 +423,8 @@ static tc_ctx_t *reduction_ctx(tc_ctx_t *hot, int count, MPI_Datatype dt, MPI_Op
      * the common case asks MPI nothing */
     if (hot && !hot->cold && hot->enabled) {
         size = hot->map.size;
-    } else if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
+    } else if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+               inter) {
         *why = comm == MPI_COMM_NULL ? "MPI_COMM_NULL" : "intercommunicator";
         return NULL;
     } else if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS) {
@@ -421,37 +438,55 @@ static tc_ctx_t *reduction_ctx(tc_ctx_t *hot, int count, MPI_Datatype dt, MPI_Op
     if (!tc_op_classify(dt, op, t)) {
         *why = "datatype/op pair not accelerated or erroneous";
         *is_fallback = hot != NULL && !hot->cold;
-        return hot && !hot->cold ? hot : NULL;   /* counted, then passed on */
+        return hot && !hot->cold ? hot : NULL; /* counted, then passed on */
     }
     tc_ctx_t *c = hot && !hot->cold ? hot : tc_ctx_get(comm, tc_span(t, (size_t)count));
-    if (c && c->cold) { *why = "context not built yet (TOPOCOLL_COMM_LAZY)"; return NULL; }   /* not a fallback */
-    if (!c || !c->enabled) { *why = c ? "topocoll disabled on this communicator" : "no context"; *is_fallback = c != NULL; return c; }
-    if (!t->commutative && c->map.nnodes > 1) { *why = "non-commutative op across nodes"; *is_fallback = 1; return c; }
+    if (c && c->cold) {
+        *why = "context not built yet (TOPOCOLL_COMM_LAZY)";
+        return NULL;
+    } /* not a fallback */
+    if (!c || !c->enabled) {
+        *why = c ? "topocoll disabled on this communicator" : "no context";
+        *is_fallback = c != NULL;
+        return c;
+    }
+    if (!t->commutative && c->map.nnodes > 1) {
+        *why = "non-commutative op across nodes";
+        *is_fallback = 1;
+        return c;
+    }
     return c;
 }
 
 tc_ctx_t *tc_api_reduction_ctx(int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_rtype_t *t,
                                int *is_fallback, const char **why)
 {
-    return reduction_ctx(comm == MPI_COMM_NULL ? NULL : tc_ctx_lookup(comm), count, dt, op, comm, t, is_fallback,
-                         why);
+    return reduction_ctx(comm == MPI_COMM_NULL ? NULL : tc_ctx_lookup(comm), count, dt, op, comm, t,
+                         is_fallback, why);
 }
 
-int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                       MPI_Comm comm)
+int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm)
 {
     tc_rtype_t t;
     int fb, err;
     const char *why = "";
-    if ((err = tc_api_check_reduction("MPI_Allreduce", count, datatype, op, comm)) == TC_API_TO_NATIVE)
+    if ((err = tc_api_check_reduction("MPI_Allreduce", count, datatype, op, comm)) ==
+        TC_API_TO_NATIVE)
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     if (err != MPI_SUCCESS) return err;
     tc_ctx_t *c = tc_api_reduction_ctx(count, datatype, op, comm, &t, &fb, &why);
     if (!c || fb) goto native;
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    if (in == recvbuf && sendbuf != MPI_IN_PLACE) { why = "aliased buffers"; fb = 1; goto native; }
+    if (in == recvbuf && sendbuf != MPI_IN_PLACE) {
+        why = "aliased buffers";
+        fb = 1;
+        goto native;
+    }
     if (!tc_fold_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
-        why = "single copy unavailable"; fb = 1; goto native;
+        why = "single copy unavailable";
+        fb = 1;
+        goto native;
     }
     if (tc_ctx_flat(c, tc_span(&t, (size_t)count), c->cfg->allreduce_flat_max)) {
         c->allreduce_flat++;
@@ -462,7 +497,8 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     int rc;
     if (tc_xtune_begin(c, TC_XT_ALLREDUCE, tc_span(&t, (size_t)count), &xt) == TC_XT_NATIVE) {
         c->allreduce_flat++;
-        tc_api_why_native("MPI_Allreduce", "the native was faster at this size (measured, TOPOCOLL_XTUNE)");
+        tc_api_why_native("MPI_Allreduce",
+                          "the native was faster at this size (measured, TOPOCOLL_XTUNE)");
         rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
         tc_xtune_end(&xt);
         return rc;
@@ -486,15 +522,16 @@ native:
  * copy of the root's buffer: MPICH 4.0.2 crashes on it (seen here with
  * np=2, MPI_SHORT_INT/MPI_MINLOC at root 1).  Erroneous arguments go to
  * PMPI_Reduce unchanged. */
-static int native_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                         MPI_Comm comm)
+static int native_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                         int root, MPI_Comm comm)
 {
     int rank, size, inter = 0;
     MPI_Aint lb, ext, tlb, text;
-    if (sendbuf != MPI_IN_PLACE || root == 0 || count <= 0 || dt == MPI_DATATYPE_NULL || comm == MPI_COMM_NULL ||
-        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
-        PMPI_Comm_size(comm, &size) != MPI_SUCCESS || root >= size || rank != root ||
-        PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS || PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS)
+    if (sendbuf != MPI_IN_PLACE || root == 0 || count <= 0 || dt == MPI_DATATYPE_NULL ||
+        comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+        PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || PMPI_Comm_size(comm, &size) != MPI_SUCCESS ||
+        root >= size || rank != root || PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS)
         return PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
     size_t span = (size_t)(count - 1) * (size_t)ext + (size_t)text;
     char *tmp = malloc(span ? span : 1);
@@ -505,8 +542,8 @@ static int native_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Data
     return rc;
 }
 
-int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                    MPI_Comm comm)
+int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    int root, MPI_Comm comm)
 {
     tc_rtype_t t;
     int fb, size = 0, rank = 0, err, inter = 0;
@@ -514,9 +551,11 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if ((err = tc_api_check_reduction("MPI_Reduce", count, datatype, op, comm)) == TC_API_TO_NATIVE)
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     if (err != MPI_SUCCESS) return err;
-    tc_ctx_t *hot = tc_ctx_lookup(comm);   /* built: an intracommunicator of known size */
-    if (hot && !hot->cold && hot->enabled) size = hot->map.size;
-    else if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+    tc_ctx_t *hot = tc_ctx_lookup(comm); /* built: an intracommunicator of known size */
+    if (hot && !hot->cold && hot->enabled)
+        size = hot->map.size;
+    else if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+             PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         size = 0;
     if (size > 0 && (root < 0 || root >= size))
         return tc_api_arg_error(comm, MPI_ERR_ROOT, "MPI_Reduce", "invalid root", root);
@@ -524,12 +563,23 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if (!c || fb) goto native;
     size = c->map.size;
     rank = c->map.rank;
-    if (root < 0 || root >= size) { why = "invalid root"; goto native; }
-    if (sendbuf == MPI_IN_PLACE && rank != root) { why = "MPI_IN_PLACE at a non-root"; goto native; }
+    if (root < 0 || root >= size) {
+        why = "invalid root";
+        goto native;
+    }
+    if (sendbuf == MPI_IN_PLACE && rank != root) {
+        why = "MPI_IN_PLACE at a non-root";
+        goto native;
+    }
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    if (rank == root && in == recvbuf && sendbuf != MPI_IN_PLACE) { why = "aliased buffers"; goto native; }
+    if (rank == root && in == recvbuf && sendbuf != MPI_IN_PLACE) {
+        why = "aliased buffers";
+        goto native;
+    }
     if (!tc_fold_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
-        why = "single copy unavailable"; fb = 1; goto native;
+        why = "single copy unavailable";
+        fb = 1;
+        goto native;
     }
     if (tc_ctx_flat(c, tc_span(&t, (size_t)count), c->cfg->reduce_flat_max)) {
         c->reduce_flat++;
@@ -540,7 +590,8 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     int rc;
     if (tc_xtune_begin(c, TC_XT_REDUCE, tc_span(&t, (size_t)count), &xt) == TC_XT_NATIVE) {
         c->reduce_flat++;
-        tc_api_why_native("MPI_Reduce", "the native was faster at this size (measured, TOPOCOLL_XTUNE)");
+        tc_api_why_native("MPI_Reduce",
+                          "the native was faster at this size (measured, TOPOCOLL_XTUNE)");
         rc = native_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
         tc_xtune_end(&xt);
         return rc;
@@ -574,48 +625,69 @@ int tc_api_contiguous(int count, MPI_Datatype dt, size_t bytes, MPI_Aint *lb_out
            (size_t)tsize * (size_t)count == bytes;
 }
 
-int tc_api_allgather_screen(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm, size_t *block, tc_ctx_t **ctx,
-                            int *is_fallback, const char **why)
+int tc_api_allgather_screen(const char *call, const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
+                            MPI_Comm comm, size_t *block, tc_ctx_t **ctx, int *is_fallback,
+                            const char **why)
 {
     int inter = 0, size, rsize, ssize = 0, in_place = sendbuf == MPI_IN_PLACE;
     *ctx = NULL;
     *is_fallback = 0;
     *why = "argument the native MPI will check";
     /* (Open MPI 4.1.4's PMPI_Allgather dereferences MPI_COMM_NULL: seen) */
-    if (comm == MPI_COMM_NULL) return tc_api_arg_error(comm, MPI_ERR_COMM, call, "invalid communicator MPI_COMM_NULL", 0);
+    if (comm == MPI_COMM_NULL)
+        return tc_api_arg_error(comm, MPI_ERR_COMM, call, "invalid communicator MPI_COMM_NULL", 0);
     if (recvcount < 0 || (!in_place && sendcount < 0))
-        return tc_api_arg_error(comm, MPI_ERR_COUNT, call, "negative count", recvcount < 0 ? recvcount : sendcount);
+        return tc_api_arg_error(comm, MPI_ERR_COUNT, call, "negative count",
+                                recvcount < 0 ? recvcount : sendcount);
     if (recvtype == MPI_DATATYPE_NULL || (!in_place && sendtype == MPI_DATATYPE_NULL))
         return tc_api_arg_error(comm, MPI_ERR_TYPE, call, "datatype is MPI_DATATYPE_NULL", 0);
-    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) { *why = "intercommunicator"; return MPI_SUCCESS; }
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
+        *why = "intercommunicator";
+        return MPI_SUCCESS;
+    }
     if (PMPI_Type_size(recvtype, &rsize) != MPI_SUCCESS) return MPI_SUCCESS;
     if (!in_place && PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS) return MPI_SUCCESS;
     *block = (size_t)rsize * (size_t)recvcount;
-    if (!in_place && (size_t)ssize * (size_t)sendcount != *block) return MPI_SUCCESS;   /* signature mismatch */
+    if (!in_place && (size_t)ssize * (size_t)sendcount != *block)
+        return MPI_SUCCESS; /* signature mismatch */
     PMPI_Comm_size(comm, &size);
-    if (*block == 0 || size == 1 || *block > (size_t)INT_MAX) { *why = "nothing to exchange or block too large"; return MPI_SUCCESS; }
+    if (*block == 0 || size == 1 || *block > (size_t)INT_MAX) {
+        *why = "nothing to exchange or block too large";
+        return MPI_SUCCESS;
+    }
     tc_ctx_t *c = tc_ctx_get(comm, *block);
     if (!c) return MPI_SUCCESS;
-    if (c->cold) { *why = "context not built yet (TOPOCOLL_COMM_LAZY)"; return MPI_SUCCESS; }   /* *ctx NULL: native */
+    if (c->cold) {
+        *why = "context not built yet (TOPOCOLL_COMM_LAZY)";
+        return MPI_SUCCESS;
+    } /* *ctx NULL: native */
     *is_fallback = 1;
-    if (!c->enabled) { *why = "topocoll disabled on this communicator"; *ctx = c; return MPI_SUCCESS; }
-    if (tc_allgather_alg(c, *block) != TC_AG_USE_CICO && !c->all_sc) { *why = "single copy unavailable"; *ctx = c; return MPI_SUCCESS; }
+    if (!c->enabled) {
+        *why = "topocoll disabled on this communicator";
+        *ctx = c;
+        return MPI_SUCCESS;
+    }
+    if (tc_allgather_alg(c, *block) != TC_AG_USE_CICO && !c->all_sc) {
+        *why = "single copy unavailable";
+        *ctx = c;
+        return MPI_SUCCESS;
+    }
     *is_fallback = 0;
     *ctx = c;
     return MPI_SUCCESS;
 }
 
-int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                       MPI_Datatype recvtype, MPI_Comm comm)
+int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     int size, rank, fb, rc;
     const char *why;
     tc_ctx_t *c;
     size_t block = 0;
     int in_place = sendbuf == MPI_IN_PLACE;
-    if ((rc = tc_api_allgather_screen("MPI_Allgather", sendbuf, sendcount, sendtype, recvcount, recvtype, comm, &block,
-                                      &c, &fb, &why)) != MPI_SUCCESS)
+    if ((rc = tc_api_allgather_screen("MPI_Allgather", sendbuf, sendcount, sendtype, recvcount,
+                                      recvtype, comm, &block, &c, &fb, &why)) != MPI_SUCCESS)
         return rc;
     if (!c || fb) goto native;
     if (tc_ctx_flat(c, block, c->cfg->allgather_flat_max)) {
@@ -626,7 +698,8 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     tc_xt_call_t xt;
     if (tc_xtune_begin(c, TC_XT_ALLGATHER, block, &xt) == TC_XT_NATIVE) {
         c->allgather_flat++;
-        tc_api_why_native("MPI_Allgather", "the native was faster at this size (measured, TOPOCOLL_XTUNE)");
+        tc_api_why_native("MPI_Allgather",
+                          "the native was faster at this size (measured, TOPOCOLL_XTUNE)");
         rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         tc_xtune_end(&xt);
         return rc;
@@ -638,19 +711,23 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
      * takes this same path whatever its own datatypes). */
     MPI_Aint rlb, slb, rext, rlb2;
     PMPI_Type_get_extent(recvtype, &rlb2, &rext);
-    int rcontig = tc_api_contiguous(recvcount, recvtype, block, &rlb) && (size_t)rext * (size_t)recvcount == block;
+    int rcontig = tc_api_contiguous(recvcount, recvtype, block, &rlb) &&
+                  (size_t)rext * (size_t)recvcount == block;
     int scontig = in_place || tc_api_contiguous(sendcount, sendtype, block, &slb);
     char *rtmp = NULL, *stmp = NULL;
     char *out = rcontig ? (char *)recvbuf + rlb : NULL;
     /* (no memory: a failure on this rank, not the native path, which the
      * other ranks are not taking) */
-    if (!rcontig && !(rtmp = malloc(block * (size_t)size))) { rc = MPI_ERR_NO_MEM; goto done; }
+    if (!rcontig && !(rtmp = malloc(block * (size_t)size))) {
+        rc = MPI_ERR_NO_MEM;
+        goto done;
+    }
     if (!rcontig) out = rtmp;
     const char *in;
     if (in_place) {
         if (rcontig) {
             in = out + (size_t)rank * block;
-        } else {   /* our block, out of recvbuf's layout, into the packed buffer */
+        } else { /* our block, out of recvbuf's layout, into the packed buffer */
             int pos = 0;
             PMPI_Pack((char *)recvbuf + (MPI_Aint)rank * recvcount * rext, recvcount, recvtype,
                       out + (size_t)rank * block, (int)block, &pos, comm);
@@ -660,7 +737,10 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         in = (const char *)sendbuf + slb;
     } else {
         int pos = 0;
-        if (!(stmp = malloc(block))) { rc = MPI_ERR_NO_MEM; goto done; }
+        if (!(stmp = malloc(block))) {
+            rc = MPI_ERR_NO_MEM;
+            goto done;
+        }
         PMPI_Pack(sendbuf, sendcount, sendtype, stmp, (int)block, &pos, comm);
         in = stmp;
     }
@@ -671,7 +751,8 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     tc_allgather_fini(&g);
     if (rc == MPI_SUCCESS && !rcontig) {
         int pos = 0;
-        PMPI_Unpack(rtmp, (int)(block * (size_t)size), &pos, recvbuf, recvcount * size, recvtype, comm);
+        PMPI_Unpack(rtmp, (int)(block * (size_t)size), &pos, recvbuf, recvcount * size, recvtype,
+                    comm);
     }
 done:
     free(rtmp);

@@ -43,9 +43,10 @@ int tc_api_contiguous(int count, MPI_Datatype dt, size_t bytes, MPI_Aint *lb_out
  *  *@is_fallback set when the context exists but the call goes native
  *  (counted as a fallback); *@block the bytes per rank, *@why the reason.
  *  Every test gives the same answer on every rank of a correct program. */
-int tc_api_allgather_screen(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm, size_t *block, tc_ctx_t **ctx,
-                            int *is_fallback, const char **why);
+int tc_api_allgather_screen(const char *call, const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
+                            MPI_Comm comm, size_t *block, tc_ctx_t **ctx, int *is_fallback,
+                            const char **why);
 
 /** Debug line (TOPOCOLL_VERBOSE=2): @call passed to the native MPI. */
 void tc_api_why_native(const char *call, const char *why);

@@ -21,9 +21,12 @@ static int hier_error(MPI_Comm comm, int cls, const char *call, const char *what
 static int check_intra(MPI_Comm comm, const char *call)
 {
     int inter = 0;
-    if (comm == MPI_COMM_NULL) return hier_error(comm, MPI_ERR_COMM, call, "invalid communicator MPI_COMM_NULL");
+    if (comm == MPI_COMM_NULL)
+        return hier_error(comm, MPI_ERR_COMM, call, "invalid communicator MPI_COMM_NULL");
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return MPI_ERR_COMM;
-    if (inter) return hier_error(comm, MPI_ERR_COMM, call, "intercommunicators have no hardware hierarchy");
+    if (inter)
+        return hier_error(comm, MPI_ERR_COMM, call,
+                          "intercommunicators have no hardware hierarchy");
     return MPI_SUCCESS;
 }
 
@@ -41,31 +44,35 @@ static int info_rtype(MPI_Info info, char *val, int len)
     return flag;
 }
 
-int topocoll_comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+int topocoll_comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                             MPI_Comm *newcomm)
 {
     static const char call[] = "MPI_Comm_split_type";
-    if (split_type != TOPOCOLL_COMM_TYPE_PHYSICAL_TOPOLOGY && split_type != TOPOCOLL_COMM_TYPE_HW_GUIDED &&
-        split_type != TOPOCOLL_COMM_TYPE_HW_UNGUIDED)
+    if (split_type != TOPOCOLL_COMM_TYPE_PHYSICAL_TOPOLOGY &&
+        split_type != TOPOCOLL_COMM_TYPE_HW_GUIDED && split_type != TOPOCOLL_COMM_TYPE_HW_UNGUIDED)
         return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
     int rc = check_intra(comm, call);
     if (rc != MPI_SUCCESS) return rc;
     if (!newcomm) return hier_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
     char val[TOPOCOLL_HLEVEL_TYPE_MAX];
     if (split_type == TOPOCOLL_COMM_TYPE_HW_GUIDED)
-        rc = tc_hier_split(comm, TC_SPLIT_GUIDED, info_rtype(info, val, (int)sizeof(val)) ? val : NULL, key, newcomm);
+        rc = tc_hier_split(comm, TC_SPLIT_GUIDED,
+                           info_rtype(info, val, (int)sizeof(val)) ? val : NULL, key, newcomm);
     else
         rc = tc_hier_split(comm, TC_SPLIT_UNGUIDED, NULL, key, newcomm);
     if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
     return rc;
 }
 
-int topocoll_comm_hsplit_with_roots(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Comm *rootscomm)
+int topocoll_comm_hsplit_with_roots(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                                    MPI_Comm *rootscomm)
 {
     static const char call[] = "topocoll_comm_hsplit_with_roots";
     (void)info;
     int rc = check_intra(comm, call);
     if (rc != MPI_SUCCESS) return rc;
-    if (!newcomm || !rootscomm) return hier_error(comm, MPI_ERR_ARG, call, "newcomm or rootscomm is NULL");
+    if (!newcomm || !rootscomm)
+        return hier_error(comm, MPI_ERR_ARG, call, "newcomm or rootscomm is NULL");
     rc = tc_hier_split_roots(comm, newcomm, rootscomm);
     if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
     return rc;
@@ -76,7 +83,8 @@ int topocoll_comm_get_hlevel_info(MPI_Comm comm, int *num_comms, int *index, cha
     static const char call[] = "topocoll_comm_get_hlevel_info";
     int rc = check_intra(comm, call);
     if (rc != MPI_SUCCESS) return rc;
-    if (!num_comms || !index || !type) return hier_error(comm, MPI_ERR_ARG, call, "NULL output argument");
+    if (!num_comms || !index || !type)
+        return hier_error(comm, MPI_ERR_ARG, call, "NULL output argument");
     tc_hier_level_info(comm, num_comms, index, type);
     return MPI_SUCCESS;
 }
@@ -86,7 +94,8 @@ int topocoll_comm_get_min_hlevel(MPI_Comm comm, int nranks, const int ranks[], c
     static const char call[] = "topocoll_comm_get_min_hlevel";
     int rc = check_intra(comm, call), size;
     if (rc != MPI_SUCCESS) return rc;
-    if (nranks < 1 || !ranks || !type) return hier_error(comm, MPI_ERR_ARG, call, "nranks < 1 or NULL argument");
+    if (nranks < 1 || !ranks || !type)
+        return hier_error(comm, MPI_ERR_ARG, call, "nranks < 1 or NULL argument");
     PMPI_Comm_size(comm, &size);
     for (int i = 0; i < nranks; i++)
         if (ranks[i] < 0 || ranks[i] >= size) {
@@ -96,8 +105,9 @@ int topocoll_comm_get_min_hlevel(MPI_Comm comm, int nranks, const int ranks[], c
         }
     rc = tc_hier_min_level(comm, nranks, ranks, type);
     if (rc != MPI_SUCCESS)
-        return hier_error(comm, rc, call, "the processes' locations are not known for this communicator "
-                                          "(call topocoll_init_world() after MPI_Init)");
+        return hier_error(comm, rc, call,
+                          "the processes' locations are not known for this communicator "
+                          "(call topocoll_init_world() after MPI_Init)");
     return MPI_SUCCESS;
 }
 
@@ -108,10 +118,7 @@ int topocoll_comm_get_info(MPI_Comm comm, MPI_Info *info)
     return rc;
 }
 
-int topocoll_init_world(void)
-{
-    return tc_hier_world_init();
-}
+int topocoll_init_world(void) { return tc_hier_world_init(); }
 
 int topocoll_location(topocoll_location_t *out)
 {
@@ -126,6 +133,7 @@ int topocoll_location(topocoll_location_t *out)
     hwloc_bitmap_list_snprintf(out->cpuset, sizeof(out->cpuset), l->cpuset);
     snprintf(out->binding, sizeof(out->binding), "%s", l->binding);
     out->nswitches = l->nswitch < 8 ? l->nswitch : 8;
-    for (int i = 0; i < out->nswitches; i++) snprintf(out->switches[i], sizeof(out->switches[i]), "%s", l->sw_name[i]);
+    for (int i = 0; i < out->nswitches; i++)
+        snprintf(out->switches[i], sizeof(out->switches[i]), "%s", l->sw_name[i]);
     return MPI_SUCCESS;
 }

@@ -4,7 +4,10 @@
 static void unlink_obj(tc_cattr_class_t *k, tc_cattr_t *o)
 {
     pthread_mutex_lock(&k->lock);
-    if (o->prev) o->prev->next = o->next; else if (k->live == o) k->live = o->next;
+    if (o->prev)
+        o->prev->next = o->next;
+    else if (k->live == o)
+        k->live = o->next;
     if (o->next) o->next->prev = o->prev;
     o->prev = o->next = NULL;
     pthread_mutex_unlock(&k->lock);
@@ -13,7 +16,8 @@ static void unlink_obj(tc_cattr_class_t *k, tc_cattr_t *o)
 static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     tc_cattr_class_t *k = extra;
-    (void)comm; (void)keyval;
+    (void)comm;
+    (void)keyval;
     unlink_obj(k, attr);
     k->destroy(attr);
     return MPI_SUCCESS;
@@ -24,14 +28,17 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     tc_cattr_class_t *k = extra;
-    (void)comm; (void)keyval; (void)attr;
+    (void)comm;
+    (void)keyval;
+    (void)attr;
     for (;;) {
         pthread_mutex_lock(&k->lock);
         tc_cattr_t *o = k->live;
         pthread_mutex_unlock(&k->lock);
         if (!o) break;
         /* runs delete_fn, which unlinks o */
-        if (PMPI_Comm_delete_attr(o->comm, atomic_load_explicit(&k->keyval, memory_order_relaxed)) != MPI_SUCCESS) {
+        if (PMPI_Comm_delete_attr(
+                o->comm, atomic_load_explicit(&k->keyval, memory_order_relaxed)) != MPI_SUCCESS) {
             unlink_obj(k, o);
             k->destroy(o);
         }
@@ -64,7 +71,8 @@ int tc_cattr_set(tc_cattr_class_t *k, MPI_Comm comm, tc_cattr_t *obj)
         rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &kv, k);
         if (rc == MPI_SUCCESS) {
             atomic_store_explicit(&k->keyval, kv, memory_order_release);
-            if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &k->self_keyval, k) == MPI_SUCCESS)
+            if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &k->self_keyval,
+                                        k) == MPI_SUCCESS)
                 PMPI_Comm_set_attr(MPI_COMM_SELF, k->self_keyval, NULL);
         }
     }
@@ -76,6 +84,7 @@ int tc_cattr_set(tc_cattr_class_t *k, MPI_Comm comm, tc_cattr_t *obj)
         k->live = obj;
     }
     pthread_mutex_unlock(&k->lock);
-    if (rc == MPI_SUCCESS && (rc = PMPI_Comm_set_attr(comm, kv, obj)) != MPI_SUCCESS) unlink_obj(k, obj);
+    if (rc == MPI_SUCCESS && (rc = PMPI_Comm_set_attr(comm, kv, obj)) != MPI_SUCCESS)
+        unlink_obj(k, obj);
     return rc;
 }

@@ -25,15 +25,17 @@ typedef struct tc_cattr {
 /** A kind of attached object: its destructor, keyval and live list.
  *  Define one per kind with TC_CATTR_CLASS_INIT, at file scope. */
 typedef struct tc_cattr_class {
-    void (*destroy)(tc_cattr_t *obj);   /* frees the object (already unlinked) */
-    pthread_mutex_t lock;               /* guards live, the keyvals' creation */
-    _Atomic int keyval;                 /* written under lock (release), read without (acquire) */
+    void (*destroy)(tc_cattr_t *obj); /* frees the object (already unlinked) */
+    pthread_mutex_t lock;             /* guards live, the keyvals' creation */
+    _Atomic int keyval;               /* written under lock (release), read without (acquire) */
     int self_keyval;
     tc_cattr_t *live;
 } tc_cattr_class_t;
 
-#define TC_CATTR_CLASS_INIT(destroy_fn) \
-    { (destroy_fn), PTHREAD_MUTEX_INITIALIZER, MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID, NULL }
+#define TC_CATTR_CLASS_INIT(destroy_fn)                                                       \
+    {                                                                                         \
+        (destroy_fn), PTHREAD_MUTEX_INITIALIZER, MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID, NULL \
+    }
 
 /** The object of class @k on @comm, or NULL.  Local, no lock (the
  *  collectives' hot path). */

@@ -11,7 +11,7 @@
 
 extern char **environ;
 
-static tc_config_t g_config;          /* written once under pthread_once */
+static tc_config_t g_config; /* written once under pthread_once */
 static pthread_once_t g_config_once = PTHREAD_ONCE_INIT;
 
 long long tc_parse_size(const char *s)
@@ -22,12 +22,21 @@ long long tc_parse_size(const char *s)
     if (end == s || v < 0) return -1;
     int shift = 0;
     switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; end++; break;
-    case 'M': shift = 20; end++; break;
-    case 'G': shift = 30; end++; break;
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'G':
+        shift = 30;
+        end++;
+        break;
     default: break;
     }
-    if (v > (LLONG_MAX >> shift)) return -1;   /* would overflow */
+    if (v > (LLONG_MAX >> shift)) return -1; /* would overflow */
     v <<= shift;
     if (*end == 'i' || *end == 'I') end++;
     if (*end == 'B' || *end == 'b') end++;
@@ -36,23 +45,26 @@ long long tc_parse_size(const char *s)
 
 /* ---- The table ---------------------------------------------------------------- */
 
-static const tc_param_choice_t ch_vn_order[] = {
-    { "block", TC_VN_BLOCK, 0 }, { "cyclic", TC_VN_CYCLIC, 0 }, { NULL, 0, 0 }
-};
+static const tc_param_choice_t ch_vn_order[] = { { "block", TC_VN_BLOCK, 0 },
+                                                 { "cyclic", TC_VN_CYCLIC, 0 },
+                                                 { NULL, 0, 0 } };
 static const tc_param_choice_t ch_single_copy[] = {
     { "auto", TC_SC_AUTO, 0 }, { "cma", TC_SC_CMA, 0 }, { "none", TC_SC_NONE, 0 }, { NULL, 0, 0 }
 };
-static const tc_param_choice_t ch_tune[] = {
-    { "0", TC_TUNE_OFF, 0 }, { "1", TC_TUNE_ON, 0 }, { "cico", TC_TUNE_FORCE_CICO, 0 }, { NULL, 0, 0 }
-};
-static const tc_param_choice_t ch_ag_alg[] = {
-    { "auto", TC_AG_AUTO, 0 }, { "leader", TC_AG_LEADER, 0 }, { "ring", TC_AG_RING, 0 }, { NULL, 0, 0 }
-};
-static const tc_param_choice_t ch_placement[] = {
-    { "bind", TC_PLACE_BIND, 0 }, { "numa", TC_PLACE_NUMA, 0 }, { "odd-even", TC_PLACE_ODDEVEN, 0 },
-    { "oddeven", TC_PLACE_ODDEVEN, 1 }, { NULL, 0, 0 }
-};
-#define NBC_AUTO (-1)   /* resolved after the table: split tree when comm_cores > 0 */
+static const tc_param_choice_t ch_tune[] = { { "0", TC_TUNE_OFF, 0 },
+                                             { "1", TC_TUNE_ON, 0 },
+                                             { "cico", TC_TUNE_FORCE_CICO, 0 },
+                                             { NULL, 0, 0 } };
+static const tc_param_choice_t ch_ag_alg[] = { { "auto", TC_AG_AUTO, 0 },
+                                               { "leader", TC_AG_LEADER, 0 },
+                                               { "ring", TC_AG_RING, 0 },
+                                               { NULL, 0, 0 } };
+static const tc_param_choice_t ch_placement[] = { { "bind", TC_PLACE_BIND, 0 },
+                                                  { "numa", TC_PLACE_NUMA, 0 },
+                                                  { "odd-even", TC_PLACE_ODDEVEN, 0 },
+                                                  { "oddeven", TC_PLACE_ODDEVEN, 1 },
+                                                  { NULL, 0, 0 } };
+#define NBC_AUTO (-1) /* resolved after the table: split tree when comm_cores > 0 */
 static const tc_param_choice_t ch_nbc_alg[] = {
     { "auto", NBC_AUTO, 0 }, { "hier", 0, 0 }, { "split-tree", 1, 0 }, { NULL, 0, 0 }
 };
@@ -60,43 +72,60 @@ static const tc_param_choice_t ch_nbc_alg[] = {
 /* Where a value lands, checked at compile time against the field's type
  * (an enum field must be int-sized: the table writes it as an int). */
 #define FIELD_(f, ok) (offsetof(tc_config_t, f) + 0 * sizeof(char[(ok) ? 1 : -1]))
-#define F_OF(f) (((tc_config_t *)0)->f)
-#define P_SIZE(n, d, l, h, f, text) { .name = n, .kind = TC_PARAM_SIZE, .dflt = d, .lo = l, .hi = h, \
-        .offset = FIELD_(f, _Generic(F_OF(f), size_t: 1, default: 0)), .desc = text }
-#define P_INT(n, d, l, h, f, text) { .name = n, .kind = TC_PARAM_INT, .dflt = d, .lo = l, .hi = h, \
-        .offset = FIELD_(f, _Generic(F_OF(f), int: 1, default: 0)), .desc = text }
-#define P_ENUM(n, d, ch, f, text) { .name = n, .kind = TC_PARAM_ENUM, .dflt = d, .choices = ch, \
-        .offset = FIELD_(f, sizeof(F_OF(f)) == sizeof(int)), .desc = text }
-#define P_STR(n, d, f, text) { .name = n, .kind = TC_PARAM_STRING, .dflt = d, \
-        .offset = FIELD_(f, _Generic(F_OF(f), const char *: 1, default: 0)), .desc = text }
+#define F_OF(f)       (((tc_config_t *)0)->f)
+#define P_SIZE(n, d, l, h, f, text)                                                   \
+    {                                                                                 \
+        .name = n, .kind = TC_PARAM_SIZE, .dflt = d, .lo = l, .hi = h,                \
+        .offset = FIELD_(f, _Generic(F_OF(f), size_t : 1, default : 0)), .desc = text \
+    }
+#define P_INT(n, d, l, h, f, text)                                                 \
+    {                                                                              \
+        .name = n, .kind = TC_PARAM_INT, .dflt = d, .lo = l, .hi = h,              \
+        .offset = FIELD_(f, _Generic(F_OF(f), int : 1, default : 0)), .desc = text \
+    }
+#define P_ENUM(n, d, ch, f, text)                                         \
+    {                                                                     \
+        .name = n, .kind = TC_PARAM_ENUM, .dflt = d, .choices = ch,       \
+        .offset = FIELD_(f, sizeof(F_OF(f)) == sizeof(int)), .desc = text \
+    }
+#define P_STR(n, d, f, text)                                                                \
+    {                                                                                       \
+        .name = n, .kind = TC_PARAM_STRING, .dflt = d,                                      \
+        .offset = FIELD_(f, _Generic(F_OF(f), const char * : 1, default : 0)), .desc = text \
+    }
 
-#define KiB 1024LL
-#define MAXB (1LL << 40)   /* size thresholds */
-#define MAXC (1LL << 50)   /* size thresholds that start something from a size */
+#define KiB  1024LL
+#define MAXB (1LL << 40) /* size thresholds */
+#define MAXC (1LL << 50) /* size thresholds that start something from a size */
 
 /* One row per TOPOCOLL_* variable, in the order topocoll_info --config and
  * docs/tuning.md list them.  Defaults are text: what the variable would be
  * set to (STRING: what unset means, the field stays NULL). */
 static tc_param_t g_params[] = {
-    P_INT("TOPOCOLL_DISABLE", "0", 0, 1, disable,
-          "`1`: every call goes to the native MPI"),
+    P_INT("TOPOCOLL_DISABLE", "0", 0, 1, disable, "`1`: every call goes to the native MPI"),
     /* A build costs ~12 collectives' synchronisation: 150 us at np=2 (Open
      * MPI, 5-10 us a small native call), 1.07 s at np=10 on 2 cores under
      * MPICH (55 ms a native Reduce); topocoll saves a fraction of a small
      * call, so it pays after tens of calls.  MPICH's red3/red4 (20 Reduces
      * per communicator, np=10): 1.9x native with 16, 0.98x with 64. */
     P_INT("TOPOCOLL_COMM_LAZY", "64", 0, 1 << 30, comm_lazy,
-          "collectives on a new communicator that go to the native MPI before topocoll builds its context "
-          "(node map, shared segment, private communicators: about 12 collectives' worth); `0`: the first "
-          "call builds it.  A context freed with its communicator is kept for the next one of the same group"),
+          "collectives on a new communicator that go to the native MPI before topocoll builds its "
+          "context "
+          "(node map, shared segment, private communicators: about 12 collectives' worth); `0`: "
+          "the first "
+          "call builds it.  A context freed with its communicator is kept for the next one of the "
+          "same group"),
     P_INT("TOPOCOLL_COMM_KEEP", "4", 0, 64, comm_keep,
-          "contexts of freed communicators kept for the next communicator of the same group (each holds its "
+          "contexts of freed communicators kept for the next communicator of the same group (each "
+          "holds its "
           "shared segment and buffers); `0`: none"),
     P_SIZE("TOPOCOLL_COMM_LAZY_MIN", "256K", 0, MAXB, comm_lazy_min,
-           "a collective of at least this many bytes (the message, or Allgather's block) builds the context "
+           "a collective of at least this many bytes (the message, or Allgather's block) builds "
+           "the context "
            "at once"),
     P_INT("TOPOCOLL_VERBOSE", "0", 0, 9, verbose,
-          "`1`: one line per communicator topocoll attaches to (nodes, mechanism); `2`: also each call passed "
+          "`1`: one line per communicator topocoll attaches to (nodes, mechanism); `2`: also each "
+          "call passed "
           "to the native MPI, and why"),
     P_STR("TOPOCOLL_TOPOLOGY", "this host", topology_xml,
           "hwloc XML of a machine to emulate (e.g. `data/topologies/*.xml`)"),
@@ -108,16 +137,20 @@ static tc_param_t g_params[] = {
     P_ENUM("TOPOCOLL_VIRTUAL_NODES_ORDER", "block", ch_vn_order, vn_order,
            "`block` or `cyclic` assignment of a host's ranks (in MPI_COMM_WORLD) to virtual nodes"),
     P_STR("TOPOCOLL_NETWORK_TOPOLOGY", "none", network_topology,
-          "Slurm `topology.conf` (`SwitchName=s0 Nodes=vn[0-1]`, `SwitchName=top Switches=s[0-1]`): switch "
+          "Slurm `topology.conf` (`SwitchName=s0 Nodes=vn[0-1]`, `SwitchName=top "
+          "Switches=s[0-1]`): switch "
           "levels above the nodes; virtual nodes are named `vn0`, `vn1`, ..."),
     P_ENUM("TOPOCOLL_SINGLE_COPY", "auto", ch_single_copy, single_copy,
            "`cma` (warns if the probe fails and uses CICO), `none` (copy-in/copy-out only)"),
     P_SIZE("TOPOCOLL_BCAST_SEGSIZE", "0", 0, 1LL << 30, bcast_segsize,
-           "inter-node pipeline segment (bytes; `K`/`M` suffixes); `0`: HierKNEM Table 1: 8 KiB below 64 KiB, "
-           "64 KiB above (at most ~8 segments); along a chain of nodes 32 KiB (below the TCP eager limits); the whole "
+           "inter-node pipeline segment (bytes; `K`/`M` suffixes); `0`: HierKNEM Table 1: 8 KiB "
+           "below 64 KiB, "
+           "64 KiB above (at most ~8 segments); along a chain of nodes 32 KiB (below the TCP eager "
+           "limits); the whole "
            "message on two nodes with one process on the receiving one"),
-    P_SIZE("TOPOCOLL_BCAST_CICO_MAX", "32K", 0, MAXB, bcast_cico_max,
-           "at or below this size Bcast goes through the shared segment (eager when it fits a slot)"),
+    P_SIZE(
+        "TOPOCOLL_BCAST_CICO_MAX", "32K", 0, MAXB, bcast_cico_max,
+        "at or below this size Bcast goes through the shared segment (eager when it fits a slot)"),
     P_SIZE("TOPOCOLL_BCAST_ROOT_SHARE_MIN", "32K", 0, MAXC, bcast_share_min,
            "from this size the root writes a share of every receiver's buffer (one node)"),
     /* The *_FLAT defaults: 4 emulated hosts x 2 ranks, 1 Gbit/s links, Open MPI,
@@ -126,9 +159,11 @@ static tc_param_t g_params[] = {
      * tied at 4-8 KiB, Allreduce lost up to 64 KiB (0.4-0.9x), Allgather up to
      * 4 KiB blocks (0.4-0.6x), the Barrier 0.55-1.13x. */
     P_SIZE("TOPOCOLL_BCAST_FLAT_MAX", "0", 0, MAXB, bcast_flat_max,
-           "several nodes: a Bcast of at most this many bytes goes to the native `MPI_Bcast` (`0`: none)"),
+           "several nodes: a Bcast of at most this many bytes goes to the native `MPI_Bcast` (`0`: "
+           "none)"),
     P_SIZE("TOPOCOLL_REDUCE_FLAT_MAX", "8K", 0, MAXB, reduce_flat_max,
-           "several nodes: a Reduce of a vector of at most this many bytes goes to the native `MPI_Reduce`"),
+           "several nodes: a Reduce of a vector of at most this many bytes goes to the native "
+           "`MPI_Reduce`"),
     P_SIZE("TOPOCOLL_ALLREDUCE_FLAT_MAX", "64K", 0, MAXB, allreduce_flat_max,
            "several nodes: an Allreduce of a vector of at most this many bytes goes to the native "
            "`MPI_Allreduce`"),
@@ -136,61 +171,82 @@ static tc_param_t g_params[] = {
            "several nodes: an Allgather of blocks of at most this many bytes goes to the native "
            "`MPI_Allgather`"),
     P_INT("TOPOCOLL_XTUNE", "1", 0, 1, xtune,
-          "several nodes, messages (Allgather: blocks) above the `*_FLAT_MAX` and up to `TOPOCOLL_XTUNE_MAX`: "
-          "each communicator times the native collective and topocoll's, per size class, and keeps the faster "
+          "several nodes, messages (Allgather: blocks) above the `*_FLAT_MAX` and up to "
+          "`TOPOCOLL_XTUNE_MAX`: "
+          "each communicator times the native collective and topocoll's, per size class, and keeps "
+          "the faster "
           "(`0`: topocoll's there)"),
     P_SIZE("TOPOCOLL_XTUNE_MAX", "256K", 0, MAXB, xtune_max,
-           "the largest message (Allgather: block) `TOPOCOLL_XTUNE` measures; above, topocoll's algorithms"),
+           "the largest message (Allgather: block) `TOPOCOLL_XTUNE` measures; above, topocoll's "
+           "algorithms"),
     P_INT("TOPOCOLL_BARRIER_FLAT", "1", 0, 1, barrier_flat,
-          "`1`: on several nodes `MPI_Barrier` is the native barrier; `0`: topocoll's (a dissemination "
+          "`1`: on several nodes `MPI_Barrier` is the native barrier; `0`: topocoll's (a "
+          "dissemination "
           "barrier inside each node around the leaders' native barrier)"),
     P_SIZE("TOPOCOLL_CHAIN_MIN", "128K", 0, MAXC, chain_min,
-           "from this size, on 3 nodes or more, Bcast and Reduce move between nodes along a chain of nodes "
+           "from this size, on 3 nodes or more, Bcast and Reduce move between nodes along a chain "
+           "of nodes "
            "from (Bcast) or to (Reduce) the root's node, pipelined in 32 KiB segments; below, "
            "binomial trees"),
     P_SIZE("TOPOCOLL_CICO_SLOT", "32K", 4 * KiB, 16 * KiB * KiB, cico_slot,
            "bytes per copy-in/copy-out slot (rounded down to a multiple of 64)"),
     P_INT("TOPOCOLL_CICO_SLOTS", "16", 2, 64, cico_slots,
-          "slots per process (pipeline depth; with 32 KiB slots, 512 KiB of shared memory per process and "
+          "slots per process (pipeline depth; with 32 KiB slots, 512 KiB of shared memory per "
+          "process and "
           "communicator, touched only when used)"),
     P_SIZE("TOPOCOLL_REDUCE_SEGSIZE", "0", 0, 1LL << 30, red_segsize,
-           "Reduce/Allreduce pipeline segment (bytes); `0`: one node, the whole vector; several, HierKNEM "
-           "Table 1 (64 KiB per worker up to 16 MiB, 1 MiB above), at least 1/8 of the vector; along a chain "
+           "Reduce/Allreduce pipeline segment (bytes); `0`: one node, the whole vector; several, "
+           "HierKNEM "
+           "Table 1 (64 KiB per worker up to 16 MiB, 1 MiB above), at least 1/8 of the vector; "
+           "along a chain "
            "of nodes 32 KiB; Allreduce on several nodes, ring chunks of 32 KiB"),
     P_SIZE("TOPOCOLL_REDUCE_CICO_MAX", "8K", 0, MAXB, red_cico_max,
-           "Reduce/Allreduce through the shared segment at or below (bytes per process; capped by the slots' "
+           "Reduce/Allreduce through the shared segment at or below (bytes per process; capped by "
+           "the slots' "
            "capacity)"),
     P_SIZE("TOPOCOLL_REDUCE_EAGER_MAX", "32K", 0, MAXB, red_eager_max,
-           "one-node Reduce at or below (bytes per process; capped by a slot, and by 64 KiB for the root to "
-           "read) goes through the shared segment eagerly: every other process copies its vector into a "
-           "rotating slot and returns, the root folds them as they land; up to `TOPOCOLL_REDUCE_CICO_MAX` "
-           "always, above it as the CICO method `TOPOCOLL_TUNE` measures against single copy (`0`: eager "
+           "one-node Reduce at or below (bytes per process; capped by a slot, and by 64 KiB for "
+           "the root to "
+           "read) goes through the shared segment eagerly: every other process copies its vector "
+           "into a "
+           "rotating slot and returns, the root folds them as they land; up to "
+           "`TOPOCOLL_REDUCE_CICO_MAX` "
+           "always, above it as the CICO method `TOPOCOLL_TUNE` measures against single copy (`0`: "
+           "eager "
            "only up to 2 KiB)"),
     P_SIZE("TOPOCOLL_ALLGATHER_CICO_MAX", "8K", 0, MAXB, allgather_cico_max,
            "one-node Allgather through the shared segment at or below (block bytes)"),
     P_ENUM("TOPOCOLL_TUNE", "1", ch_tune, tune,
-           "one node, above the `*_CICO_MAX` (Reduce: up to the slots' capacity; Bcast, Allreduce, Allgather: "
-           "any size, pipelined through the slots): pick CICO or single copy by measuring both (`0`: single "
+           "one node, above the `*_CICO_MAX` (Reduce: up to the slots' capacity; Bcast, Allreduce, "
+           "Allgather: "
+           "any size, pipelined through the slots): pick CICO or single copy by measuring both "
+           "(`0`: single "
            "copy there; `cico`: CICO there)"),
     P_INT("TOPOCOLL_TUNE_EXPLORE", "64", 2, 1 << 20, tune_explore,
           "every Nth call of a size class retries the slower method"),
     P_ENUM("TOPOCOLL_ALLGATHER_ALG", "auto", ch_ag_alg, allgather_alg,
-           "`leader` or `ring` (auto: ring on one node, or when a node holds more than 6 processes and blocks "
+           "`leader` or `ring` (auto: ring on one node, or when a node holds more than 6 processes "
+           "and blocks "
            "are 8 KiB or more)"),
     P_STR("TOPOCOLL_LEADERS", "`auto`", leaders,
           "leader election: `auto`, `nic`, `first`, `numa`, `package` (see "
           "[design.md](design.md#leaders-near-the-network-card-nuioa))"),
     P_STR("TOPOCOLL_NIC", "InfiniBand/RDMA cards, else network cards", nic,
-          "cards to use, by OS device name or PCI bus id, in rail order: `mlx5_0`, `mlx5_0,eth0`, `0000:81:00.0`"),
+          "cards to use, by OS device name or PCI bus id, in rail order: `mlx5_0`, `mlx5_0,eth0`, "
+          "`0000:81:00.0`"),
     P_SIZE("TOPOCOLL_MULTILEADER_MIN", "256K", 0, MAXC, multileader_min,
-           "from this message size, Bcast uses several rails (each part at least half of it) and, under `auto`, "
+           "from this message size, Bcast uses several rails (each part at least half of it) and, "
+           "under `auto`, "
            "per-package relays (Allgather: bytes each process reads)"),
     P_INT("TOPOCOLL_SPIN", "-1", -1, 1 << 30, spin_count,
-          "polls before a waiting process starts yielding its core; `-1`: auto, `200`, or `0` when the host has "
+          "polls before a waiting process starts yielding its core; `-1`: auto, `200`, or `0` when "
+          "the host has "
           "more ranks than cores"),
     P_INT("TOPOCOLL_NAP", "-1", -1, 100000, nap_us,
-          "microseconds a waiting process sleeps after 16 yields; `-1`: auto, `50` when the host has more ranks "
-          "than cores and the communicator spans several hosts (the process with work then gets the core: "
+          "microseconds a waiting process sleeps after 16 yields; `-1`: auto, `50` when the host "
+          "has more ranks "
+          "than cores and the communicator spans several hosts (the process with work then gets "
+          "the core: "
           "yielding alone keeps every spinner runnable), else `0` (never)"),
     P_INT("TOPOCOLL_COMM_CORES", "0", 0, 4096, comm_cores,
           "communication cores per node: `>0` starts a progress thread per process (needs "
@@ -198,7 +254,8 @@ static tc_param_t g_params[] = {
     P_ENUM("TOPOCOLL_PROGRESS_PLACEMENT", "numa", ch_placement, placement,
            "`bind`, `numa` (eq. 1) or `odd-even` (eq. 2): the progress thread's core"),
     P_ENUM("TOPOCOLL_NBC_ALG", "auto", ch_nbc_alg, nbc_split_tree,
-           "`split-tree` or `hier` for `MPI_Ibcast`/`MPI_Ireduce` (auto: split tree with communication cores)"),
+           "`split-tree` or `hier` for `MPI_Ibcast`/`MPI_Ireduce` (auto: split tree with "
+           "communication cores)"),
     P_INT("TOPOCOLL_SPLIT_TREE_S", "-1", -1, 64, split_tree_s,
           "leaf-side tree levels the application runs (0..H); `-1`: the model's choice"),
 };
@@ -236,10 +293,14 @@ static const char *choice_name(const tc_param_choice_t *ch, int value)
 
 static void fmt_size(char *b, size_t n, long long v)
 {
-    if (v != 0 && v % (1LL << 30) == 0) snprintf(b, n, "%lldG", v >> 30);
-    else if (v != 0 && v % (1LL << 20) == 0) snprintf(b, n, "%lldM", v >> 20);
-    else if (v != 0 && v % (1LL << 10) == 0) snprintf(b, n, "%lldK", v >> 10);
-    else snprintf(b, n, "%lld", v);
+    if (v != 0 && v % (1LL << 30) == 0)
+        snprintf(b, n, "%lldG", v >> 30);
+    else if (v != 0 && v % (1LL << 20) == 0)
+        snprintf(b, n, "%lldM", v >> 20);
+    else if (v != 0 && v % (1LL << 10) == 0)
+        snprintf(b, n, "%lldK", v >> 10);
+    else
+        snprintf(b, n, "%lld", v);
 }
 
 /* The default's value (SIZE, INT, ENUM).  The table is ours: a default
@@ -250,7 +311,10 @@ static long long param_default(const tc_param_t *p)
     int ok = 0;
     const tc_param_choice_t *ch;
     switch (p->kind) {
-    case TC_PARAM_SIZE: v = tc_parse_size(p->dflt); ok = v >= p->lo && v <= p->hi; break;
+    case TC_PARAM_SIZE:
+        v = tc_parse_size(p->dflt);
+        ok = v >= p->lo && v <= p->hi;
+        break;
     case TC_PARAM_INT: ok = parse_int(p->dflt, &v) == 0 && v >= p->lo && v <= p->hi; break;
     case TC_PARAM_ENUM:
         ch = choice_find(p->choices, p->dflt);
@@ -296,7 +360,8 @@ static void param_parse(tc_config_t *c, tc_param_t *p)
             v = tc_parse_size(s);
             ok = v >= p->lo && v <= p->hi;
             if (!ok)
-                tc_warn("%s=%s is not a size in [%lld, %lld]; using %lld", p->name, s, p->lo, p->hi, dflt);
+                tc_warn("%s=%s is not a size in [%lld, %lld]; using %lld", p->name, s, p->lo, p->hi,
+                        dflt);
         }
         break;
     }
@@ -304,31 +369,37 @@ static void param_parse(tc_config_t *c, tc_param_t *p)
         snprintf(p->allowed, sizeof(p->allowed), "%lld..%lld", p->lo, p->hi);
         if (s && *s) {
             ok = parse_int(s, &v) == 0 && v >= p->lo && v <= p->hi;
-            if (!ok) tc_warn("%s=%s is not an integer in [%lld, %lld]; using %lld", p->name, s, p->lo, p->hi, dflt);
+            if (!ok)
+                tc_warn("%s=%s is not an integer in [%lld, %lld]; using %lld", p->name, s, p->lo,
+                        p->hi, dflt);
         }
         break;
     case TC_PARAM_ENUM: {
         size_t n = 0;
         for (const tc_param_choice_t *ch = p->choices; ch->name; ch++)
             if (!ch->alias && n < sizeof(p->allowed))
-                n += (size_t)snprintf(p->allowed + n, sizeof(p->allowed) - n, "%s%s", n ? "|" : "", ch->name);
+                n += (size_t)snprintf(p->allowed + n, sizeof(p->allowed) - n, "%s%s", n ? "|" : "",
+                                      ch->name);
         if (s && *s) {
             const tc_param_choice_t *ch = choice_find(p->choices, s);
             ok = ch != NULL;
-            if (ok) v = ch->value;
-            else tc_warn("%s=%s unknown (%s); using %s", p->name, s, p->allowed, p->dflt);
+            if (ok)
+                v = ch->value;
+            else
+                tc_warn("%s=%s unknown (%s); using %s", p->name, s, p->allowed, p->dflt);
         }
         break;
     }
-    case TC_PARAM_STRING:
-        p->allowed[0] = '\0';
-        break;
+    case TC_PARAM_STRING: p->allowed[0] = '\0'; break;
     }
     if (!ok) v = dflt;
     param_store(c, p, v, s && *s ? s : NULL);
     p->src = !(s && *s) ? TC_PARAM_DEFAULT : ok ? TC_PARAM_ENV : TC_PARAM_REJECTED;
-    if (p->src == TC_PARAM_REJECTED) snprintf(p->source, sizeof(p->source), "environment (rejected: %.96s)", s);
-    else snprintf(p->source, sizeof(p->source), "%s", p->src == TC_PARAM_ENV ? "environment" : "default");
+    if (p->src == TC_PARAM_REJECTED)
+        snprintf(p->source, sizeof(p->source), "environment (rejected: %.96s)", s);
+    else
+        snprintf(p->source, sizeof(p->source), "%s",
+                 p->src == TC_PARAM_ENV ? "environment" : "default");
 }
 
 /* The value now, as text, from the field (after the fix-ups). */
@@ -336,10 +407,15 @@ static void param_value(const tc_config_t *c, tc_param_t *p)
 {
     const char *f = (const char *)c + p->offset;
     switch (p->kind) {
-    case TC_PARAM_SIZE: fmt_size(p->value, sizeof(p->value), (long long)*(const size_t *)(const void *)f); break;
-    case TC_PARAM_INT: snprintf(p->value, sizeof(p->value), "%d", *(const int *)(const void *)f); break;
+    case TC_PARAM_SIZE:
+        fmt_size(p->value, sizeof(p->value), (long long)*(const size_t *)(const void *)f);
+        break;
+    case TC_PARAM_INT:
+        snprintf(p->value, sizeof(p->value), "%d", *(const int *)(const void *)f);
+        break;
     case TC_PARAM_ENUM:
-        snprintf(p->value, sizeof(p->value), "%s", choice_name(p->choices, *(const int *)(const void *)f));
+        snprintf(p->value, sizeof(p->value), "%s",
+                 choice_name(p->choices, *(const int *)(const void *)f));
         break;
     case TC_PARAM_STRING: {
         const char *s = *(const char *const *)(const void *)f;
@@ -352,7 +428,8 @@ static void param_value(const tc_config_t *c, tc_param_t *p)
 static tc_param_t *param_find(const char *name, size_t len)
 {
     for (int i = 0; i < NPARAMS; i++)
-        if (strlen(g_params[i].name) == len && strncmp(g_params[i].name, name, len) == 0) return &g_params[i];
+        if (strlen(g_params[i].name) == len && strncmp(g_params[i].name, name, len) == 0)
+            return &g_params[i];
     return NULL;
 }
 
@@ -392,13 +469,17 @@ static void warn_unknown(void)
             skip |= strncmp(v, g_not_params[k], strlen(g_not_params[k])) == 0;
         if (skip) continue;
         const char *near = NULL;
-        int best = 4;   /* suggest within 3 edits */
+        int best = 4; /* suggest within 3 edits */
         for (int i = 0; i < NPARAMS; i++) {
             int d = edit_distance(v, len, g_params[i].name);
-            if (d < best) { best = d; near = g_params[i].name; }
+            if (d < best) {
+                best = d;
+                near = g_params[i].name;
+            }
         }
         if (near)
-            tc_warn("%.*s is not a topocoll parameter, ignored (did you mean %s? topocoll_info --config lists them)",
+            tc_warn("%.*s is not a topocoll parameter, ignored (did you mean %s? topocoll_info "
+                    "--config lists them)",
                     (int)(len < 80 ? len : 80), v, near);
         else
             tc_warn("%.*s is not a topocoll parameter, ignored (topocoll_info --config lists them)",
@@ -433,10 +514,7 @@ const tc_config_t *tc_config_get(void)
     return &g_config;
 }
 
-int tc_config_nparams(void)
-{
-    return NPARAMS;
-}
+int tc_config_nparams(void) { return NPARAMS; }
 
 const tc_param_t *tc_config_param(int i)
 {

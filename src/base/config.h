@@ -14,71 +14,71 @@ typedef enum { TC_SC_AUTO = 0, TC_SC_CMA, TC_SC_NONE } tc_sc_mode_t;
 typedef enum { TC_VN_BLOCK = 0, TC_VN_CYCLIC } tc_vn_order_t;
 typedef enum { TC_AG_AUTO = 0, TC_AG_LEADER, TC_AG_RING } tc_ag_alg_t;
 typedef enum { TC_PLACE_BIND = 0, TC_PLACE_NUMA, TC_PLACE_ODDEVEN } tc_place_policy_t;
-enum { TC_TUNE_OFF = 0, TC_TUNE_ON = 1, TC_TUNE_FORCE_CICO = 2 };   /* tc_config_t.tune */
+enum { TC_TUNE_OFF = 0, TC_TUNE_ON = 1, TC_TUNE_FORCE_CICO = 2 }; /* tc_config_t.tune */
 
 typedef struct tc_config {
-    int disable;               /* TOPOCOLL_DISABLE=1: every call goes to PMPI */
-    int comm_lazy;             /* TOPOCOLL_COMM_LAZY: collectives on a communicator
-                                  that go to PMPI before its context is built */
-    int comm_keep;             /* TOPOCOLL_COMM_KEEP: contexts of freed communicators kept */
-    size_t comm_lazy_min;      /* TOPOCOLL_COMM_LAZY_MIN: a call of at least this many
-                                  bytes builds the context at once */
-    int verbose;               /* TOPOCOLL_VERBOSE=0..2 */
-    const char *topology_xml;  /* TOPOCOLL_TOPOLOGY, NULL = this host */
-    const char *binding;       /* TOPOCOLL_BINDING, NULL = real binding */
-    int virtual_nodes;         /* TOPOCOLL_VIRTUAL_NODES, >= 1 */
-    tc_vn_order_t vn_order;    /* TOPOCOLL_VIRTUAL_NODES_ORDER=block|cyclic */
-    tc_sc_mode_t single_copy;  /* TOPOCOLL_SINGLE_COPY=auto|cma|none */
-    size_t bcast_segsize;      /* TOPOCOLL_BCAST_SEGSIZE, 0 = HierKNEM Table 1 */
-    size_t bcast_cico_max;     /* TOPOCOLL_BCAST_CICO_MAX: CICO at or below (bytes) */
-    size_t bcast_flat_max;     /* TOPOCOLL_{BCAST,REDUCE,ALLREDUCE,ALLGATHER}_FLAT_MAX: on */
-    size_t reduce_flat_max;    /*   several nodes, at or below this size (bytes: the */
-    size_t allreduce_flat_max; /*   message, or Allgather's block) the native */
-    size_t allgather_flat_max; /*   collective runs (its flat algorithms beat a
-                                    hierarchy's hand-offs for small messages) */
-    int xtune;                 /* TOPOCOLL_XTUNE: 1 = on several nodes, above the
-                                  FLAT_MAX, measure native and topocoll (coll/xtune) */
-    size_t xtune_max;          /* TOPOCOLL_XTUNE_MAX: up to this size (bytes) */
-    int barrier_flat;          /* TOPOCOLL_BARRIER_FLAT: 1 = the native barrier on
-                                  several nodes */
-    size_t chain_min;          /* TOPOCOLL_CHAIN_MIN: from this size, with 3 nodes or
-                                  more, Bcast and Reduce segments travel along a chain
-                                  of nodes (pipelined) instead of a binomial tree */
-    size_t bcast_share_min;    /* TOPOCOLL_BCAST_ROOT_SHARE_MIN: from this size the
-                                  root writes a share of each receiver's buffer */
-    size_t cico_slot;          /* TOPOCOLL_CICO_SLOT: bytes per CICO slot */
-    int cico_slots;            /* TOPOCOLL_CICO_SLOTS: slots per process (16) */
-    size_t red_segsize;        /* TOPOCOLL_REDUCE_SEGSIZE: pipeline segment of Reduce
-                                  and Allreduce (bytes), 0 = automatic */
-    size_t red_cico_max;       /* TOPOCOLL_REDUCE_CICO_MAX: Reduce/Allreduce through
-                                  the CICO slots at or below (bytes per process) */
-    size_t red_eager_max;      /* TOPOCOLL_REDUCE_EAGER_MAX: one-node Reduce eager at or
-                                  below (bytes per process) */
-    size_t allgather_cico_max; /* TOPOCOLL_ALLGATHER_CICO_MAX: same, per block */
-    int allgather_alg;         /* TOPOCOLL_ALLGATHER_ALG: TC_AG_AUTO|LEADER|RING */
-    int tune;                  /* TOPOCOLL_TUNE=0|1|cico: one-node Reduce/Allreduce/
-                                  Allgather/Bcast choose CICO or single copy online
-                                  above their CICO_MAX (coll/tune's range); 0: single
-                                  copy there; cico (TC_TUNE_FORCE_CICO): CICO there */
-    int tune_explore;          /* TOPOCOLL_TUNE_EXPLORE: every Nth call of a size
-                                  class re-tries the slower method */
-    const char *leaders;       /* TOPOCOLL_LEADERS=auto|nic|first|numa|package (topo/nic
-                                  parses it), NULL = auto */
-    size_t multileader_min;    /* TOPOCOLL_MULTILEADER_MIN: under policy auto, Bcast and
-                                  Allgather use per-package leaders from this size */
-    int nap_us;                /* TOPOCOLL_NAP: us a waiter sleeps after 16 yields;
-                                  -1 = auto (tc_config_nap) */
-    int spin_count;            /* TOPOCOLL_SPIN: polls before yielding; -1 = auto
-                                  (200, or 0 when the host is oversubscribed) */
-    int comm_cores;            /* TOPOCOLL_COMM_CORES: communication cores per node,
-                                  0 = progress only in the application's calls */
-    tc_place_policy_t placement; /* TOPOCOLL_PROGRESS_PLACEMENT=bind|numa|odd-even */
-    int nbc_split_tree;        /* TOPOCOLL_NBC_ALG: 1 = split tree for Ibcast/Ireduce
-                                  (default when comm_cores > 0), 0 = hierarchical */
-    int split_tree_s;          /* TOPOCOLL_SPLIT_TREE_S: tree levels run in the
-                                  initiating call; -1 = the model's choice */
-    const char *nic;           /* TOPOCOLL_NIC: cards in rail order (topo/nic parses
-                                  it), NULL = InfiniBand/RDMA cards, else network */
+    int disable;                  /* TOPOCOLL_DISABLE=1: every call goes to PMPI */
+    int comm_lazy;                /* TOPOCOLL_COMM_LAZY: collectives on a communicator
+                                     that go to PMPI before its context is built */
+    int comm_keep;                /* TOPOCOLL_COMM_KEEP: contexts of freed communicators kept */
+    size_t comm_lazy_min;         /* TOPOCOLL_COMM_LAZY_MIN: a call of at least this many
+                                     bytes builds the context at once */
+    int verbose;                  /* TOPOCOLL_VERBOSE=0..2 */
+    const char *topology_xml;     /* TOPOCOLL_TOPOLOGY, NULL = this host */
+    const char *binding;          /* TOPOCOLL_BINDING, NULL = real binding */
+    int virtual_nodes;            /* TOPOCOLL_VIRTUAL_NODES, >= 1 */
+    tc_vn_order_t vn_order;       /* TOPOCOLL_VIRTUAL_NODES_ORDER=block|cyclic */
+    tc_sc_mode_t single_copy;     /* TOPOCOLL_SINGLE_COPY=auto|cma|none */
+    size_t bcast_segsize;         /* TOPOCOLL_BCAST_SEGSIZE, 0 = HierKNEM Table 1 */
+    size_t bcast_cico_max;        /* TOPOCOLL_BCAST_CICO_MAX: CICO at or below (bytes) */
+    size_t bcast_flat_max;        /* TOPOCOLL_{BCAST,REDUCE,ALLREDUCE,ALLGATHER}_FLAT_MAX: on */
+    size_t reduce_flat_max;       /*   several nodes, at or below this size (bytes: the */
+    size_t allreduce_flat_max;    /*   message, or Allgather's block) the native */
+    size_t allgather_flat_max;    /*   collective runs (its flat algorithms beat a
+                                       hierarchy's hand-offs for small messages) */
+    int xtune;                    /* TOPOCOLL_XTUNE: 1 = on several nodes, above the
+                                     FLAT_MAX, measure native and topocoll (coll/xtune) */
+    size_t xtune_max;             /* TOPOCOLL_XTUNE_MAX: up to this size (bytes) */
+    int barrier_flat;             /* TOPOCOLL_BARRIER_FLAT: 1 = the native barrier on
+                                     several nodes */
+    size_t chain_min;             /* TOPOCOLL_CHAIN_MIN: from this size, with 3 nodes or
+                                     more, Bcast and Reduce segments travel along a chain
+                                     of nodes (pipelined) instead of a binomial tree */
+    size_t bcast_share_min;       /* TOPOCOLL_BCAST_ROOT_SHARE_MIN: from this size the
+                                     root writes a share of each receiver's buffer */
+    size_t cico_slot;             /* TOPOCOLL_CICO_SLOT: bytes per CICO slot */
+    int cico_slots;               /* TOPOCOLL_CICO_SLOTS: slots per process (16) */
+    size_t red_segsize;           /* TOPOCOLL_REDUCE_SEGSIZE: pipeline segment of Reduce
+                                     and Allreduce (bytes), 0 = automatic */
+    size_t red_cico_max;          /* TOPOCOLL_REDUCE_CICO_MAX: Reduce/Allreduce through
+                                     the CICO slots at or below (bytes per process) */
+    size_t red_eager_max;         /* TOPOCOLL_REDUCE_EAGER_MAX: one-node Reduce eager at or
+                                     below (bytes per process) */
+    size_t allgather_cico_max;    /* TOPOCOLL_ALLGATHER_CICO_MAX: same, per block */
+    int allgather_alg;            /* TOPOCOLL_ALLGATHER_ALG: TC_AG_AUTO|LEADER|RING */
+    int tune;                     /* TOPOCOLL_TUNE=0|1|cico: one-node Reduce/Allreduce/
+                                     Allgather/Bcast choose CICO or single copy online
+                                     above their CICO_MAX (coll/tune's range); 0: single
+                                     copy there; cico (TC_TUNE_FORCE_CICO): CICO there */
+    int tune_explore;             /* TOPOCOLL_TUNE_EXPLORE: every Nth call of a size
+                                     class re-tries the slower method */
+    const char *leaders;          /* TOPOCOLL_LEADERS=auto|nic|first|numa|package (topo/nic
+                                     parses it), NULL = auto */
+    size_t multileader_min;       /* TOPOCOLL_MULTILEADER_MIN: under policy auto, Bcast and
+                                     Allgather use per-package leaders from this size */
+    int nap_us;                   /* TOPOCOLL_NAP: us a waiter sleeps after 16 yields;
+                                     -1 = auto (tc_config_nap) */
+    int spin_count;               /* TOPOCOLL_SPIN: polls before yielding; -1 = auto
+                                     (200, or 0 when the host is oversubscribed) */
+    int comm_cores;               /* TOPOCOLL_COMM_CORES: communication cores per node,
+                                     0 = progress only in the application's calls */
+    tc_place_policy_t placement;  /* TOPOCOLL_PROGRESS_PLACEMENT=bind|numa|odd-even */
+    int nbc_split_tree;           /* TOPOCOLL_NBC_ALG: 1 = split tree for Ibcast/Ireduce
+                                     (default when comm_cores > 0), 0 = hierarchical */
+    int split_tree_s;             /* TOPOCOLL_SPLIT_TREE_S: tree levels run in the
+                                     initiating call; -1 = the model's choice */
+    const char *nic;              /* TOPOCOLL_NIC: cards in rail order (topo/nic parses
+                                     it), NULL = InfiniBand/RDMA cards, else network */
     const char *network_topology; /* TOPOCOLL_NETWORK_TOPOLOGY: Slurm topology.conf
                                   (topo/loc reads it), NULL = no network levels */
 } tc_config_t;
@@ -91,39 +91,39 @@ typedef struct tc_config {
  * default used); so does a TOPOCOLL_* variable the table does not know.
  */
 typedef enum {
-    TC_PARAM_SIZE,     /* bytes, K/M/G suffixes (tc_parse_size) -> size_t */
-    TC_PARAM_INT,      /* integer (same suffixes, may be negative) -> int */
-    TC_PARAM_ENUM,     /* one of a list of words -> an int or enum field */
-    TC_PARAM_STRING    /* free text -> const char *, NULL when unset or empty */
+    TC_PARAM_SIZE,  /* bytes, K/M/G suffixes (tc_parse_size) -> size_t */
+    TC_PARAM_INT,   /* integer (same suffixes, may be negative) -> int */
+    TC_PARAM_ENUM,  /* one of a list of words -> an int or enum field */
+    TC_PARAM_STRING /* free text -> const char *, NULL when unset or empty */
 } tc_param_kind_t;
 
 typedef enum {
-    TC_PARAM_DEFAULT = 0,   /* unset (or empty): the default */
-    TC_PARAM_ENV,           /* the environment's value */
-    TC_PARAM_REJECTED       /* the environment's value was rejected: the default */
+    TC_PARAM_DEFAULT = 0, /* unset (or empty): the default */
+    TC_PARAM_ENV,         /* the environment's value */
+    TC_PARAM_REJECTED     /* the environment's value was rejected: the default */
 } tc_param_src_t;
 
 typedef struct tc_param_choice {
-    const char *name;   /* the word, e.g. "cyclic" */
-    int value;          /* what lands in the field */
-    int alias;          /* 1: accepted, but not listed ("oddeven") */
+    const char *name; /* the word, e.g. "cyclic" */
+    int value;        /* what lands in the field */
+    int alias;        /* 1: accepted, but not listed ("oddeven") */
 } tc_param_choice_t;
 
 typedef struct tc_param {
     /* the table (config.c) */
-    const char *name;                  /* "TOPOCOLL_..." */
+    const char *name; /* "TOPOCOLL_..." */
     tc_param_kind_t kind;
-    const char *dflt;                  /* default as text; STRING: what unset means */
-    long long lo, hi;                  /* SIZE, INT: accepted range */
-    const tc_param_choice_t *choices;  /* ENUM: the words, {NULL}-terminated */
-    size_t offset;                     /* where the value lands in tc_config_t */
-    const char *desc;                  /* one line (markdown) */
+    const char *dflt;                 /* default as text; STRING: what unset means */
+    long long lo, hi;                 /* SIZE, INT: accepted range */
+    const tc_param_choice_t *choices; /* ENUM: the words, {NULL}-terminated */
+    size_t offset;                    /* where the value lands in tc_config_t */
+    const char *desc;                 /* one line (markdown) */
     /* this process's, filled when the configuration is parsed */
     tc_param_src_t src;
-    char value[64];                    /* current value as text */
-    char source[128];                  /* "default", "environment",
-                                          "environment (rejected: TEXT)" */
-    char allowed[96];                  /* "4K..16M", "block|cyclic", "" (string) */
+    char value[64];   /* current value as text */
+    char source[128]; /* "default", "environment",
+                         "environment (rejected: TEXT)" */
+    char allowed[96]; /* "4K..16M", "block|cyclic", "" (string) */
 } tc_param_t;
 
 /** Number of parameters in the table. */

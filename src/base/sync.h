@@ -35,9 +35,18 @@ static inline void tc_cpu_relax(void)
  * once it has yielded TC_BACKOFF_YIELDS times it sleeps nap_us per poll
  * (oversubscribed hosts, tc_config_nap). */
 #define TC_BACKOFF_YIELDS 16
-typedef struct { int polls; int spin; int nap_us; } tc_backoff_t;
+typedef struct {
+    int polls;
+    int spin;
+    int nap_us;
+} tc_backoff_t;
 
-static inline void tc_backoff_init(tc_backoff_t *b, int spin) { b->polls = 0; b->spin = spin; b->nap_us = 0; }
+static inline void tc_backoff_init(tc_backoff_t *b, int spin)
+{
+    b->polls = 0;
+    b->spin = spin;
+    b->nap_us = 0;
+}
 
 static inline void tc_backoff(tc_backoff_t *b)
 {

@@ -1,7 +1,7 @@
 /* coll/allgather -- see allgather.h. */
 #include "allgather.h"
 
-#include "fold.h"   /* tc_fold_post / tc_fold_all_posted: the cookie exchange */
+#include "fold.h" /* tc_fold_post / tc_fold_all_posted: the cookie exchange */
 #include "../xfer/region.h"
 
 #include <stdlib.h>
@@ -27,8 +27,9 @@ int tc_allgather_alg(const tc_ctx_t *ctx, size_t block)
 
 const char *tc_allgather_alg_name(int alg)
 {
-    return alg == TC_AG_USE_CICO ? "copy-in/copy-out" : alg == TC_AG_USE_RING ? "ring (physical order)"
-                                                                              : "leader-based";
+    return alg == TC_AG_USE_CICO   ? "copy-in/copy-out"
+           : alg == TC_AG_USE_RING ? "ring (physical order)"
+                                   : "leader-based";
 }
 
 /* Node n's runs of consecutive ranks: op->runs[2 * i] first rank,
@@ -102,7 +103,8 @@ int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *o
     const uint64_t seq = ++ctx->seq;
     int alg = tc_allgather_alg(ctx, block);
     tc_tune_t tune;
-    if (tc_tune_choose(&tune, ctx, TC_TUNE_ALLGATHER, block, alg == TC_AG_USE_CICO, seq)) alg = TC_AG_USE_CICO;
+    if (tc_tune_choose(&tune, ctx, TC_TUNE_ALLGATHER, block, alg == TC_AG_USE_CICO, seq))
+        alg = TC_AG_USE_CICO;
     if (alg == TC_AG_USE_CICO && tune.bucket < 0 && tc_ctx_eager_fits(ctx, block)) {
         /* Eager: these fields only (eager_work, fini) */
         op->ctx = ctx;
@@ -126,10 +128,11 @@ int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->alg = alg;
     op->tune = tune;
     if (op->alg == TC_AG_USE_CICO && block > (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot) {
-        op->pipe = 1;   /* tuned (tc_tune_range): one node, a usable ring */
+        op->pipe = 1; /* tuned (tc_tune_range): one node, a usable ring */
         if (!(op->pgot = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
     }
-    if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
+    if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t))))
+        return MPI_ERR_NO_MEM;
     if (op->alg == TC_AG_USE_LEADER && m->lrank == m->leader_lrank && m->nnodes > 1) {
         int rc = node_runs(op);
         if (rc != MPI_SUCCESS) return rc;
@@ -154,7 +157,8 @@ int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *o
         int L = m->leader_lrank;
         op->src = tc_lead_source(m->lrank, L, rel ? m->dom_of : NULL, rel ? m->dom_leader : NULL);
         for (int i = 0; i < m->lsize && rel; i++)
-            op->relay |= i != m->lrank && tc_lead_source(i, L, m->dom_of, m->dom_leader) == m->lrank;
+            op->relay |=
+                i != m->lrank && tc_lead_source(i, L, m->dom_of, m->dom_leader) == m->lrank;
     }
     if (op->alg == TC_AG_USE_RING) {
         int n = m->size, p = m->ring_pos;
@@ -178,17 +182,17 @@ static int push_block(tc_allgather_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     const tc_nodemap_t *m = &op->ctx->map;
-    const size_t chunk = op->ctx->copy_chunk;   /* in L2: the CMA writes read it from there */
+    const size_t chunk = op->ctx->copy_chunk; /* in L2: the CMA writes read it from there */
     char *mine = op->out + (size_t)m->rank * op->block;
     const uint64_t *outc = op->cookies + s->nlocal;
     for (size_t off = 0; off < op->block; off += chunk) {
         size_t len = op->block - off < chunk ? op->block - off : chunk;
         if (op->in != mine) memcpy(mine + off, op->in + off, len);
-        for (int d = 1; d < s->nlocal; d++) {   /* a different first peer for each process */
+        for (int d = 1; d < s->nlocal; d++) { /* a different first peer for each process */
             int i = (s->me + d) % s->nlocal;
             struct iovec l = { mine + off, len };
-            if (tc_region_copy(s, outc[i], (size_t)m->rank * op->block + off, &l, 1, TC_DIR_TO_REGION) !=
-                (long long)len)
+            if (tc_region_copy(s, outc[i], (size_t)m->rank * op->block + off, &l, 1,
+                               TC_DIR_TO_REGION) != (long long)len)
                 return MPI_ERR_INTERN;
         }
     }
@@ -211,7 +215,7 @@ static int cico_work(tc_allgather_t *op)
     tc_shm_t *s = op->ctx->shm;
     const tc_nodemap_t *m = &op->ctx->map;
     if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
-    for (int i = 0; i < m->lsize; i++) {   /* one node: local rank == rank */
+    for (int i = 0; i < m->lsize; i++) { /* one node: local rank == rank */
         if (i == s->me) continue;
         memcpy(op->out + (size_t)i * op->block, tc_shm_cico(s, i, 0), op->block);
         s->bytes_cico += op->block;
@@ -237,7 +241,7 @@ static int pipe_work(tc_allgather_t *op)
     tc_shm_t *s = op->ctx->shm;
     const int nl = s->nlocal, me = s->me;
     const size_t S = tc_shm_ring_bytes(s), nc = (op->block + S - 1) / S;
-    char *mine = op->out + (size_t)me * op->block;   /* one node: local rank == rank */
+    char *mine = op->out + (size_t)me * op->block; /* one node: local rank == rank */
     /* No wait for the posts: the counters order everything, and each
      * process acquires the tuner's count (released after its post, so
      * after its tune word: tune.h) when it copies out the tuner's first
@@ -248,8 +252,10 @@ static int pipe_work(tc_allgather_t *op)
         for (; op->psent < nc; op->psent++) {
             uint64_t item = op->pbase + op->psent;
             int free_slot = 1;
-            for (int i = 0; i < nl && free_slot; i++)   /* Acquire: every reader is done with the slot */
-                free_slot = i == me || item - atomic_load_explicit(tc_shm_lane_bgot(s, i, me), memory_order_acquire) <
+            for (int i = 0; i < nl && free_slot;
+                 i++) /* Acquire: every reader is done with the slot */
+                free_slot = i == me || item - atomic_load_explicit(tc_shm_lane_bgot(s, i, me),
+                                                                   memory_order_acquire) <
                                            TC_SHM_RING;
             if (!free_slot) break;
             size_t len, off = ring_chunk(op, S, op->psent, &len);
@@ -265,7 +271,8 @@ static int pipe_work(tc_allgather_t *op)
             for (; op->pgot[j] < nc; op->pgot[j]++) {
                 uint64_t item = op->pgot[nl + j] + op->pgot[j];
                 /* Acquire: pairs with the owner's count. */
-                if (atomic_load_explicit(tc_shm_lane_sent(s, j, j), memory_order_acquire) <= item) break;
+                if (atomic_load_explicit(tc_shm_lane_sent(s, j, j), memory_order_acquire) <= item)
+                    break;
                 size_t len, off = ring_chunk(op, S, op->pgot[j], &len);
                 memcpy(op->out + (size_t)j * op->block + off, tc_shm_ring_slot(s, j, item), len);
                 s->bytes_cico += len;
@@ -298,7 +305,7 @@ static int leaders_ring(tc_allgather_t *op)
 {
     tc_ctx_t *c = op->ctx;
     const tc_nodemap_t *m = &c->map;
-    const int nn = m->nnodes, last = nn - 1;   /* steps */
+    const int nn = m->nnodes, last = nn - 1; /* steps */
     int left = m->leader_of[(m->node - 1 + nn) % nn], right = m->leader_of[(m->node + 1) % nn];
     int flag, rc;
     char *p;
@@ -314,13 +321,14 @@ static int leaders_ring(tc_allgather_t *op)
             advance(op, &op->rpost, 1);
         }
         if (op->rdone.q < op->rpost.q) {
-            if ((rc = PMPI_Test(&op->rreq[op->rdone.q % TC_AG_WINDOW], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            if ((rc = PMPI_Test(&op->rreq[op->rdone.q % TC_AG_WINDOW], &flag, MPI_STATUS_IGNORE)) !=
+                MPI_SUCCESS)
                 return rc;
             if (flag) {
                 int k = op->rdone.k;
                 advance(op, &op->rdone, 1);
                 moved = 1;
-                if (op->rdone.k > k) {   /* node (node-k-1)'s blocks are all here */
+                if (op->rdone.k > k) { /* node (node-k-1)'s blocks are all here */
                     op->steps = (size_t)op->rdone.k;
                     /* Release: the node's blocks (landed by MPI) before the report. */
                     if (c->shm)
@@ -331,7 +339,8 @@ static int leaders_ring(tc_allgather_t *op)
         }
         /* sends: step 0's pieces are ours; step k's arrived at step k-1 */
         while (op->spost.k < last && op->spost.q < op->sdone_q + TC_AG_WINDOW &&
-               (op->spost.k == 0 || op->spost.q - op->sbase[op->spost.k] + op->rbase[op->spost.k - 1] < op->rdone.q)) {
+               (op->spost.k == 0 ||
+                op->spost.q - op->sbase[op->spost.k] + op->rbase[op->spost.k - 1] < op->rdone.q)) {
             piece(op, &op->spost, step_node(op, op->spost.k, 0), &p, &len);
             rc = PMPI_Isend(p, (int)len, MPI_BYTE, right, TC_TAG_ALLGATHER, c->pcomm,
                             &op->sreq[op->spost.q % TC_AG_WINDOW]);
@@ -340,9 +349,13 @@ static int leaders_ring(tc_allgather_t *op)
             moved = 1;
         }
         if (op->sdone_q < op->spost.q) {
-            if ((rc = PMPI_Test(&op->sreq[op->sdone_q % TC_AG_WINDOW], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            if ((rc = PMPI_Test(&op->sreq[op->sdone_q % TC_AG_WINDOW], &flag, MPI_STATUS_IGNORE)) !=
+                MPI_SUCCESS)
                 return rc;
-            if (flag) { op->sdone_q++; moved = 1; }
+            if (flag) {
+                op->sdone_q++;
+                moved = 1;
+            }
         }
         if (!moved) return MPI_SUCCESS;
     }
@@ -355,7 +368,8 @@ static int leader_work(tc_allgather_t *op)
     const tc_nodemap_t *m = &c->map;
     int rc;
     if (s && !op->posted) {
-        if (!tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal)) return TC_OP_PENDING;
+        if (!tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal))
+            return TC_OP_PENDING;
         op->posted = 1;
     }
     /* Step 1, the node's blocks: every process writes its block into the
@@ -366,11 +380,13 @@ static int leader_work(tc_allgather_t *op)
         op->wrote = 1;
     }
     if (s && op->got == 0) {
-        for (int i = 0; i < s->nlocal; i++) if (!block_here(op, i)) return TC_OP_PENDING;
+        for (int i = 0; i < s->nlocal; i++)
+            if (!block_here(op, i)) return TC_OP_PENDING;
         op->got = 1;
-        if (m->lrank == m->leader_lrank) atomic_store_explicit(&s->ctl[m->leader_lrank].prog, 1, memory_order_release);
+        if (m->lrank == m->leader_lrank)
+            atomic_store_explicit(&s->ctl[m->leader_lrank].prog, 1, memory_order_release);
     }
-    if (m->lrank == m->leader_lrank) {   /* step 2: the leaders' ring */
+    if (m->lrank == m->leader_lrank) { /* step 2: the leaders' ring */
         if (m->nnodes > 1) {
             if ((rc = leaders_ring(op)) != MPI_SUCCESS) return rc;
             if (op->steps < (size_t)m->nnodes - 1 || op->sdone_q < op->stotal) return TC_OP_PENDING;
@@ -380,14 +396,16 @@ static int leader_work(tc_allgather_t *op)
     /* step 3: the other nodes' blocks, as the leader (or our relay) reports them */
     const uint64_t *outc = op->cookies + s->nlocal;
     /* Release: a relay's report, the blocks it holds (its node's at first). */
-    if (op->relay && op->got == 1) atomic_store_explicit(&s->ctl[s->me].prog, 1, memory_order_release);
+    if (op->relay && op->got == 1)
+        atomic_store_explicit(&s->ctl[s->me].prog, 1, memory_order_release);
     size_t ready = (size_t)atomic_load_explicit(&s->ctl[op->src].prog, memory_order_acquire);
     while (op->got < ready) {
         int n = (m->node - (int)op->got + m->nnodes) % m->nnodes;
         for (int r = 0; r < m->size; r++) {
             if (m->node_of[r] != n) continue;
             size_t off = (size_t)r * op->block;
-            if (tc_region_read(s, outc[op->src], off, op->out + off, op->block) != (long long)op->block)
+            if (tc_region_read(s, outc[op->src], off, op->out + off, op->block) !=
+                (long long)op->block)
                 return MPI_ERR_INTERN;
         }
         op->got++;
@@ -410,10 +428,11 @@ static int ring_work(tc_allgather_t *op)
     /* held block j (0 = ours) belongs to rank ring[p - j] */
 #define RING_RANK(j) (m->ring[(p - (int)(j) % n + n) % n])
     if (s && !op->posted) {
-        if (!tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal)) return TC_OP_PENDING;
+        if (!tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal))
+            return TC_OP_PENDING;
         op->posted = 1;
     }
-    if (s && !op->wrote) {   /* our block into every local peer's buffer */
+    if (s && !op->wrote) { /* our block into every local peer's buffer */
         if ((rc = push_block(op)) != MPI_SUCCESS) return rc;
         op->wrote = 1;
     }
@@ -423,8 +442,8 @@ static int ring_work(tc_allgather_t *op)
         for (int j = 1; j < n; j++) {
             int r = RING_RANK(j);
             if (m->node_of[r] == m->node) continue;
-            rc = PMPI_Irecv(op->out + (size_t)r * op->block, (int)op->block, MPI_BYTE, op->left, TC_TAG_ALLGATHER,
-                            c->pcomm, &op->rreq[j]);
+            rc = PMPI_Irecv(op->out + (size_t)r * op->block, (int)op->block, MPI_BYTE, op->left,
+                            TC_TAG_ALLGATHER, c->pcomm, &op->rreq[j]);
             if (rc != MPI_SUCCESS) return rc;
         }
         op->rposted = 1;
@@ -440,12 +459,14 @@ static int ring_work(tc_allgather_t *op)
             } else if (op->lsame) {
                 /* from another node: along the ring, once the left neighbour holds it */
                 int li = m->lrank_of[op->left];
-                if ((size_t)atomic_load_explicit(&s->ctl[li].prog, memory_order_acquire) < op->have) break;
+                if ((size_t)atomic_load_explicit(&s->ctl[li].prog, memory_order_acquire) < op->have)
+                    break;
                 if (tc_region_read(s, op->cookies[s->nlocal + li], off, op->out + off, op->block) !=
                     (long long)op->block)
                     return MPI_ERR_INTERN;
             } else {
-                if ((rc = PMPI_Test(&op->rreq[op->have], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+                if ((rc = PMPI_Test(&op->rreq[op->have], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                    return rc;
                 if (!flag) break;
             }
             op->have++;
@@ -457,8 +478,8 @@ static int ring_work(tc_allgather_t *op)
             while (op->sent < (size_t)n - 1 && op->sent < op->have) {
                 int r = RING_RANK(op->sent);
                 if (m->node_of[r] != rnode) {
-                    rc = PMPI_Isend(op->out + (size_t)r * op->block, (int)op->block, MPI_BYTE, op->right,
-                                    TC_TAG_ALLGATHER, c->pcomm, &op->sreq[op->sent]);
+                    rc = PMPI_Isend(op->out + (size_t)r * op->block, (int)op->block, MPI_BYTE,
+                                    op->right, TC_TAG_ALLGATHER, c->pcomm, &op->sreq[op->sent]);
                     if (rc != MPI_SUCCESS) return rc;
                 }
                 op->sent++;
@@ -469,8 +490,9 @@ static int ring_work(tc_allgather_t *op)
 #undef RING_RANK
     if (op->have < (size_t)n) return TC_OP_PENDING;
     if (!op->rsame) {
-        while (op->sdone < (size_t)n - 1) {   /* MPI_REQUEST_NULL for the skipped ones */
-            if ((rc = PMPI_Test(&op->sreq[op->sdone], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+        while (op->sdone < (size_t)n - 1) { /* MPI_REQUEST_NULL for the skipped ones */
+            if ((rc = PMPI_Test(&op->sreq[op->sdone], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                return rc;
             if (!flag) return TC_OP_PENDING;
             op->sdone++;
         }
@@ -486,8 +508,9 @@ static int eager_work(tc_allgather_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     if (op->state == ST_START) {
-        if (!tc_shm_eager_put(s, op->in, op->block, op->eager_slot, op->seq, op->eager_wait)) return TC_OP_PENDING;
-        char *mine = op->out + (size_t)s->me * op->block;   /* one node: local rank == rank */
+        if (!tc_shm_eager_put(s, op->in, op->block, op->eager_slot, op->seq, op->eager_wait))
+            return TC_OP_PENDING;
+        char *mine = op->out + (size_t)s->me * op->block; /* one node: local rank == rank */
         if (op->in != mine) memcpy(mine, op->in, op->block);
         op->state = ST_WORK;
     }
@@ -496,7 +519,8 @@ static int eager_work(tc_allgather_t *op)
         if (ready <= 0) return ready < 0 ? MPI_ERR_INTERN : TC_OP_PENDING;
         for (int i = 0; i < s->nlocal; i++)
             if (i != s->me)
-                memcpy(op->out + (size_t)i * op->block, tc_shm_eager_data(s, i, op->eager_slot, op->block), op->block);
+                memcpy(op->out + (size_t)i * op->block,
+                       tc_shm_eager_data(s, i, op->eager_slot, op->block), op->block);
         s->bytes_cico += op->block * (size_t)(s->nlocal - 1);
         tc_shm_finish(s, op->seq);
         op->state = ST_DONE;
@@ -513,13 +537,15 @@ int tc_allgather_work(tc_allgather_t *op)
     switch (op->state) {
     case ST_START:
         if (s && !tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
-        tc_tune_start(&op->tune, op->ctx, op->seq);   /* before our post: see tune.h */
+        tc_tune_start(&op->tune, op->ctx, op->seq); /* before our post: see tune.h */
         if (s) {
             if (op->pipe) {
                 /* our own counters: every item of the calls before is consumed */
-                op->pbase = atomic_load_explicit(tc_shm_lane_sent(s, s->me, s->me), memory_order_relaxed);
+                op->pbase =
+                    atomic_load_explicit(tc_shm_lane_sent(s, s->me, s->me), memory_order_relaxed);
                 for (int j = 0; j < s->nlocal; j++)
-                    op->pgot[s->nlocal + j] = atomic_load_explicit(tc_shm_lane_bgot(s, s->me, j), memory_order_relaxed);
+                    op->pgot[s->nlocal + j] =
+                        atomic_load_explicit(tc_shm_lane_bgot(s, s->me, j), memory_order_relaxed);
                 tc_fold_post(s, op->seq, 0, 0);
             } else if (op->alg == TC_AG_USE_CICO) {
                 memcpy(tc_shm_cico(s, s->me, 0), op->in, op->block);
@@ -529,7 +555,8 @@ int tc_allgather_work(tc_allgather_t *op)
                  * into it; blocks from other nodes are read out of it
                  * along the ring or from the leader */
                 struct iovec iov = { op->out, (size_t)m->size * op->block };
-                if (tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie) != 0)
+                if (tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie) !=
+                    0)
                     return MPI_ERR_INTERN;
                 tc_fold_post(s, op->seq, 0, op->out_cookie);
             }
@@ -551,19 +578,19 @@ int tc_allgather_work(tc_allgather_t *op)
         op->state = ST_ACK;
         /* fall through */
     case ST_ACK:
-        if (s && (op->alg != TC_AG_USE_CICO || tc_tune_waits(&op->tune, op->ctx)) && !tc_shm_all_done(s, op->seq))
+        if (s && (op->alg != TC_AG_USE_CICO || tc_tune_waits(&op->tune, op->ctx)) &&
+            !tc_shm_all_done(s, op->seq))
             return TC_OP_PENDING;
         tc_tune_end(&op->tune, op->ctx);
         op->state = ST_DONE;
         /* fall through */
-    default:
-        return TC_OP_DONE;
+    default: return TC_OP_DONE;
     }
 }
 
 void tc_allgather_fini(tc_allgather_t *op)
 {
-    if (op->eager) return;   /* holds nothing */
+    if (op->eager) return; /* holds nothing */
     if (op->out_cookie) tc_region_destroy(op->ctx->shm, op->out_cookie);
     op->out_cookie = 0;
     free(op->rreq);

@@ -48,32 +48,35 @@ enum { TC_AG_USE_CICO = 0, TC_AG_USE_LEADER, TC_AG_USE_RING };
 
 /* A position in a leader's stream of ring pieces: step, run of the
  * step's node, offset in the run (bytes), index in the stream. */
-typedef struct tc_ag_cur { int k, run; size_t off, q; } tc_ag_cur_t;
+typedef struct tc_ag_cur {
+    int k, run;
+    size_t off, q;
+} tc_ag_cur_t;
 
 typedef struct tc_allgather {
     tc_ctx_t *ctx;
-    const char *in;         /* this rank's block (inside out when MPI_IN_PLACE) */
-    char *out;              /* size blocks of @block bytes, rank order */
+    const char *in; /* this rank's block (inside out when MPI_IN_PLACE) */
+    char *out;      /* size blocks of @block bytes, rank order */
     size_t block;
     uint64_t seq;
     int state, alg;
     uint64_t out_cookie;
-    uint64_t *cookies;      /* [nlocal] inputs, then [nlocal] receive buffers
-                               of the local processes */
+    uint64_t *cookies; /* [nlocal] inputs, then [nlocal] receive buffers
+                          of the local processes */
     int posted, wrote;
     /* leader-based */
-    int *run_of, *runs;     /* leaders: each node's runs of consecutive ranks */
-    size_t *rbase, *sbase;  /* leaders: [nnodes] pieces before each ring step,
-                               received and sent */
-    size_t stotal;          /* leaders: pieces to send */
-    tc_ag_cur_t rpost, rdone, spost;   /* leaders: the streams' cursors */
-    size_t sdone_q;         /* leaders: sends completed */
-    size_t steps;           /* leaders: ring steps completed */
-    size_t got;             /* non-leaders: nodes copied */
-    int src;                /* non-leaders: local rank whose buffer they read the
-                               other nodes' blocks from (the leader, or their
-                               package's relay: HierKNEM 4.1) */
-    int relay;              /* 1: another local process reads from us */
+    int *run_of, *runs;              /* leaders: each node's runs of consecutive ranks */
+    size_t *rbase, *sbase;           /* leaders: [nnodes] pieces before each ring step,
+                                        received and sent */
+    size_t stotal;                   /* leaders: pieces to send */
+    tc_ag_cur_t rpost, rdone, spost; /* leaders: the streams' cursors */
+    size_t sdone_q;                  /* leaders: sends completed */
+    size_t steps;                    /* leaders: ring steps completed */
+    size_t got;                      /* non-leaders: nodes copied */
+    int src;                         /* non-leaders: local rank whose buffer they read the
+                                        other nodes' blocks from (the leader, or their
+                                        package's relay: HierKNEM 4.1) */
+    int relay;                       /* 1: another local process reads from us */
     /* ring */
     int left, right, lsame, rsame;
     size_t have, sent, sdone, rposted;
@@ -81,12 +84,12 @@ typedef struct tc_allgather {
     /* one node, CICO above the slots' capacity: pipelined through the
        broadcast rings (tc_shm_ring_slot), chunk by chunk */
     int pipe;
-    uint64_t pbase, psent;  /* our ring: items before this call, chunks posted */
-    uint64_t *pgot;         /* [nlocal] chunks copied out of each process's ring,
-                               then [nlocal] its items before this call */
-    tc_tune_t tune;         /* CICO or single copy on one node (coll/tune) */
-    int eager, eager_slot;  /* eager (one node, small: coll/ctx tc_ctx_eager) and its item */
-    uint64_t eager_wait;    /* every process has finished this call before we write the item */
+    uint64_t pbase, psent; /* our ring: items before this call, chunks posted */
+    uint64_t *pgot;        /* [nlocal] chunks copied out of each process's ring,
+                              then [nlocal] its items before this call */
+    tc_tune_t tune;        /* CICO or single copy on one node (coll/tune) */
+    int eager, eager_slot; /* eager (one node, small: coll/ctx tc_ctx_eager) and its item */
+    uint64_t eager_wait;   /* every process has finished this call before we write the item */
 } tc_allgather_t;
 
 /** Algorithm an Allgather of @block bytes per rank uses on ctx. */

@@ -9,7 +9,7 @@
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 enum { NET_IDLE = 0, NET_REDUCE, NET_BCAST, NET_DONE };
 
-#define TC_TAG_ARING 0x7c05   /* the slices' ring (on the slice communicator) */
+#define TC_TAG_ARING 0x7c05 /* the slices' ring (on the slice communicator) */
 
 int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
                       const tc_rtype_t *t)
@@ -18,7 +18,8 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
     const size_t span = tc_span(t, count);
     const uint64_t seq = ++ctx->seq;
     tc_tune_t tune;
-    int cico = tc_tune_choose(&tune, ctx, TC_TUNE_ALLREDUCE, span, tc_fold_uses_cico(ctx, span), seq);
+    int cico =
+        tc_tune_choose(&tune, ctx, TC_TUNE_ALLREDUCE, span, tc_fold_uses_cico(ctx, span), seq);
     if (cico && tune.bucket < 0 && tc_ctx_eager_fits(ctx, span)) {
         /* Eager: these fields only (eager_work, fini) */
         op->ctx = ctx;
@@ -86,7 +87,8 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
     }
     int nl = m->lsize;
     op->cookies = calloc(3 * (size_t)nl, sizeof(uint64_t));
-    if (!op->cookies || (op->wid >= 0 && tc_fold_scratch_get(ctx, &op->f) != 0)) return MPI_ERR_NO_MEM;
+    if (!op->cookies || (op->wid >= 0 && tc_fold_scratch_get(ctx, &op->f) != 0))
+        return MPI_ERR_NO_MEM;
     op->push = op->cookies + 2 * nl;
     return MPI_SUCCESS;
 }
@@ -104,8 +106,8 @@ static int cico_network(tc_allreduce_t *op)
     for (;;) {
         switch (op->net_state) {
         case NET_IDLE:
-            rc = PMPI_Ireduce(lr == 0 ? MPI_IN_PLACE : op->out, lr == 0 ? op->out : NULL, n, op->t.dt,
-                              op->t.op, 0, c->llcomm, &op->req);
+            rc = PMPI_Ireduce(lr == 0 ? MPI_IN_PLACE : op->out, lr == 0 ? op->out : NULL, n,
+                              op->t.dt, op->t.op, 0, c->llcomm, &op->req);
             if (rc != MPI_SUCCESS) return rc;
             op->net_state = NET_REDUCE;
             break;
@@ -113,12 +115,15 @@ static int cico_network(tc_allreduce_t *op)
         case NET_BCAST:
             if ((rc = PMPI_Test(&op->req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
             if (!flag) return TC_OP_PENDING;
-            if (op->net_state == NET_BCAST) { op->net_state = NET_DONE; return MPI_SUCCESS; }
-            if ((rc = PMPI_Ibcast(op->out, n, op->t.dt, 0, c->llcomm, &op->req)) != MPI_SUCCESS) return rc;
+            if (op->net_state == NET_BCAST) {
+                op->net_state = NET_DONE;
+                return MPI_SUCCESS;
+            }
+            if ((rc = PMPI_Ibcast(op->out, n, op->t.dt, 0, c->llcomm, &op->req)) != MPI_SUCCESS)
+                return rc;
             op->net_state = NET_BCAST;
             break;
-        default:
-            return MPI_SUCCESS;
+        default: return MPI_SUCCESS;
         }
     }
 }
@@ -129,7 +134,7 @@ static int cico_work(tc_allreduce_t *op)
     tc_shm_t *s = c->shm;
     size_t span = tc_span(&op->t, op->count);
     int rc;
-    if (!s) {   /* alone on the node */
+    if (!s) { /* alone on the node */
         if (op->net_state == NET_IDLE && op->in != op->out) memcpy(op->out, op->in, span);
         return cico_network(op);
     }
@@ -140,14 +145,17 @@ static int cico_work(tc_allreduce_t *op)
          * the result over its own input's piece j (only it reads piece j);
          * the others copy it from there. */
         if (!op->folded) {
-            if ((rc = tc_fold_slots_share(s, &op->t, op->count, op->out, 1, NULL)) != MPI_SUCCESS) return rc;
+            if ((rc = tc_fold_slots_share(s, &op->t, op->count, op->out, 1, NULL)) != MPI_SUCCESS)
+                return rc;
             op->folded = 1;
         }
         return tc_fold_slots_gather(s, &op->t, op->count, op->out, &op->pushed);
     }
     const int L = c->map.leader_lrank;
     if (c->map.lrank == L) {
-        if (op->net_state == NET_IDLE && (rc = tc_fold_slots(s, &op->t, 0, op->count, op->out)) != MPI_SUCCESS) return rc;
+        if (op->net_state == NET_IDLE &&
+            (rc = tc_fold_slots(s, &op->t, 0, op->count, op->out)) != MPI_SUCCESS)
+            return rc;
         if ((rc = cico_network(op)) != MPI_SUCCESS) return rc;
         /* Nobody reads our slots any more (only the leader folds here). */
         memcpy(tc_shm_cico(s, L, 0), op->out, span);
@@ -166,7 +174,8 @@ static int cico_work(tc_allreduce_t *op)
 int tc_allreduce_piped(const tc_ctx_t *ctx, size_t bytes)
 {
     const tc_shm_t *s = ctx->shm;
-    return s && ctx->map.nnodes == 1 && bytes > (size_t)s->cico_slots * s->cico_slot && tc_shm_lanes_usable(s);
+    return s && ctx->map.nnodes == 1 && bytes > (size_t)s->cico_slots * s->cico_slot &&
+           tc_shm_lanes_usable(s);
 }
 
 /* Chunk @c of piece @j: first element and count. */
@@ -192,7 +201,7 @@ static int pipe_work(tc_allreduce_t *op)
     const int nl = s->nlocal, me = s->me;
     const size_t ext = op->t.extent;
     tc_part_t p;
-    tc_part_init(&p, op->count, op->count, nl);   /* one segment, piece j owned by local rank j */
+    tc_part_init(&p, op->count, op->count, nl); /* one segment, piece j owned by local rank j */
     if (!op->posted) {
         if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
         op->posted = 1;
@@ -207,7 +216,9 @@ static int pipe_work(tc_allreduce_t *op)
             for (size_t K = pipe_chunks(op, &p, j); op->sent[j] < K; op->sent[j]++) {
                 uint64_t item = op->base[j] + op->sent[j];
                 /* Acquire: j is done with the item two before, in this slot. */
-                if (item - atomic_load_explicit(tc_shm_lane_got(s, j, me), memory_order_acquire) >= 2) break;
+                if (item - atomic_load_explicit(tc_shm_lane_got(s, j, me), memory_order_acquire) >=
+                    2)
+                    break;
                 size_t a = pipe_chunk(op, &p, j, op->sent[j], &k);
                 memcpy(tc_shm_lane_slot(s, me, j, item), op->in + a * ext, k * ext);
                 /* Release: the chunk before the count. */
@@ -223,25 +234,29 @@ static int pipe_work(tc_allreduce_t *op)
             for (int i = 0; i < nl && ready; i++) {
                 if (i == me) continue;
                 /* Acquire: the reader's copy-out two items back; the producer's chunk. */
-                ready = bitem - atomic_load_explicit(tc_shm_lane_bgot(s, i, me), memory_order_acquire) < 2 &&
-                        atomic_load_explicit(tc_shm_lane_sent(s, i, me), memory_order_acquire) >
-                            op->base[nl + i] + op->red;
+                ready =
+                    bitem - atomic_load_explicit(tc_shm_lane_bgot(s, i, me), memory_order_acquire) <
+                        2 &&
+                    atomic_load_explicit(tc_shm_lane_sent(s, i, me), memory_order_acquire) >
+                        op->base[nl + i] + op->red;
             }
             if (!ready) break;
             size_t a = pipe_chunk(op, &p, me, op->red, &k);
             char *acc = tc_shm_lane_slot(s, me, me, bitem);
             /* canonical order: x_0 op (x_1 op (... op x_{nl-1})) */
-#define X(r) ((r) == me ? op->in + a * ext : tc_shm_lane_slot(s, (r), me, op->base[nl + (r)] + op->red))
+#define X(r) \
+    ((r) == me ? op->in + a * ext : tc_shm_lane_slot(s, (r), me, op->base[nl + (r)] + op->red))
             memcpy(acc, X(nl - 1), k * ext);
             for (int r = nl - 2; r >= 0; r--)
                 if ((rc = tc_op_apply(&op->t, X(r), acc, k)) != MPI_SUCCESS) return rc;
 #undef X
-            memcpy(op->out + a * ext, acc, k * ext);   /* MPI_IN_PLACE: our operand is read */
+            memcpy(op->out + a * ext, acc, k * ext); /* MPI_IN_PLACE: our operand is read */
             s->bytes_cico += k * ext * (size_t)nl;
             /* Release: the producers' slots are free; our result is published. */
             for (int i = 0; i < nl; i++)
-                if (i != me) atomic_store_explicit(tc_shm_lane_got(s, me, i), op->base[nl + i] + op->red + 1,
-                                                   memory_order_release);
+                if (i != me)
+                    atomic_store_explicit(tc_shm_lane_got(s, me, i), op->base[nl + i] + op->red + 1,
+                                          memory_order_release);
             atomic_store_explicit(tc_shm_lane_sent(s, me, me), bitem + 1, memory_order_release);
             progress = 1;
         }
@@ -251,7 +266,8 @@ static int pipe_work(tc_allreduce_t *op)
             for (size_t K = pipe_chunks(op, &p, j); op->got[j] < K; op->got[j]++) {
                 uint64_t item = op->base[2 * nl + j] + op->got[j];
                 /* Acquire: pairs with the owner's publication. */
-                if (atomic_load_explicit(tc_shm_lane_sent(s, j, j), memory_order_acquire) <= item) break;
+                if (atomic_load_explicit(tc_shm_lane_sent(s, j, j), memory_order_acquire) <= item)
+                    break;
                 size_t a = pipe_chunk(op, &p, j, op->got[j], &k);
                 memcpy(op->out + a * ext, tc_shm_lane_slot(s, j, j, item), k * ext);
                 s->bytes_cico += k * ext;
@@ -263,7 +279,8 @@ static int pipe_work(tc_allreduce_t *op)
     }
     if (op->red < pipe_chunks(op, &p, me)) return TC_OP_PENDING;
     for (int j = 0; j < nl; j++)
-        if (j != me && (op->sent[j] < pipe_chunks(op, &p, j) || op->got[j] < pipe_chunks(op, &p, j)))
+        if (j != me &&
+            (op->sent[j] < pipe_chunks(op, &p, j) || op->got[j] < pipe_chunks(op, &p, j)))
             return TC_OP_PENDING;
     return MPI_SUCCESS;
 }
@@ -305,15 +322,15 @@ static int slice_network(tc_allreduce_t *op)
         size_t first, n, k;
         tc_part_piece(&op->part, op->bc_done, op->wid, &first, &n);
         char *piece = op->out + first * ext;
-        const int rs = op->ring_step < N - 1;   /* reduce-scatter, else allgather */
+        const int rs = op->ring_step < N - 1; /* reduce-scatter, else allgather */
         const int kk = rs ? op->ring_step : op->ring_step - (N - 1);
         if (!op->ring_posted) {
             int sc_chunk = rs ? (r - kk + N) % N : (r + 1 - kk + 2 * N) % N;
             int rc_chunk = rs ? (r - kk - 1 + 2 * N) % N : (r - kk + N) % N;
             size_t a = ring_chunk(n, N, rc_chunk, &k);
             /* reduce-scatter: into the ring buffer, folded below; allgather: in place */
-            rc = PMPI_Irecv(rs ? op->ring_tmp : piece + a * ext, (int)k, op->t.dt, prev, TC_TAG_ARING, sc,
-                            &op->rreq);
+            rc = PMPI_Irecv(rs ? op->ring_tmp : piece + a * ext, (int)k, op->t.dt, prev,
+                            TC_TAG_ARING, sc, &op->rreq);
             if (rc != MPI_SUCCESS) return rc;
             a = ring_chunk(n, N, sc_chunk, &k);
             rc = PMPI_Isend(piece + a * ext, (int)k, op->t.dt, next, TC_TAG_ARING, sc, &op->sreq);
@@ -327,7 +344,8 @@ static int slice_network(tc_allreduce_t *op)
         if (!flag) return MPI_SUCCESS;
         if (rs) {
             size_t a = ring_chunk(n, N, (r - kk - 1 + 2 * N) % N, &k);
-            if ((rc = tc_op_apply(&op->t, op->ring_tmp, piece + a * ext, k)) != MPI_SUCCESS) return rc;
+            if ((rc = tc_op_apply(&op->t, op->ring_tmp, piece + a * ext, k)) != MPI_SUCCESS)
+                return rc;
         }
         op->ring_posted = 0;
         if (++op->ring_step == 2 * (N - 1)) {
@@ -349,7 +367,8 @@ static int sc_work(tc_allreduce_t *op)
     tc_shm_t *s = c->shm;
     int rc;
     if (s && !op->posted) {
-        if (!tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal)) return TC_OP_PENDING;
+        if (!tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal))
+            return TC_OP_PENDING;
         /* the other local processes' outputs, where our pieces go */
         for (int i = 0, k = 0; i < s->nlocal; i++)
             if (i != s->me) op->push[k++] = op->cookies[s->nlocal + i];
@@ -357,7 +376,7 @@ static int sc_work(tc_allreduce_t *op)
     }
     int npush = s ? s->nlocal - 1 : 0;
     if (op->wid >= 0) {
-        if (op->folded < op->part.nseg) {   /* one segment per step: the network overlaps */
+        if (op->folded < op->part.nseg) { /* one segment per step: the network overlaps */
             size_t first, n;
             tc_part_piece(&op->part, op->folded, op->wid, &first, &n);
             if (s) {
@@ -365,17 +384,19 @@ static int sc_work(tc_allreduce_t *op)
                                    op->multi ? 0 : npush, &op->f);
                 if (rc != MPI_SUCCESS) return rc;
             } else if (op->in != op->out) {
-                memcpy(op->out + first * op->t.extent, op->in + first * op->t.extent, tc_span(&op->t, n));
+                memcpy(op->out + first * op->t.extent, op->in + first * op->t.extent,
+                       tc_span(&op->t, n));
             }
             op->folded++;
         }
         size_t final = op->folded;
         if (op->multi) {
             if ((rc = slice_network(op)) != MPI_SUCCESS) return rc;
-            for (; op->pushed < op->bc_done; op->pushed++) {   /* final pieces to the node */
+            for (; op->pushed < op->bc_done; op->pushed++) { /* final pieces to the node */
                 size_t first, n;
                 tc_part_piece(&op->part, op->pushed, op->wid, &first, &n);
-                if (s && (rc = tc_fold_push(s, &op->t, op->out, first, n, op->push, npush)) != MPI_SUCCESS)
+                if (s && (rc = tc_fold_push(s, &op->t, op->out, first, n, op->push, npush)) !=
+                             MPI_SUCCESS)
                     return rc;
             }
             final = op->pushed;
@@ -387,7 +408,8 @@ static int sc_work(tc_allreduce_t *op)
     }
     /* Acquire: pairs with each worker's release; its pieces are in our output. */
     for (int j = 0; s && j < op->part.nw; j++)
-        if (j != op->wid && atomic_load_explicit(&s->ctl[j].prog, memory_order_acquire) < op->part.nseg)
+        if (j != op->wid &&
+            atomic_load_explicit(&s->ctl[j].prog, memory_order_acquire) < op->part.nseg)
             return TC_OP_PENDING;
     return MPI_SUCCESS;
 }
@@ -402,12 +424,14 @@ static int eager_work(tc_allreduce_t *op)
     tc_shm_t *s = op->ctx->shm;
     int rc;
     if (op->state == ST_START) {
-        rc = tc_fold_eager_post(s, &op->t, op->count, op->in, op->eager_slot, op->seq, op->eager_wait);
+        rc = tc_fold_eager_post(s, &op->t, op->count, op->in, op->eager_slot, op->seq,
+                                op->eager_wait);
         if (rc != MPI_SUCCESS) return rc;
         op->state = ST_WORK;
     }
     if (op->state == ST_WORK) {
-        rc = tc_fold_eager(s, &op->t, op->count, op->eager_slot, op->seq, NULL, op->out, NULL, &op->eager_done);
+        rc = tc_fold_eager(s, &op->t, op->count, op->eager_slot, op->seq, NULL, op->out, NULL,
+                           &op->eager_done);
         if (rc != MPI_SUCCESS) return rc;
         tc_shm_finish(s, op->seq);
         op->state = ST_DONE;
@@ -426,13 +450,15 @@ int tc_allreduce_work(tc_allreduce_t *op)
             /* Our flags, slots and cookies may still be read for the
              * previous collective. */
             if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
-            tc_tune_start(&op->tune, op->ctx, op->seq);   /* before our post: see tune.h */
+            tc_tune_start(&op->tune, op->ctx, op->seq); /* before our post: see tune.h */
             if (op->pipe) {
                 /* Lane counters now: every item of the previous calls has
                  * been consumed (all finished), so they line up pairwise. */
                 for (int i = 0; i < s->nlocal; i++) {
-                    op->base[i] = atomic_load_explicit(tc_shm_lane_sent(s, s->me, i), memory_order_relaxed);
-                    op->base[s->nlocal + i] = atomic_load_explicit(tc_shm_lane_got(s, s->me, i), memory_order_relaxed);
+                    op->base[i] =
+                        atomic_load_explicit(tc_shm_lane_sent(s, s->me, i), memory_order_relaxed);
+                    op->base[s->nlocal + i] =
+                        atomic_load_explicit(tc_shm_lane_got(s, s->me, i), memory_order_relaxed);
                     op->base[2 * s->nlocal + i] =
                         atomic_load_explicit(tc_shm_lane_bgot(s, s->me, i), memory_order_relaxed);
                 }
@@ -443,13 +469,16 @@ int tc_allreduce_work(tc_allreduce_t *op)
             } else {
                 /* the workers write their results into our output */
                 struct iovec iov = { op->out, tc_span(&op->t, op->count) };
-                if (tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie) != 0)
+                if (tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie) !=
+                    0)
                     return MPI_ERR_INTERN;
                 if (op->in != op->out) {
                     iov.iov_base = (void *)op->in;
-                    if (tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->in_cookie) != 0) return MPI_ERR_INTERN;
+                    if (tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->in_cookie) != 0)
+                        return MPI_ERR_INTERN;
                 }
-                tc_fold_post(s, op->seq, op->in != op->out ? op->in_cookie : op->out_cookie, op->out_cookie);
+                tc_fold_post(s, op->seq, op->in != op->out ? op->in_cookie : op->out_cookie,
+                             op->out_cookie);
             }
         }
         op->state = ST_WORK;
@@ -466,14 +495,13 @@ int tc_allreduce_work(tc_allreduce_t *op)
         tc_tune_end(&op->tune, op->ctx);
         op->state = ST_DONE;
         /* fall through */
-    default:
-        return TC_OP_DONE;
+    default: return TC_OP_DONE;
     }
 }
 
 void tc_allreduce_fini(tc_allreduce_t *op)
 {
-    if (op->eager) return;   /* holds nothing */
+    if (op->eager) return; /* holds nothing */
     tc_shm_t *s = op->ctx->shm;
     /* after an error the ring's receive and send may be in flight (the
      * leaders' nonblocking collective, op->req, cannot be cancelled) */

@@ -43,26 +43,26 @@
 typedef struct tc_allreduce {
     tc_ctx_t *ctx;
     tc_rtype_t t;
-    const char *in;        /* this process's input (rbuf when MPI_IN_PLACE) */
+    const char *in; /* this process's input (rbuf when MPI_IN_PLACE) */
     char *out;
     size_t count;
     uint64_t seq;
     int state;
-    int cico;              /* small path */
-    int multi;             /* more than one node */
+    int cico;  /* small path */
+    int multi; /* more than one node */
     tc_part_t part;
-    int wid;               /* this process's worker index, -1 if none */
+    int wid; /* this process's worker index, -1 if none */
     uint64_t in_cookie, out_cookie;
-    uint64_t *cookies;     /* [nlocal] inputs, [nlocal] outputs, then */
-    uint64_t *push;        /* [nlocal-1] the other processes' outputs */
+    uint64_t *cookies; /* [nlocal] inputs, [nlocal] outputs, then */
+    uint64_t *push;    /* [nlocal-1] the other processes' outputs */
     int posted;
-    size_t folded, bc_done, pushed;  /* segments folded, through the ring, pushed */
-    int ring_rank;         /* rank in the slice communicator (= node order) */
-    int ring_step;         /* of the current segment's ring: 0 .. 2 (N - 1) */
-    int ring_posted;       /* this step's receive and send are posted */
-    char *ring_tmp;        /* a received chunk before it is folded (the context's) */
-    MPI_Request rreq, sreq; /* the ring step's receive and send */
-    MPI_Request req;       /* CICO path, leaders */
+    size_t folded, bc_done, pushed; /* segments folded, through the ring, pushed */
+    int ring_rank;                  /* rank in the slice communicator (= node order) */
+    int ring_step;                  /* of the current segment's ring: 0 .. 2 (N - 1) */
+    int ring_posted;                /* this step's receive and send are posted */
+    char *ring_tmp;                 /* a received chunk before it is folded (the context's) */
+    MPI_Request rreq, sreq;         /* the ring step's receive and send */
+    MPI_Request req;                /* CICO path, leaders */
     int net_state;
     tc_fold_scratch_t f;
     tc_tune_t tune;        /* CICO or single copy (coll/tune) */
@@ -71,11 +71,11 @@ typedef struct tc_allreduce {
     size_t eager_done;     /* elements folded (eager) */
     /* one node, pipelined CICO (lanes) */
     int pipe;
-    size_t ce;             /* elements per chunk */
-    size_t *sent, *got;    /* [nlocal] chunks posted to each owner, consumed
-                              from each owner's broadcast lane */
-    uint64_t *base;        /* [3 * nlocal] the lane counters at the start */
-    size_t red;            /* chunks of our piece folded and published */
+    size_t ce;          /* elements per chunk */
+    size_t *sent, *got; /* [nlocal] chunks posted to each owner, consumed
+                           from each owner's broadcast lane */
+    uint64_t *base;     /* [3 * nlocal] the lane counters at the start */
+    size_t red;         /* chunks of our piece folded and published */
 } tc_allreduce_t;
 
 /** 1 if one-node copy-in/copy-out of @bytes per process on @ctx runs
@@ -84,7 +84,8 @@ typedef struct tc_allreduce {
 int tc_allreduce_piped(const tc_ctx_t *ctx, size_t bytes);
 
 /** Prepare.  @in may equal @out (MPI_IN_PLACE).  Every step is nonblocking,
- *  whoever drives it.  ctx enabled, count > 0, size > 1.  Returns MPI_SUCCESS or an error (then call fini). */
+ *  whoever drives it.  ctx enabled, count > 0, size > 1.  Returns MPI_SUCCESS or an error (then
+ * call fini). */
 int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
                       const tc_rtype_t *t);
 /** Advance: TC_OP_DONE, TC_OP_PENDING or an MPI error code. */

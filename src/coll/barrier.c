@@ -1,13 +1,13 @@
 /* coll/barrier -- see barrier.h. */
 #include "barrier.h"
 
-#include "bcast.h"   /* TC_OP_DONE / TC_OP_PENDING */
+#include "bcast.h" /* TC_OP_DONE / TC_OP_PENDING */
 
 enum { ST_ARRIVE = 0, ST_GATHER, ST_NETWORK, ST_RELEASE, ST_DONE };
 
 /* A process's arrive_seq once it signalled round @k of barrier @seq
  * (k <= 32 rounds: up to 2^32 local processes). */
-#define ARRIVE(seq, k) ((uint64_t)(seq) * 64u + (uint64_t)(k) + 1u)
+#define ARRIVE(seq, k) ((uint64_t)(seq)*64u + (uint64_t)(k) + 1u)
 
 void tc_barrier_init(tc_barrier_t *op, tc_ctx_t *ctx, int may_block)
 {
@@ -30,7 +30,9 @@ int tc_barrier_work(tc_barrier_t *op)
     case ST_ARRIVE:
         /* Release: everything this process did before the barrier
          * happens-before what the others do after it (round 0's signal). */
-        if (s) atomic_store_explicit(&s->ctl[s->me].arrive_seq, ARRIVE(op->seq, 0), memory_order_release);
+        if (s)
+            atomic_store_explicit(&s->ctl[s->me].arrive_seq, ARRIVE(op->seq, 0),
+                                  memory_order_release);
         op->state = ST_GATHER;
         /* fall through */
     case ST_GATHER:
@@ -41,11 +43,13 @@ int tc_barrier_work(tc_barrier_t *op)
             int from = (s->me - (1 << op->round) + s->nlocal) % s->nlocal;
             /* Acquire: pairs with the partner's release; with the chain of
              * rounds, every local arrival happens-before our exit. */
-            if (atomic_load_explicit(&s->ctl[from].arrive_seq, memory_order_acquire) < ARRIVE(op->seq, op->round))
+            if (atomic_load_explicit(&s->ctl[from].arrive_seq, memory_order_acquire) <
+                ARRIVE(op->seq, op->round))
                 return TC_OP_PENDING;
-            atomic_store_explicit(&s->ctl[s->me].arrive_seq, ARRIVE(op->seq, op->round + 1), memory_order_release);
+            atomic_store_explicit(&s->ctl[s->me].arrive_seq, ARRIVE(op->seq, op->round + 1),
+                                  memory_order_release);
         }
-        if (!leader) {   /* one node: done; several: the leader's release */
+        if (!leader) { /* one node: done; several: the leader's release */
             op->state = ST_RELEASE;
             goto release;
         }
@@ -73,14 +77,14 @@ int tc_barrier_work(tc_barrier_t *op)
                 /* Release: every arrival we acquired (and the other nodes',
                  * ordered by the leaders' barrier) before our release. */
                 atomic_store_explicit(&s->ctl[L].release_seq, op->seq, memory_order_release);
-            } else if (atomic_load_explicit(&s->ctl[L].release_seq, memory_order_acquire) < op->seq) {
+            } else if (atomic_load_explicit(&s->ctl[L].release_seq, memory_order_acquire) <
+                       op->seq) {
                 return TC_OP_PENDING;
             }
         }
         if (s) tc_shm_finish(s, op->seq);
         op->state = ST_DONE;
         /* fall through */
-    default:
-        return TC_OP_DONE;
+    default: return TC_OP_DONE;
     }
 }

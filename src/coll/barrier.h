@@ -33,9 +33,9 @@ typedef struct tc_barrier {
     tc_ctx_t *ctx;
     uint64_t seq;
     int state;
-    MPI_Request req;       /* leaders' PMPI_Ibarrier */
-    int may_block;         /* the caller is a blocking MPI_Barrier */
-    int round;             /* gather: dissemination rounds completed */
+    MPI_Request req; /* leaders' PMPI_Ibarrier */
+    int may_block;   /* the caller is a blocking MPI_Barrier */
+    int round;       /* gather: dissemination rounds completed */
 } tc_barrier_t;
 
 /** Prepare a barrier on an enabled context; @may_block: the leaders' step

@@ -59,14 +59,16 @@ static int node_rep(const tc_nodemap_t *m, int n, int root, int r)
 static int part_source(const tc_bcast_t *op, int i, int r, int root_node)
 {
     const tc_nodemap_t *m = &op->ctx->map;
-    int producer = root_node ? m->lrank_of[op->root] : m->lrank_of[node_rep(m, m->node, op->root, r)];
-    return tc_lead_source(i, producer, op->relays ? m->dom_of : NULL, op->relays ? m->dom_leader : NULL);
+    int producer =
+        root_node ? m->lrank_of[op->root] : m->lrank_of[node_rep(m, m->node, op->root, r)];
+    return tc_lead_source(i, producer, op->relays ? m->dom_of : NULL,
+                          op->relays ? m->dom_leader : NULL);
 }
 
 void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root)
 {
     const tc_nodemap_t *m = &ctx->map;
-    memset(op, 0, offsetof(tc_bcast_t, part));   /* the parts in use: below */
+    memset(op, 0, offsetof(tc_bcast_t, part)); /* the parts in use: below */
     op->ctx = ctx;
     op->buf = buf;
     op->bytes = bytes;
@@ -91,14 +93,16 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
         tc_bcast_part_t *p = &op->part[r];
         memset(p, 0, offsetof(tc_bcast_part_t, child));
         p->off = (size_t)r * per < bytes ? (size_t)r * per : bytes;
-        p->len = r == op->nparts - 1 ? bytes - p->off : (p->off + per < bytes ? per : bytes - p->off);
+        p->len =
+            r == op->nparts - 1 ? bytes - p->off : (p->off + per < bytes ? per : bytes - p->off);
         p->parent = -1;
         int rep = node_rep(m, m->node, root, r);
         p->rep = rep == m->rank;
         p->src = m->lsize > 1 ? part_source(op, m->lrank, r, root_node) : -1;
-        if (p->rep && !root_node) p->src = -1;   /* from the network */
+        if (p->rep && !root_node) p->src = -1; /* from the network */
         if (m->rank == root) p->have = p->len;
-        for (int i = 0; i < m->lsize && !op->am_source; i++) op->am_source = part_source(op, i, r, root_node) == m->lrank;
+        for (int i = 0; i < m->lsize && !op->am_source; i++)
+            op->am_source = part_source(op, i, r, root_node) == m->lrank;
         if (!p->rep || m->nnodes == 1) continue;
         int nn = m->nnodes, rn = m->node_of[root], vn = (m->node - rn + nn) % nn, mask = 1;
         if (tc_ctx_chain(ctx, p->len)) {
@@ -115,7 +119,7 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
                 }
                 mask <<= 1;
             }
-            for (mask >>= 1; mask > 0; mask >>= 1)        /* biggest subtree first */
+            for (mask >>= 1; mask > 0; mask >>= 1) /* biggest subtree first */
                 if (vn + mask < nn && p->nchild < TC_BCAST_MAXCHILD)
                     p->child[p->nchild++] = node_rep(m, (vn + mask + rn) % nn, root, r);
         }
@@ -150,8 +154,8 @@ static int eager_work(tc_bcast_t *op)
     if (net && (rc = net_progress(op, p)) != MPI_SUCCESS) return rc;
     if (op->state == ST_START) {
         if (s->me == op->producer) {
-            if (p->have < op->bytes || !tc_shm_eager_put(s, op->buf, op->bytes, op->eager_slot, op->seq,
-                                                         op->eager_wait))
+            if (p->have < op->bytes ||
+                !tc_shm_eager_put(s, op->buf, op->bytes, op->eager_slot, op->seq, op->eager_wait))
                 return TC_OP_PENDING;
             s->bytes_cico += op->bytes;
         }
@@ -169,7 +173,7 @@ static int eager_work(tc_bcast_t *op)
             }
             if (op->eager_got < op->bytes) return TC_OP_PENDING;
         } else if (net && p->send_done < p->nseg) {
-            return TC_OP_PENDING;   /* the child nodes' sends still read our buffer */
+            return TC_OP_PENDING; /* the child nodes' sends still read our buffer */
         }
         /* Release: our reads of the slot before the producer may reuse it. */
         tc_shm_finish(s, op->seq);
@@ -203,8 +207,8 @@ static int net_progress(tc_bcast_t *op, tc_bcast_part_t *p)
         if (p->parent >= 0) {
             while (p->recv_posted < p->nseg && p->recv_posted - p->send_done < (size_t)W) {
                 size_t i = p->recv_posted;
-                rc = PMPI_Irecv(base + i * p->seg, (int)seg_len(p, i), MPI_BYTE, p->parent, TC_TAG_BCAST, pc,
-                                &p->rreq[i % W]);
+                rc = PMPI_Irecv(base + i * p->seg, (int)seg_len(p, i), MPI_BYTE, p->parent,
+                                TC_TAG_BCAST, pc, &p->rreq[i % W]);
                 if (rc != MPI_SUCCESS) return rc;
                 p->recv_posted++;
             }
@@ -220,8 +224,8 @@ static int net_progress(tc_bcast_t *op, tc_bcast_part_t *p)
                 if (!flag) break;
             }
             for (int c = 0; c < p->nchild; c++) {
-                rc = PMPI_Isend(base + i * p->seg, (int)seg_len(p, i), MPI_BYTE, p->child[c], TC_TAG_BCAST, pc,
-                                &p->sreq[i % W][c]);
+                rc = PMPI_Isend(base + i * p->seg, (int)seg_len(p, i), MPI_BYTE, p->child[c],
+                                TC_TAG_BCAST, pc, &p->sreq[i % W][c]);
                 if (rc != MPI_SUCCESS) return rc;
             }
             p->recv_done++;
@@ -277,13 +281,13 @@ static void publish(tc_bcast_t *op)
         }
         return;
     }
-    tc_bcast_part_t *p = &op->part[0];   /* CICO: one part */
+    tc_bcast_part_t *p = &op->part[0]; /* CICO: one part */
     const size_t slot = s->cico_slot, ns = (size_t)s->cico_slots;
     while (p->published < op->bytes) {
         size_t k = p->published / slot;
         size_t end = (k + 1) * slot < op->bytes ? (k + 1) * slot : op->bytes;
         if (p->have < end) break;                                    /* not landed yet */
-        if (k >= ns && min_consumed(s) < (k - ns + 1) * slot) break;  /* slot busy */
+        if (k >= ns && min_consumed(s) < (k - ns + 1) * slot) break; /* slot busy */
         memcpy(tc_shm_cico(s, s->me, (int)(k % ns)), op->buf + p->published, end - p->published);
         s->bytes_cico += end - p->published;
         p->published = end;
@@ -302,12 +306,13 @@ static int consume(tc_bcast_t *op, int r)
      * after which its cookie and ready_bytes (reset) are visible. */
     if (atomic_load_explicit(&src->ready_seq, memory_order_acquire) != op->seq) return 0;
     size_t avail = (size_t)atomic_load_explicit(&src->ready_bytes[r], memory_order_acquire);
-    size_t lim = p->len - (r == op->nparts - 1 ? op->share : 0);   /* the tail is the root's */
+    size_t lim = p->len - (r == op->nparts - 1 ? op->share : 0); /* the tail is the root's */
     if (avail > lim) avail = lim;
     if (avail <= p->have) return 0;
     if (op->sc) {
         uint64_t cookie = atomic_load_explicit(&src->cookie, memory_order_relaxed);
-        long long n = tc_region_read(s, cookie, p->off + p->have, op->buf + p->off + p->have, avail - p->have);
+        long long n = tc_region_read(s, cookie, p->off + p->have, op->buf + p->off + p->have,
+                                     avail - p->have);
         if (n < 0) return MPI_ERR_INTERN;
         p->have = avail;
         return 0;
@@ -316,7 +321,8 @@ static int consume(tc_bcast_t *op, int r)
     while (p->have < avail) {
         size_t k = p->have / slot;
         size_t end = (k + 1) * slot < avail ? (k + 1) * slot : avail;
-        memcpy(op->buf + p->have, tc_shm_cico(s, p->src, (int)(k % ns)) + (p->have - k * slot), end - p->have);
+        memcpy(op->buf + p->have, tc_shm_cico(s, p->src, (int)(k % ns)) + (p->have - k * slot),
+               end - p->have);
         s->bytes_cico += end - p->have;
         p->have = end;
         /* Release: our reads of the slot happen-before the producer reuses it. */
@@ -335,10 +341,11 @@ static int write_shares(tc_bcast_t *op)
         if (i != s->me) {
             tc_ctl_t *c = &s->ctl[i];
             /* Acquire: pairs with the receiver's release of recv_seq. */
-            if (atomic_load_explicit(&c->recv_seq, memory_order_acquire) != op->seq) return MPI_SUCCESS;
+            if (atomic_load_explicit(&c->recv_seq, memory_order_acquire) != op->seq)
+                return MPI_SUCCESS;
             struct iovec l = { op->buf + (op->bytes - op->share), op->share };
-            if (tc_region_copy(s, atomic_load_explicit(&c->recv_cookie, memory_order_relaxed), 0, &l, 1,
-                               TC_DIR_TO_REGION) != (long long)op->share)
+            if (tc_region_copy(s, atomic_load_explicit(&c->recv_cookie, memory_order_relaxed), 0,
+                               &l, 1, TC_DIR_TO_REGION) != (long long)op->share)
                 return MPI_ERR_INTERN;
             /* Release: our writes into its buffer before it reads the flag. */
             atomic_store_explicit(&s->inbox[i].share_seq, op->seq, memory_order_release);
@@ -372,17 +379,20 @@ int tc_bcast_work(tc_bcast_t *op)
             tc_ctl_t *me = &s->ctl[s->me];
             if (op->sc) {
                 struct iovec iov = { op->buf, op->bytes };
-                if (tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie) != 0) return MPI_ERR_INTERN;
+                if (tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie) != 0)
+                    return MPI_ERR_INTERN;
                 atomic_store_explicit(&me->cookie, op->cookie, memory_order_relaxed);
             }
-            for (int r = 0; r < op->nparts; r++) atomic_store_explicit(&me->ready_bytes[r], 0, memory_order_relaxed);
+            for (int r = 0; r < op->nparts; r++)
+                atomic_store_explicit(&me->ready_bytes[r], 0, memory_order_relaxed);
             /* Release: cookie and the reset ready_bytes before ready_seq. */
             atomic_store_explicit(&me->ready_seq, op->seq, memory_order_release);
         }
         if (op->share && !producer) {
             tc_ctl_t *me = &s->ctl[s->me];
             struct iovec iov = { op->buf + (op->bytes - op->share), op->share };
-            if (tc_region_create(s, &iov, 1, TC_RIGHT_WRITE, &op->recv_cookie) != 0) return MPI_ERR_INTERN;
+            if (tc_region_create(s, &iov, 1, TC_RIGHT_WRITE, &op->recv_cookie) != 0)
+                return MPI_ERR_INTERN;
             atomic_store_explicit(&me->recv_cookie, op->recv_cookie, memory_order_relaxed);
             /* Release: the cookie before recv_seq. */
             atomic_store_explicit(&me->recv_seq, op->seq, memory_order_release);
@@ -394,7 +404,8 @@ int tc_bcast_work(tc_bcast_t *op)
         for (int r = 0; r < op->nparts; r++) {
             tc_bcast_part_t *p = &op->part[r];
             if (p->src >= 0 && (rc = consume(op, r)) != 0) return rc;
-            if (p->rep && op->ctx->map.nnodes > 1 && (rc = net_progress(op, p)) != MPI_SUCCESS) return rc;
+            if (p->rep && op->ctx->map.nnodes > 1 && (rc = net_progress(op, p)) != MPI_SUCCESS)
+                return rc;
             size_t need = p->len - (r == op->nparts - 1 && !producer ? op->share : 0);
             if (p->have < need || (p->rep && p->send_done < p->nseg)) pending = 1;
         }
@@ -408,11 +419,13 @@ int tc_bcast_work(tc_bcast_t *op)
             if (op->share_next < s->nlocal) pending = 1;
         }
         /* Acquire: pairs with the producer's release after its write. */
-        if (op->share && !producer && atomic_load_explicit(&s->inbox[s->me].share_seq, memory_order_acquire) != op->seq)
+        if (op->share && !producer &&
+            atomic_load_explicit(&s->inbox[s->me].share_seq, memory_order_acquire) != op->seq)
             pending = 1;
         /* A tuned call: the tuner's start (and its choice word) before our
          * completion (coll/tune). */
-        if (op->tune.bucket >= 0 && atomic_load_explicit(&s->ctl[0].tune_seq, memory_order_acquire) < op->seq)
+        if (op->tune.bucket >= 0 &&
+            atomic_load_explicit(&s->ctl[0].tune_seq, memory_order_acquire) < op->seq)
             pending = 1;
         if (pending) return TC_OP_PENDING;
         if (s) tc_shm_finish(s, op->seq);
@@ -421,13 +434,13 @@ int tc_bcast_work(tc_bcast_t *op)
         /* fall through */
     case ST_ACK:
         /* A single-copy source's buffer is read by the others until they ack. */
-        if (((op->am_source && op->sc) || tc_tune_waits(&op->tune, op->ctx)) && !tc_shm_all_done(s, op->seq))
+        if (((op->am_source && op->sc) || tc_tune_waits(&op->tune, op->ctx)) &&
+            !tc_shm_all_done(s, op->seq))
             return TC_OP_PENDING;
         tc_tune_end(&op->tune, op->ctx);
         op->state = ST_DONE;
         /* fall through */
-    default:
-        return TC_OP_DONE;
+    default: return TC_OP_DONE;
     }
 }
 

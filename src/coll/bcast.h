@@ -13,10 +13,9 @@
  *           read-only region and publishes the cookie; with the root
  *           share, receivers declare theirs writable;
  *   work  - never blocks: forwards segments down the inter-node binomial
- *           tree (a chain of nodes for large messages) (PMPI_Isend/Irecv between producers, a window of W
- *           segments in flight), publishes each landed segment to the
- *           node, and non-producers copy what has been published (single
- *           copy from the producer's region, or out of its CICO slots);
+ *           tree (a chain of nodes for large messages) (PMPI_Isend/Irecv between producers, a
+ * window of W segments in flight), publishes each landed segment to the node, and non-producers
+ * copy what has been published (single copy from the producer's region, or out of its CICO slots);
  *   ack   - each process signals it is done (done_seq); a single-copy
  *           producer waits for these acks before its buffer may change;
  *   fini  - the region is destroyed.
@@ -55,24 +54,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TC_BCAST_WINDOW 4     /* inter-node segments in flight per producer */
-#define TC_BCAST_MAXCHILD 32  /* binomial tree children (log2 of nodes) */
+#define TC_BCAST_WINDOW   4  /* inter-node segments in flight per producer */
+#define TC_BCAST_MAXCHILD 32 /* binomial tree children (log2 of nodes) */
 
-#define TC_BCAST_MAXPART TC_CTL_PARTS   /* rails a broadcast is split over */
+#define TC_BCAST_MAXPART TC_CTL_PARTS /* rails a broadcast is split over */
 
 /* One part of the message: a contiguous byte range carried over one
  * rail's tree between nodes and spread inside each node. */
 typedef struct tc_bcast_part {
-    size_t off, len;       /* bytes of buf */
-    int rep;               /* 1: this process carries the part over the network */
-    int src;               /* local rank the part is read from, -1: none */
-    int parent;            /* pcomm rank, -1: no parent (the data is local) */
+    size_t off, len; /* bytes of buf */
+    int rep;         /* 1: this process carries the part over the network */
+    int src;         /* local rank the part is read from, -1: none */
+    int parent;      /* pcomm rank, -1: no parent (the data is local) */
     int nchild;
     size_t seg, nseg;
     size_t recv_posted, recv_done, send_done;
-    size_t have;           /* bytes of the part present in buf (from the
-                              network, a local source, or our own) */
-    size_t published;      /* bytes of the part published to the node */
+    size_t have;      /* bytes of the part present in buf (from the
+                         network, a local source, or our own) */
+    size_t published; /* bytes of the part published to the node */
     /* Last, and not cleared by init (1 KiB each; a small Bcast spent a
      * third of its time zeroing them): child[i] is written before nchild
      * counts it, and every request by its PMPI_Isend/Irecv before it is
@@ -88,25 +87,25 @@ typedef struct tc_bcast {
     size_t bytes;
     int root;
     uint64_t seq;
-    int producer;          /* local rank where the data enters the node
-                              (rail 0's: the root on its node, else the leader) */
-    int am_source;         /* 1: some local process reads from our buffer */
-    int sc;                /* 1: single copy inside the node, 0: CICO */
-    int relays;            /* 1: per-domain leaders relay the data (HierKNEM 4.1) */
+    int producer;  /* local rank where the data enters the node
+                      (rail 0's: the root on its node, else the leader) */
+    int am_source; /* 1: some local process reads from our buffer */
+    int sc;        /* 1: single copy inside the node, 0: CICO */
+    int relays;    /* 1: per-domain leaders relay the data (HierKNEM 4.1) */
     int state;
-    int nparts;            /* rails used (>= 1) */
+    int nparts; /* rails used (>= 1) */
     /* intra-node */
-    uint64_t cookie;       /* our buffer, readable, when am_source (single copy) */
-    size_t share;          /* root share: tail bytes of every receiver's buffer
-                              that the root writes (0: receivers read all) */
-    int share_next;        /* producer: next local rank to serve */
-    uint64_t recv_cookie;  /* non-producer: its buffer, writable, when share > 0 */
-    tc_tune_t tune;        /* one node: CICO or single copy (coll/tune) */
-    int eager;             /* 1: eager (above), through CICO slot eager_slot */
+    uint64_t cookie;      /* our buffer, readable, when am_source (single copy) */
+    size_t share;         /* root share: tail bytes of every receiver's buffer
+                             that the root writes (0: receivers read all) */
+    int share_next;       /* producer: next local rank to serve */
+    uint64_t recv_cookie; /* non-producer: its buffer, writable, when share > 0 */
+    tc_tune_t tune;       /* one node: CICO or single copy (coll/tune) */
+    int eager;            /* 1: eager (above), through CICO slot eager_slot */
     int eager_slot;
-    uint64_t eager_wait;   /* root: every process has finished this call first */
-    size_t eager_got;      /* receivers: bytes copied out of the producer's item */
-    tc_bcast_part_t part[TC_BCAST_MAXPART];   /* last: init clears only part[0, nparts) */
+    uint64_t eager_wait;                    /* root: every process has finished this call first */
+    size_t eager_got;                       /* receivers: bytes copied out of the producer's item */
+    tc_bcast_part_t part[TC_BCAST_MAXPART]; /* last: init clears only part[0, nparts) */
 } tc_bcast_t;
 
 /** Rails a broadcast of @bytes uses: several when the nodes have a leader
@@ -117,8 +116,8 @@ int tc_bcast_rails(const tc_ctx_t *ctx, size_t bytes);
 /** Inter-node segment size for a broadcast of @bytes from @root:
  *  TOPOCOLL_BCAST_SEGSIZE; else the whole message when the pipeline has
  *  nothing to overlap (two nodes, one process on the receiving one); along
- *  a chain, TC_NET_SEG (32 KiB); else the HierKNEM Table 1 value for the IB cluster (8 KiB below 64 KiB,
- *  64 KiB above) raised to bytes/8 (4 KiB aligned): at most ~8 segments. */
+ *  a chain, TC_NET_SEG (32 KiB); else the HierKNEM Table 1 value for the IB cluster (8 KiB below 64
+ * KiB, 64 KiB above) raised to bytes/8 (4 KiB aligned): at most ~8 segments. */
 size_t tc_bcast_segsize(const tc_ctx_t *ctx, size_t bytes, int root);
 
 /** 1 if a broadcast of @bytes uses single copy inside the node, 0 if CICO. */

@@ -27,24 +27,24 @@ enum { TC_POOL_IDS = 64 };
 typedef struct tc_group {
     struct tc_group *next;
     int size;
-    int *wrank;              /* [size] MPI_COMM_WORLD rank of each rank */
+    int *wrank; /* [size] MPI_COMM_WORLD rank of each rank */
     uint64_t hash;
-    uint64_t used;           /* ids alive or kept */
-    uint64_t reserved;       /* kept ids offered to a build in progress */
-    int holds;               /* builds in progress on this group */
+    uint64_t used;     /* ids alive or kept */
+    uint64_t reserved; /* kept ids offered to a build in progress */
+    int holds;         /* builds in progress on this group */
     tc_ctx_t *kept[TC_POOL_IDS];
-    uint64_t stamp[TC_POOL_IDS];   /* when each was kept (eviction order) */
+    uint64_t stamp[TC_POOL_IDS]; /* when each was kept (eviction order) */
 } tc_group_t;
 
 static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static int g_finalizing;   /* MPI_Finalize began: nothing more is kept (lock) */
+static int g_finalizing; /* MPI_Finalize began: nothing more is kept (lock) */
 static tc_group_t *g_groups;
 static int g_nkept;
 static uint64_t g_clock;
 
 static void ctx_free(tc_ctx_t *c)
 {
-    if (c->nb_drain) c->nb_drain(c);   /* outstanding nonblocking operations complete first */
+    if (c->nb_drain) c->nb_drain(c); /* outstanding nonblocking operations complete first */
     tc_tune_report(c);
     tc_shm_destroy(c->shm);
     free(c->scratch);
@@ -62,7 +62,10 @@ static void group_release_locked(tc_group_t *g, int id)
     if (id >= 0) g->used &= ~(1ull << id);
     if (g->used || g->holds) return;
     for (tc_group_t **pp = &g_groups; *pp; pp = &(*pp)->next)
-        if (*pp == g) { *pp = g->next; break; }
+        if (*pp == g) {
+            *pp = g->next;
+            break;
+        }
     free(g->wrank);
     free(g);
 }
@@ -74,7 +77,10 @@ static tc_ctx_t *evict_locked(void)
     int oid = -1;
     for (tc_group_t *g = g_groups; g; g = g->next)
         for (int i = 0; i < TC_POOL_IDS; i++)
-            if (g->kept[i] && !(g->reserved >> i & 1) && (!og || g->stamp[i] < og->stamp[oid])) { og = g; oid = i; }
+            if (g->kept[i] && !(g->reserved >> i & 1) && (!og || g->stamp[i] < og->stamp[oid])) {
+                og = g;
+                oid = i;
+            }
     if (!og) return NULL;
     tc_ctx_t *c = og->kept[oid];
     og->kept[oid] = NULL;
@@ -89,18 +95,23 @@ static void ctx_destroy(tc_cattr_t *link)
     tc_ctx_t *c = (tc_ctx_t *)link;
     if (c->nb_drain) c->nb_drain(c);
     tc_group_t *g = c->group;
-    if (!g) { ctx_free(c); return; }
+    if (!g) {
+        ctx_free(c);
+        return;
+    }
     tc_ctx_t *old = NULL;
     pthread_mutex_lock(&g_pool_lock);
     /* Not kept: a context a collective failed on (requests may still be in
      * flight on its communicators), one holding the user's regions (their
      * cookies must die with the communicator), and any at MPI_Finalize. */
-    if (!c->enabled || c->tainted || (c->shm && c->shm->region_used) || g_finalizing || c->cfg->comm_keep == 0) {
+    if (!c->enabled || c->tainted || (c->shm && c->shm->region_used) || g_finalizing ||
+        c->cfg->comm_keep == 0) {
         c->group = NULL;
         group_release_locked(g, c->pool_id);
     } else {
         /* what was this communicator's, not the context's */
-        c->bcast_calls = c->bcast_fallbacks = c->bcast_flat = c->barrier_calls = c->bytes_bcast_net = 0;
+        c->bcast_calls = c->bcast_fallbacks = c->bcast_flat = c->barrier_calls =
+            c->bytes_bcast_net = 0;
         c->reduce_calls = c->reduce_fallbacks = c->reduce_flat = 0;
         c->allreduce_calls = c->allreduce_fallbacks = c->allreduce_flat = 0;
         c->allgather_calls = c->allgather_fallbacks = c->allgather_flat = c->nb_calls = 0;
@@ -123,9 +134,11 @@ static tc_cattr_class_t g_ctxs = TC_CATTR_CLASS_INIT(ctx_destroy);
  * are deleted in the reverse order of their setting), the kept ones. */
 static int pool_finalize(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
-    (void)comm; (void)attr; (void)extra;
+    (void)comm;
+    (void)attr;
+    (void)extra;
     pthread_mutex_lock(&g_pool_lock);
-    g_finalizing = 1;   /* the live contexts, destroyed after (or before) this, are not kept */
+    g_finalizing = 1; /* the live contexts, destroyed after (or before) this, are not kept */
     pthread_mutex_unlock(&g_pool_lock);
     for (;;) {
         pthread_mutex_lock(&g_pool_lock);
@@ -151,12 +164,15 @@ static int *group_wranks(MPI_Comm comm, int size, uint64_t *hash)
     if (PMPI_Group_translate_ranks(gc, size, r + size, gw, r) != MPI_SUCCESS) ok = 0;
     PMPI_Group_free(&gc);
     PMPI_Group_free(&gw);
-    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
     for (int i = 0; ok && i < size; i++) {
         if (r[i] == MPI_UNDEFINED) ok = 0;
         h = (h ^ (uint64_t)(unsigned)r[i]) * 1099511628211ull;
     }
-    if (!ok) { free(r); return NULL; }
+    if (!ok) {
+        free(r);
+        return NULL;
+    }
     *hash = h;
     return r;
 }
@@ -165,12 +181,16 @@ static int *group_wranks(MPI_Comm comm, int size, uint64_t *hash)
 static tc_group_t *group_find_locked(int *wr, int size, uint64_t hash)
 {
     for (tc_group_t *g = g_groups; g; g = g->next)
-        if (g->hash == hash && g->size == size && memcmp(g->wrank, wr, sizeof(int) * (size_t)size) == 0) {
+        if (g->hash == hash && g->size == size &&
+            memcmp(g->wrank, wr, sizeof(int) * (size_t)size) == 0) {
             free(wr);
             return g;
         }
     tc_group_t *g = calloc(1, sizeof(*g));
-    if (!g) { free(wr); return NULL; }
+    if (!g) {
+        free(wr);
+        return NULL;
+    }
     g->size = size;
     g->wrank = wr;
     g->hash = hash;
@@ -194,7 +214,7 @@ static int pool_take(tc_ctx_t *c, MPI_Comm comm)
         if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, pool_finalize, &kv, NULL) == MPI_SUCCESS)
             PMPI_Comm_set_attr(MPI_COMM_SELF, kv, NULL);
     }
-    uint64_t offer[2] = { 0, 0 }, all[2];   /* kept here; ids unused here */
+    uint64_t offer[2] = { 0, 0 }, all[2]; /* kept here; ids unused here */
     pthread_mutex_lock(&g_pool_lock);
     tc_group_t *g = wr ? group_find_locked(wr, size, hash) : NULL;
     if (g) {
@@ -235,7 +255,7 @@ static int pool_take(tc_ctx_t *c, MPI_Comm comm)
             c->group = g;
             c->pool_id = id;
         } else {
-            group_release_locked(g, -1);   /* goes if nothing else holds it */
+            group_release_locked(g, -1); /* goes if nothing else holds it */
         }
     }
     pthread_mutex_unlock(&g_pool_lock);
@@ -268,7 +288,7 @@ void tc_req_abandon(MPI_Request *r, int n)
 {
     for (int i = 0; i < n; i++) {
         if (r[i] == MPI_REQUEST_NULL) continue;
-        PMPI_Cancel(&r[i]);   /* a send may complete instead: either way it ends */
+        PMPI_Cancel(&r[i]); /* a send may complete instead: either way it ends */
         PMPI_Wait(&r[i], MPI_STATUS_IGNORE);
     }
 }
@@ -285,7 +305,7 @@ int tc_ctx_flat(const tc_ctx_t *c, size_t bytes, size_t flat_max)
 
 tc_ctx_t *tc_ctx_lookup(MPI_Comm comm)
 {
-    return tc_cattr_get(&g_ctxs, comm);   /* no lock: hot path */
+    return tc_cattr_get(&g_ctxs, comm); /* no lock: hot path */
 }
 
 /* Build cold context @c of @comm (collective over @comm): take over a
@@ -296,7 +316,9 @@ static void ctx_build(tc_ctx_t *c, MPI_Comm comm)
     c->cold = 0;
     if (c->cfg->disable) return;
     if (pool_take(c, comm)) {
-        if (c->map.rank == 0) tc_debug(c->cfg, 1, "communicator of %d processes: a kept context of its group", c->map.size);
+        if (c->map.rank == 0)
+            tc_debug(c->cfg, 1, "communicator of %d processes: a kept context of its group",
+                     c->map.size);
         return;
     }
     int size;
@@ -319,24 +341,33 @@ static void ctx_build(tc_ctx_t *c, MPI_Comm comm)
             if (c->map.size_of[n] > c->maxlocal) c->maxlocal = c->map.size_of[n];
         }
         /* the leaders, ranked by node index (llcomm rank == node) */
-        PMPI_Comm_split(c->pcomm, c->map.lrank == c->map.leader_lrank ? 0 : MPI_UNDEFINED, c->map.node,
-                        &c->llcomm);
+        PMPI_Comm_split(c->pcomm, c->map.lrank == c->map.leader_lrank ? 0 : MPI_UNDEFINED,
+                        c->map.node, &c->llcomm);
         /* Spinning pays only if the process waited for is running: with
          * more ranks than cores on the host (measured: 4 ranks on 2
          * cores, small Bcasts 2x slower with 200 polls), yield at once. */
         c->spin = tc_config_spin(c->cfg, c->map.host_size);
         c->nap = tc_config_nap(c->cfg, c->map.host_size, c->map.host_size < c->map.size);
         c->copy_chunk = tc_ctx_copy_chunk(tc_topo_l2_bytes(tc_topo_process()));
-        if (!all_ok) { tc_shm_destroy(c->shm); c->shm = NULL; }
+        if (!all_ok) {
+            tc_shm_destroy(c->shm);
+            c->shm = NULL;
+        }
     }
-    if (!c->enabled && rank == 0 && tc_topo_process())   /* (a topology that failed said so already) */
-        tc_warn_once("set-up failed on a communicator of %d processes (see the lines above); using the native "
-                     "MPI collectives there", size);
+    if (!c->enabled && rank == 0 &&
+        tc_topo_process()) /* (a topology that failed said so already) */
+        tc_warn_once("set-up failed on a communicator of %d processes (see the lines above); using "
+                     "the native "
+                     "MPI collectives there",
+                     size);
     if (c->enabled && c->map.rank == 0)
-        tc_debug(c->cfg, 1, "communicator of %d processes: %d node(s), %d on rank 0's node, intra-node %s (%s)%s",
-                 c->map.size, c->map.nnodes, c->map.lsize,
-                 c->shm && c->shm->single_copy ? "single copy" : "copy-in/copy-out",
-                 c->shm ? c->shm->why : "alone on the node", c->spin == 0 ? ", oversubscribed: no spinning" : "");
+        tc_debug(
+            c->cfg, 1,
+            "communicator of %d processes: %d node(s), %d on rank 0's node, intra-node %s (%s)%s",
+            c->map.size, c->map.nnodes, c->map.lsize,
+            c->shm && c->shm->single_copy ? "single copy" : "copy-in/copy-out",
+            c->shm ? c->shm->why : "alone on the node",
+            c->spin == 0 ? ", oversubscribed: no spinning" : "");
 }
 
 size_t tc_ctx_copy_chunk(size_t l2)
@@ -368,7 +399,8 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm, size_t bytes)
         }
     }
     /* cold: the same decision on every rank (the call count, the size) */
-    if (bytes != TC_CTX_NOW && bytes < c->cfg->comm_lazy_min && c->cold_calls < (uint64_t)c->cfg->comm_lazy) {
+    if (bytes != TC_CTX_NOW && bytes < c->cfg->comm_lazy_min &&
+        c->cold_calls < (uint64_t)c->cfg->comm_lazy) {
         c->cold_calls++;
         return c;
     }
@@ -379,5 +411,6 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm, size_t bytes)
 int tc_ctx_relays(const tc_ctx_t *c, size_t bytes, int sc)
 {
     const tc_nodemap_t *m = &c->map;
-    return sc && tc_lead_relays_used(m->policy, m->dom_split, m->lsize, bytes, c->cfg->multileader_min);
+    return sc &&
+           tc_lead_relays_used(m->policy, m->dom_split, m->lsize, bytes, c->cfg->multileader_min);
 }

@@ -35,9 +35,9 @@
  * only: moving average (us) and sample count of each intra-node method
  * (0 single copy, 1 CICO), and the calls seen. */
 typedef struct tc_tune_stat {
-    double us[2];          /* each method's moving average (us) */
-    unsigned n[2], calls;  /* its samples; calls of the size class */
-    double warm[2][3];     /* its first samples after the cold one */
+    double us[2];         /* each method's moving average (us) */
+    unsigned n[2], calls; /* its samples; calls of the size class */
+    double warm[2][3];    /* its first samples after the cold one */
 } tc_tune_stat_t;
 
 /* coll/xtune's statistics of one (collective, size class) on several
@@ -46,8 +46,8 @@ typedef struct tc_tune_stat {
  * clock), and each method's (TC_XT_TOPO, TC_XT_NATIVE) timed runs on this
  * rank (ns). */
 enum { TC_XT_BCAST = 0, TC_XT_REDUCE, TC_XT_ALLREDUCE, TC_XT_ALLGATHER, TC_XT_COLLS };
-#define TC_XT_CLASSES 32   /* size classes: floor(log2(bytes)) */
-#define TC_XT_TIMED 3       /* timed runs of each method */
+#define TC_XT_CLASSES 32 /* size classes: floor(log2(bytes)) */
+#define TC_XT_TIMED   3  /* timed runs of each method */
 typedef struct tc_xt_class {
     uint32_t calls;
     int choice;
@@ -76,7 +76,7 @@ typedef struct tc_ctx {
     MPI_Comm llcomm;        /* node leaders (MPI_COMM_NULL elsewhere) */
     int enabled;            /* 0: everything goes to PMPI on this comm */
     tc_nodemap_t map;
-    tc_shm_t *shm;          /* NULL when alone on the node */
+    tc_shm_t *shm; /* NULL when alone on the node */
     const tc_config_t *cfg;
     uint64_t seq;           /* collectives started on this comm (same on all ranks) */
     uint64_t eager_last;    /* seq of the last eager collective (tc_ctx_eager), */
@@ -95,17 +95,17 @@ typedef struct tc_ctx {
                                one blocking collective runs at a time */
     char *buf[TC_CTX_BUFS]; /* the collectives' large buffers (tc_ctx_buf) */
     size_t buf_size[TC_CTX_BUFS];
-    tc_tune_stat_t tune[TC_TUNE_KINDS][TC_TUNE_BUCKETS];   /* coll/tune */
-    tc_xt_class_t xt[TC_XT_COLLS][TC_XT_CLASSES];          /* coll/xtune */
+    tc_tune_stat_t tune[TC_TUNE_KINDS][TC_TUNE_BUCKETS]; /* coll/tune */
+    tc_xt_class_t xt[TC_XT_COLLS][TC_XT_CLASSES];        /* coll/xtune */
     /* calls run here, passed to the native MPI as a fallback, and left to
      * it by choice on several nodes (tc_ctx_flat, coll/xtune) */
     uint64_t bcast_calls, bcast_fallbacks, bcast_flat;
     uint64_t barrier_calls;
-    uint64_t bytes_bcast_net;   /* Bcast bytes this process received from the network */
+    uint64_t bytes_bcast_net; /* Bcast bytes this process received from the network */
     uint64_t reduce_calls, reduce_fallbacks, reduce_flat;
     uint64_t allreduce_calls, allreduce_fallbacks, allreduce_flat;
     uint64_t allgather_calls, allgather_fallbacks, allgather_flat;
-    uint64_t nb_calls;      /* nonblocking collectives started (nbc/) */
+    uint64_t nb_calls; /* nonblocking collectives started (nbc/) */
     /* Nonblocking collectives (nbc/ owns these fields): this
      * communicator's outstanding operations, a FIFO run one at a time in
      * call order (the same order on every rank), and the link of the
@@ -114,8 +114,8 @@ typedef struct tc_ctx {
     struct tc_nb *nb_head, *nb_tail;
     struct tc_ctx *nb_next;
     int nb_listed;
-    void (*nb_drain)(struct tc_ctx *c);   /* set by nbc: completes the FIFO
-                                             before the context goes */
+    void (*nb_drain)(struct tc_ctx *c); /* set by nbc: completes the FIFO
+                                           before the context goes */
 } tc_ctx_t;
 
 /** tc_ctx_get's @bytes that builds the context whatever the call count. */
@@ -193,7 +193,7 @@ size_t tc_ctx_copy_chunk(size_t l2);
 /* Eager reductions and Allgathers: at most this many bytes per process
  * (span, block), and this much for the node (every process of an eager
  * Allreduce or Allgather reads every item). */
-#define TC_EAGER_MAX (2u << 10)
+#define TC_EAGER_MAX  (2u << 10)
 #define TC_EAGER_NODE (16u << 10)
 
 /** 1 if a one-node Reduce, Allreduce or Allgather of @bytes per process
@@ -201,8 +201,8 @@ size_t tc_ctx_copy_chunk(size_t l2);
  *  checks it would take the CICO path, untuned). */
 static inline int tc_ctx_eager_fits(const tc_ctx_t *c, size_t bytes)
 {
-    return c->shm && c->map.nnodes == 1 && bytes > 0 && bytes <= TC_EAGER_MAX && bytes <= c->cfg->cico_slot &&
-           bytes * (size_t)c->map.lsize <= TC_EAGER_NODE;
+    return c->shm && c->map.nnodes == 1 && bytes > 0 && bytes <= TC_EAGER_MAX &&
+           bytes <= c->cfg->cico_slot && bytes * (size_t)c->map.lsize <= TC_EAGER_NODE;
 }
 
 /* An eager Reduce reads the root's operand in place and only the root
@@ -233,7 +233,8 @@ static inline int tc_ctx_eager_reduce_fits(const tc_ctx_t *c, size_t span)
  *  order. */
 static inline void tc_ctx_eager(tc_ctx_t *c, uint64_t seq, int *slot, uint64_t *wait)
 {
-    const uint64_t E = (uint64_t)(c->cfg->cico_slots < TC_EAGER_SLOTS ? c->cfg->cico_slots : TC_EAGER_SLOTS);
+    const uint64_t E =
+        (uint64_t)(c->cfg->cico_slots < TC_EAGER_SLOTS ? c->cfg->cico_slots : TC_EAGER_SLOTS);
     *slot = (int)(seq % E);
     if (c->eager_last != seq - 1) c->eager_base = seq - 1;
     c->eager_last = seq;
@@ -245,7 +246,6 @@ static inline void tc_ctx_eager(tc_ctx_t *c, uint64_t seq, int *slot, uint64_t *
  *  skipped), so no receive still writes into a buffer that is reused or
  *  freed; each ends as MPI_REQUEST_NULL.  Local. */
 void tc_req_abandon(MPI_Request *r, int n);
-
 
 /** The context of @comm if one exists (local, never creates). */
 tc_ctx_t *tc_ctx_lookup(MPI_Comm comm);

@@ -25,7 +25,8 @@ void tc_part_weigh(tc_part_t *p, int w, int wh, int wo)
 /* Cumulative weight of workers [0, j). */
 static size_t cum(const tc_part_t *p, int j)
 {
-    return (size_t)j * (size_t)p->wo + (p->heavy >= 0 && p->heavy < j ? (size_t)(p->wh - p->wo) : 0);
+    return (size_t)j * (size_t)p->wo +
+           (p->heavy >= 0 && p->heavy < j ? (size_t)(p->wh - p->wo) : 0);
 }
 
 void tc_part_piece(const tc_part_t *p, size_t i, int j, size_t *first, size_t *n)
@@ -40,7 +41,8 @@ void tc_part_piece(const tc_part_t *p, size_t i, int j, size_t *first, size_t *n
 
 int tc_fold_uses_cico(const tc_ctx_t *ctx, size_t bytes)
 {
-    return bytes <= ctx->cfg->red_cico_max && bytes <= (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot;
+    return bytes <= ctx->cfg->red_cico_max &&
+           bytes <= (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot;
 }
 
 size_t tc_fold_segsize(const tc_ctx_t *ctx, const tc_rtype_t *t, size_t count, int nw)
@@ -68,7 +70,8 @@ size_t tc_fold_segsize(const tc_ctx_t *ctx, const tc_rtype_t *t, size_t count, i
 int tc_fold_scratch_get(tc_ctx_t *ctx, tc_fold_scratch_t *f)
 {
     f->acc = f->in = NULL;
-    if (!ctx->scratch && posix_memalign((void **)&ctx->scratch, 4096, 2 * (size_t)TC_FOLD_CHUNK) != 0) {
+    if (!ctx->scratch &&
+        posix_memalign((void **)&ctx->scratch, 4096, 2 * (size_t)TC_FOLD_CHUNK) != 0) {
         ctx->scratch = NULL;
         return -1;
     }
@@ -77,10 +80,7 @@ int tc_fold_scratch_get(tc_ctx_t *ctx, tc_fold_scratch_t *f)
     return 0;
 }
 
-void tc_fold_scratch_put(tc_fold_scratch_t *f)
-{
-    f->acc = f->in = NULL;
-}
+void tc_fold_scratch_put(tc_fold_scratch_t *f) { f->acc = f->in = NULL; }
 
 int tc_fold_slots(tc_shm_t *s, const tc_rtype_t *t, size_t first, size_t n, char *dst)
 {
@@ -95,29 +95,31 @@ int tc_fold_slots(tc_shm_t *s, const tc_rtype_t *t, size_t first, size_t n, char
     return MPI_SUCCESS;
 }
 
-int tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size_t first, size_t n, const uint64_t *push,
-                 int npush)
+int tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size_t first, size_t n,
+                 const uint64_t *push, int npush)
 {
     size_t off = first * t->extent, span = tc_span(t, n);
     for (int i = 0; i < npush && span; i++) {
         struct iovec l = { (void *)(src + off), span };
-        if (tc_region_copy(s, push[i], off, &l, 1, TC_DIR_TO_REGION) != (long long)span) return MPI_ERR_INTERN;
+        if (tc_region_copy(s, push[i], off, &l, 1, TC_DIR_TO_REGION) != (long long)span)
+            return MPI_ERR_INTERN;
     }
     return MPI_SUCCESS;
 }
 
 int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, const char *own,
-                  size_t first, size_t n, char *dst, const uint64_t *push, int npush, tc_fold_scratch_t *f)
+                  size_t first, size_t n, char *dst, const uint64_t *push, int npush,
+                  tc_fold_scratch_t *f)
 {
     const int nl = s->nlocal;
-    size_t per = TC_FOLD_CHUNK / t->extent;   /* elements per accumulator */
-    if (per == 0) per = 1;                     /* huge element: one at a time, below */
+    size_t per = TC_FOLD_CHUNK / t->extent; /* elements per accumulator */
+    if (per == 0) per = 1;                  /* huge element: one at a time, below */
     while (n > 0) {
         size_t k = n < per ? n : per;
         size_t off = first * t->extent, span = tc_span(t, k);
         char *acc = f->acc, *in = f->in;
         char *big = NULL;
-        if (span > TC_FOLD_CHUNK) {            /* element larger than the chunk */
+        if (span > TC_FOLD_CHUNK) { /* element larger than the chunk */
             big = malloc(2 * span);
             if (!big) return MPI_ERR_NO_MEM;
             acc = big;
@@ -134,8 +136,10 @@ int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, con
          * (the order stays fixed for a given layout: reproducible). */
         int firstop = nl - 1;
         if (t->commutative && firstop == s->me && nl > 1) firstop = nl - 2;
-        if (firstop == s->me) memcpy(acc, own + off, span);
-        else if (tc_region_read(s, cookies[firstop], off, acc, span) != (long long)span) rc = MPI_ERR_INTERN;
+        if (firstop == s->me)
+            memcpy(acc, own + off, span);
+        else if (tc_region_read(s, cookies[firstop], off, acc, span) != (long long)span)
+            rc = MPI_ERR_INTERN;
         for (int r = nl - 1; r >= 0 && rc == MPI_SUCCESS; r--) {
             if (r == firstop) continue;
             if (r == s->me) {
@@ -148,7 +152,8 @@ int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, con
         }
         for (int i = 0; i < npush && rc == MPI_SUCCESS; i++) {
             struct iovec l = { acc, span };
-            if (tc_region_copy(s, push[i], off, &l, 1, TC_DIR_TO_REGION) != (long long)span) rc = MPI_ERR_INTERN;
+            if (tc_region_copy(s, push[i], off, &l, 1, TC_DIR_TO_REGION) != (long long)span)
+                rc = MPI_ERR_INTERN;
         }
         if (rc == MPI_SUCCESS && dst && acc != dst + off) memcpy(dst + off, acc, span);
         free(big);
@@ -192,7 +197,8 @@ int tc_fold_slots_share(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *ds
     tc_part_piece(&p, 0, s->me, &first, &n);
     size_t off = first * t->extent, sp = tc_span(t, n);
     char *tmp = NULL, *at = dst ? dst + off : NULL;
-    if (!at) at = f && f->acc && sp <= 2 * (size_t)TC_FOLD_CHUNK ? f->acc : (tmp = malloc(sp ? sp : 1));
+    if (!at)
+        at = f && f->acc && sp <= 2 * (size_t)TC_FOLD_CHUNK ? f->acc : (tmp = malloc(sp ? sp : 1));
     if (!at) return MPI_ERR_NO_MEM;
     int rc = tc_fold_slots(s, t, first, n, at);
     if (rc == MPI_SUCCESS && publish) {
@@ -222,14 +228,15 @@ int tc_fold_slots_gather(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *o
     return MPI_SUCCESS;
 }
 
-int tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const void *in, int slot, uint64_t seq,
-                       uint64_t wait)
+int tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const void *in, int slot,
+                       uint64_t seq, uint64_t wait)
 {
-    return tc_shm_eager_put(s, in, tc_span(t, count), slot, seq, wait) ? MPI_SUCCESS : TC_OP_PENDING;
+    return tc_shm_eager_put(s, in, tc_span(t, count), slot, seq, wait) ? MPI_SUCCESS
+                                                                       : TC_OP_PENDING;
 }
 
-int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq, const char *own,
-                  char *dst, char *acc, size_t *done)
+int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq,
+                  const char *own, char *dst, char *acc, size_t *done)
 {
     const int nl = s->nlocal;
     size_t span = tc_span(t, count), avail = span;
@@ -239,7 +246,7 @@ int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint
         if (a == (size_t)-1) return MPI_ERR_INTERN;
         if (a < avail) avail = a;
     }
-    size_t n = avail == span ? count : avail / t->extent;   /* whole elements present everywhere */
+    size_t n = avail == span ? count : avail / t->extent; /* whole elements present everywhere */
     if (n > *done) {
         size_t off = *done * t->extent, k = n - *done, len = tc_span(t, k);
         /* our operand is still needed where the result goes (MPI_IN_PLACE):

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TC_FOLD_CHUNK (256u << 10)   /* accumulator bytes (fits L1/L2) */
+#define TC_FOLD_CHUNK (256u << 10) /* accumulator bytes (fits L1/L2) */
 
 /* Segment-major partition of @count elements: segment i holds elements
  * [i*seg, min((i+1)*seg, count)); its piece j (of nw) the elements
@@ -32,8 +32,8 @@
 typedef struct tc_part {
     size_t count, seg, nseg;
     int nw;
-    int heavy;             /* worker with a larger piece, -1: none */
-    int wh, wo;            /* weights of the heavy worker and of the others */
+    int heavy;  /* worker with a larger piece, -1: none */
+    int wh, wo; /* weights of the heavy worker and of the others */
 } tc_part_t;
 
 void tc_part_init(tc_part_t *p, size_t count, size_t seg_elems, int nw);
@@ -58,7 +58,9 @@ size_t tc_fold_segsize(const tc_ctx_t *ctx, const tc_rtype_t *t, size_t count, i
 /** Scratch for folds: two accumulators of TC_FOLD_CHUNK, the context's
  *  (allocated on first use and kept: a fresh 256 KiB allocation per call
  *  was an mmap and 64 page faults).  0 or -1 (no memory). */
-typedef struct tc_fold_scratch { char *acc, *in; } tc_fold_scratch_t;
+typedef struct tc_fold_scratch {
+    char *acc, *in;
+} tc_fold_scratch_t;
 int tc_fold_scratch_get(tc_ctx_t *ctx, tc_fold_scratch_t *f);
 void tc_fold_scratch_put(tc_fold_scratch_t *f);
 
@@ -95,12 +97,13 @@ int tc_fold_slots_gather(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *o
  * Returns MPI_SUCCESS or an MPI error code.
  */
 int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, const char *own,
-                  size_t first, size_t n, char *dst, const uint64_t *push, int npush, tc_fold_scratch_t *f);
+                  size_t first, size_t n, char *dst, const uint64_t *push, int npush,
+                  tc_fold_scratch_t *f);
 
 /** Write elements [@first, @first+@n) of @src (laid out like the inputs)
  *  into each of the @npush regions @push.  MPI_SUCCESS or an error. */
-int tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size_t first, size_t n, const uint64_t *push,
-                 int npush);
+int tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size_t first, size_t n,
+                 const uint64_t *push, int npush);
 
 /** Wait-free check: have all local processes posted their cookies for
  *  collective @seq?  Fills @in / @out (may be NULL) on success. */
@@ -112,8 +115,8 @@ int tc_fold_all_posted(const tc_shm_t *s, uint64_t seq, uint64_t *in, uint64_t *
  *  until every local process has finished call @wait, then copies @count
  *  elements of @t from @in (span bytes) into the slot and releases the
  *  tag.  MPI_SUCCESS or TC_OP_PENDING. */
-int tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const void *in, int slot, uint64_t seq,
-                       uint64_t wait);
+int tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const void *in, int slot,
+                       uint64_t seq, uint64_t wait);
 /** Folds, in canonical order s_0 op (s_1 op (... op s_{n-1})), the
  *  elements from *@done on that every local process's item @slot for @seq
  *  holds by now (ours aside when @own is given), into @dst; *@done
@@ -124,8 +127,8 @@ int tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const voi
  *  over.  The same bytes on every process that calls it.  MPI_SUCCESS
  *  (all folded), TC_OP_PENDING, or MPI_ERR_INTERN (a newer tag: the
  *  protocol broke). */
-int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq, const char *own,
-                  char *dst, char *acc, size_t *done);
+int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq,
+                  const char *own, char *dst, char *acc, size_t *done);
 
 /** Publish this process's cookies for @seq (prog reset to 0). */
 void tc_fold_post(tc_shm_t *s, uint64_t seq, uint64_t in_cookie, uint64_t out_cookie);

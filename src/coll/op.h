@@ -30,10 +30,10 @@
 typedef struct tc_rtype {
     MPI_Datatype dt;
     MPI_Op op;
-    size_t extent;         /* bytes between elements */
-    size_t tsize;          /* true extent of one element (bytes) */
+    size_t extent; /* bytes between elements */
+    size_t tsize;  /* true extent of one element (bytes) */
     int commutative;
-    int kernel;            /* our own kernel id, 0 = MPI_Reduce_local */
+    int kernel; /* our own kernel id, 0 = MPI_Reduce_local */
 } tc_rtype_t;
 
 /** Bytes spanned by @n elements (0 for n == 0). */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TC_TAG_RCHAIN 0x7c06   /* the leaders' chain (on the leaders' communicator) */
+#define TC_TAG_RCHAIN 0x7c06 /* the leaders' chain (on the leaders' communicator) */
 
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
@@ -18,7 +18,8 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     const uint64_t seq = ++ctx->seq;
     tc_tune_t tune;
     int cico = tc_tune_choose(&tune, ctx, TC_TUNE_REDUCE, span, tc_fold_uses_cico(ctx, span), seq);
-    if (cico && (tc_ctx_eager_reduce_fits(ctx, span) || (tune.bucket < 0 && tc_ctx_eager_fits(ctx, span)))) {
+    if (cico && (tc_ctx_eager_reduce_fits(ctx, span) ||
+                 (tune.bucket < 0 && tc_ctx_eager_fits(ctx, span)))) {
         /* Eager: these fields only (eager_work, fini); clearing the whole
          * operation was a tenth of a small Reduce. */
         op->ctx = ctx;
@@ -50,7 +51,7 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     op->root_local = m->node_of[root] == m->node ? m->lrank_of[root] : -1;
     op->seq = seq;
     op->multi = m->nnodes > 1;
-    op->first = op->multi ? m->leader_lrank : op->root_local;   /* the elected leader (topo/nic) */
+    op->first = op->multi ? m->leader_lrank : op->root_local; /* the elected leader (topo/nic) */
     op->llroot = m->node_of[root];
     op->cico = cico;
     op->tune = tune;
@@ -65,13 +66,13 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
         if (!op->multi && ctx->shm && tc_fold_scratch_get(ctx, &op->f) != 0) return MPI_ERR_NO_MEM;
         return MPI_SUCCESS;
     }
-    int nw = m->lsize;   /* every local process folds (see reduce.h) */
+    int nw = m->lsize; /* every local process folds (see reduce.h) */
     op->wid = m->lrank;
     /* Several nodes: the segment is the leaders' pipeline unit and must be
      * the same on every node, whatever its number of workers. */
     size_t seg = tc_fold_segsize(ctx, t, count, op->multi ? 1 : nw);
     op->chain = op->multi && tc_ctx_chain(ctx, span);
-    if (op->chain && !ctx->cfg->red_segsize)   /* TC_NET_SEG (see ctx.h) */
+    if (op->chain && !ctx->cfg->red_segsize) /* TC_NET_SEG (see ctx.h) */
         seg = (TC_NET_SEG / t->extent) ? (TC_NET_SEG / t->extent) : 1;
     tc_part_init(&op->part, count, seg, nw);
     /* One node: the root writes its pieces into its own buffer, the others
@@ -83,13 +84,18 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
      * others only expose their inputs), one synchronisation fewer on its
      * path (measured at np=2, 16 KiB: 4.2-4.3 us against 5.1 with shares;
      * from 32 KiB shares win: 7.8 against 9.1-9.7 us). */
-    if (!op->multi && tc_span(t, count) <= TC_REDUCE_SOLO_MAX) tc_part_weigh(&op->part, op->root_local, 1, 0);
-    else tc_part_weigh(&op->part, op->first, 2, 1);   /* the leader writes its pieces locally too */
-    if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
+    if (!op->multi && tc_span(t, count) <= TC_REDUCE_SOLO_MAX)
+        tc_part_weigh(&op->part, op->root_local, 1, 0);
+    else
+        tc_part_weigh(&op->part, op->first, 2, 1); /* the leader writes its pieces locally too */
+    if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t))))
+        return MPI_ERR_NO_MEM;
     if (op->wid >= 0 && ctx->shm && tc_fold_scratch_get(ctx, &op->f) != 0) return MPI_ERR_NO_MEM;
-    if (op->chain && lead && m->node != op->llroot && m->node != (op->llroot + m->nnodes - 1) % m->nnodes &&
+    if (op->chain && lead && m->node != op->llroot &&
+        m->node != (op->llroot + m->nnodes - 1) % m->nnodes &&
         !(op->acc = tc_ctx_buf(ctx, TC_BUF_NET, span)))
-        return MPI_ERR_NO_MEM;   /* a middle node: what arrives, folded with ours, before it goes on */
+        return MPI_ERR_NO_MEM; /* a middle node: what arrives, folded with ours, before it goes on
+                                */
     if (op->multi && lead) {
         if (m->lsize > 1) {
             if (!(op->nb = tc_ctx_buf(ctx, TC_BUF_NODE, 2 * span))) return MPI_ERR_NO_MEM;
@@ -142,7 +148,8 @@ static int chain_network(tc_reduce_t *op, size_t avail)
         while (pos < N - 1 && op->red_posted < lim && op->red_posted - op->sent < (size_t)W) {
             size_t i = op->red_posted, first = i * op->part.seg;
             size_t n = op->count - first < op->part.seg ? op->count - first : op->part.seg;
-            rc = PMPI_Irecv(acc + first * ext, (int)n, op->t.dt, up, TC_TAG_RCHAIN, c->llcomm, &op->rreq[i % W]);
+            rc = PMPI_Irecv(acc + first * ext, (int)n, op->t.dt, up, TC_TAG_RCHAIN, c->llcomm,
+                            &op->rreq[i % W]);
             if (rc != MPI_SUCCESS) return rc;
             op->red_posted++;
             moved = 1;
@@ -152,14 +159,17 @@ static int chain_network(tc_reduce_t *op, size_t avail)
             size_t n = op->count - first < op->part.seg ? op->count - first : op->part.seg;
             char *mine = (char *)op->src + first * ext, *out = mine;
             flag = 1;
-            if (pos < N - 1 && (rc = PMPI_Test(&op->rreq[i % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+            if (pos < N - 1 &&
+                (rc = PMPI_Test(&op->rreq[i % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                return rc;
             if (flag) {
-                if (pos < N - 1) {   /* what came from upstream, with ours folded in */
+                if (pos < N - 1) { /* what came from upstream, with ours folded in */
                     out = acc + first * ext;
                     if ((rc = tc_op_apply(&op->t, mine, out, n)) != MPI_SUCCESS) return rc;
                 }
                 if (pos > 0) {
-                    rc = PMPI_Isend(out, (int)n, op->t.dt, down, TC_TAG_RCHAIN, c->llcomm, &op->sreq[i % W]);
+                    rc = PMPI_Isend(out, (int)n, op->t.dt, down, TC_TAG_RCHAIN, c->llcomm,
+                                    &op->sreq[i % W]);
                     if (rc != MPI_SUCCESS) return rc;
                 }
                 op->red_done++;
@@ -168,7 +178,9 @@ static int chain_network(tc_reduce_t *op, size_t avail)
         }
         while (op->sent < op->red_done) {
             if (pos > 0) {
-                if ((rc = PMPI_Test(&op->sreq[op->sent % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+                if ((rc = PMPI_Test(&op->sreq[op->sent % W], &flag, MPI_STATUS_IGNORE)) !=
+                    MPI_SUCCESS)
+                    return rc;
                 if (!flag) break;
             }
             op->sent++;
@@ -193,19 +205,21 @@ static int leaders_network(tc_reduce_t *op, size_t avail)
              * (the workers fold the next segments on their own), and
              * Open MPI's nonblocking reduction, progressed only by our
              * tests, was 2-3x slower when oversubscribed. */
-            rc = PMPI_Reduce(op->src + off, final_at(op, off), (int)n, op->t.dt, op->t.op, op->llroot, c->llcomm);
+            rc = PMPI_Reduce(op->src + off, final_at(op, off), (int)n, op->t.dt, op->t.op,
+                             op->llroot, c->llcomm);
             if (rc != MPI_SUCCESS) return rc;
             op->red_posted++;
             op->red_done++;
             continue;
         }
-        rc = PMPI_Ireduce(op->src + off, final_at(op, off), (int)n, op->t.dt, op->t.op, op->llroot, c->llcomm,
-                          &op->rreq[i % W]);
+        rc = PMPI_Ireduce(op->src + off, final_at(op, off), (int)n, op->t.dt, op->t.op, op->llroot,
+                          c->llcomm, &op->rreq[i % W]);
         if (rc != MPI_SUCCESS) return rc;
         op->red_posted++;
     }
     while (op->red_done < op->red_posted) {
-        if ((rc = PMPI_Test(&op->rreq[op->red_done % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+        if ((rc = PMPI_Test(&op->rreq[op->red_done % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return rc;
         if (!flag) break;
         op->red_done++;
     }
@@ -213,7 +227,6 @@ static int leaders_network(tc_reduce_t *op, size_t avail)
 }
 
 /* ---- small vectors --------------------------------------------------------- */
-
 
 static int cico_work(tc_reduce_t *op)
 {
@@ -228,7 +241,8 @@ static int cico_work(tc_reduce_t *op)
         if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
         if (!op->folded) {
             /* the root keeps its piece; the others publish theirs for it */
-            rc = tc_fold_slots_share(s, &op->t, op->count, op->am_root ? op->out : NULL, !op->am_root, &op->f);
+            rc = tc_fold_slots_share(s, &op->t, op->count, op->am_root ? op->out : NULL,
+                                     !op->am_root, &op->f);
             if (rc != MPI_SUCCESS) return rc;
             op->folded = 1;
         }
@@ -246,11 +260,12 @@ static int cico_work(tc_reduce_t *op)
             }
             /* the root reduces into its own buffer from a copy (no IN_PLACE) */
             if (op->am_root) {
-                if (!op->nb && !(op->nb = tc_ctx_buf(op->ctx, TC_BUF_NODE, span))) return MPI_ERR_NO_MEM;
+                if (!op->nb && !(op->nb = tc_ctx_buf(op->ctx, TC_BUF_NODE, span)))
+                    return MPI_ERR_NO_MEM;
                 memcpy(op->nb, nb, span);
             }
             op->src = op->nb;
-            op->part.seg = op->count;   /* one segment */
+            op->part.seg = op->count; /* one segment */
         }
         if ((rc = leaders_network(op, 1)) != MPI_SUCCESS) return rc;
         if (op->red_done < 1) return TC_OP_PENDING;
@@ -279,9 +294,10 @@ static int sc_work(tc_reduce_t *op)
     tc_shm_t *s = c->shm;
     int lead = c->map.lrank == op->first, rc;
     const size_t nseg = op->part.nseg;
-    if (s && !tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal)) return TC_OP_PENDING;
+    if (s && !tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal))
+        return TC_OP_PENDING;
 
-    if (!op->multi) {   /* one node: every process writes its pieces into the root's buffer */
+    if (!op->multi) { /* one node: every process writes its pieces into the root's buffer */
         if (op->folded < nseg) {
             size_t first, n;
             tc_part_piece(&op->part, op->folded, op->wid, &first, &n);
@@ -301,7 +317,8 @@ static int sc_work(tc_reduce_t *op)
             if (op->folded < nseg) {
                 size_t first, n;
                 tc_part_piece(&op->part, op->folded, op->wid, &first, &n);
-                rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, op->nb, NULL, 0, &op->f);
+                rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, op->nb, NULL, 0,
+                                   &op->f);
                 if (rc != MPI_SUCCESS) return rc;
                 op->folded++;
             }
@@ -315,7 +332,7 @@ static int sc_work(tc_reduce_t *op)
             }
         }
         if ((rc = leaders_network(op, avail)) != MPI_SUCCESS) return rc;
-        if (s && op->root_local >= 0 && !op->am_root)   /* Release: final segments for the root */
+        if (s && op->root_local >= 0 && !op->am_root) /* Release: final segments for the root */
             atomic_store_explicit(&s->ctl[s->me].prog, op->red_done, memory_order_release);
         /* along a chain, our sends downstream must be complete too */
         return (op->chain ? op->sent : op->red_done) < nseg ? TC_OP_PENDING : MPI_SUCCESS;
@@ -325,20 +342,22 @@ static int sc_work(tc_reduce_t *op)
     if (op->folded < nseg) {
         size_t first, n;
         tc_part_piece(&op->part, op->folded, op->wid, &first, &n);
-        rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, NULL, &op->cookies[s->nlocal + op->first], 1,
-                           &op->f);
+        rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, NULL,
+                           &op->cookies[s->nlocal + op->first], 1, &op->f);
         if (rc != MPI_SUCCESS) return rc;
         op->folded++;
         /* Release: our write into the leader's buffer before the report. */
         atomic_store_explicit(&s->ctl[s->me].prog, op->folded, memory_order_release);
     }
-    if (op->am_root) {   /* copy the final segments out of the leader's buffer */
+    if (op->am_root) { /* copy the final segments out of the leader's buffer */
         size_t fin = (size_t)atomic_load_explicit(&s->ctl[op->first].prog, memory_order_acquire);
         if (fin > op->got) {
-            size_t a = op->got * op->part.seg, b = fin * op->part.seg < op->count ? fin * op->part.seg : op->count;
+            size_t a = op->got * op->part.seg,
+                   b = fin * op->part.seg < op->count ? fin * op->part.seg : op->count;
             size_t off = a * op->t.extent, span = tc_span(&op->t, b - a);
-            if (tc_region_read(s, op->cookies[s->nlocal + op->first], tc_span(&op->t, op->count) + off,
-                               op->out + off, span) != (long long)span)
+            if (tc_region_read(s, op->cookies[s->nlocal + op->first],
+                               tc_span(&op->t, op->count) + off, op->out + off,
+                               span) != (long long)span)
                 return MPI_ERR_INTERN;
             op->got = fin;
         }
@@ -370,22 +389,23 @@ static int eager_work(tc_reduce_t *op)
             atomic_store_explicit(&s->ctl[0].tune_seq, op->seq, memory_order_release);
         }
         /* the root reads its own operand where it is */
-        if (!op->am_root &&
-            (rc = tc_fold_eager_post(s, &op->t, op->count, op->in, op->eager_slot, op->seq, op->eager_wait)) !=
-                MPI_SUCCESS)
+        if (!op->am_root && (rc = tc_fold_eager_post(s, &op->t, op->count, op->in, op->eager_slot,
+                                                     op->seq, op->eager_wait)) != MPI_SUCCESS)
             return rc;
         op->state = ST_WORK;
     }
     if (op->state == ST_WORK) {
         if (op->am_root) {
             /* MPI_IN_PLACE: the fold runs in the context's scratch */
-            if (op->in == op->out && !op->f.acc && tc_fold_scratch_get(c, &op->f) != 0) return MPI_ERR_NO_MEM;
-            rc = tc_fold_eager(s, &op->t, op->count, op->eager_slot, op->seq, op->in, op->out, op->f.acc,
-                               &op->eager_done);
+            if (op->in == op->out && !op->f.acc && tc_fold_scratch_get(c, &op->f) != 0)
+                return MPI_ERR_NO_MEM;
+            rc = tc_fold_eager(s, &op->t, op->count, op->eager_slot, op->seq, op->in, op->out,
+                               op->f.acc, &op->eager_done);
             if (rc != MPI_SUCCESS) return rc;
         }
         /* Acquire: pairs with the tuner's release of its start. */
-        if (op->tune.bucket >= 0 && !tuner && atomic_load_explicit(&s->ctl[0].tune_seq, memory_order_acquire) < op->seq)
+        if (op->tune.bucket >= 0 && !tuner &&
+            atomic_load_explicit(&s->ctl[0].tune_seq, memory_order_acquire) < op->seq)
             return TC_OP_PENDING;
         tc_shm_finish(s, op->seq);
         op->state = ST_ACK;
@@ -407,7 +427,7 @@ int tc_reduce_work(tc_reduce_t *op)
     case ST_START:
         if (s) {
             if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
-            tc_tune_start(&op->tune, op->ctx, op->seq);   /* before our post: see tune.h */
+            tc_tune_start(&op->tune, op->ctx, op->seq); /* before our post: see tune.h */
             size_t span = tc_span(&op->t, op->count);
             if (op->cico) {
                 memcpy(tc_shm_cico(s, s->me, 0), op->in, span);
@@ -417,17 +437,21 @@ int tc_reduce_work(tc_reduce_t *op)
                 struct iovec iov = { (void *)op->in, span };
                 unsigned in_rights = TC_RIGHT_READ;
                 if (op->am_root && op->in == op->out && !op->multi) in_rights |= TC_RIGHT_WRITE;
-                if (tc_region_create(s, &iov, 1, in_rights, &op->in_cookie) != 0) return MPI_ERR_INTERN;
-                if (lead && op->multi) {          /* the node buffer (and final result) */
+                if (tc_region_create(s, &iov, 1, in_rights, &op->in_cookie) != 0)
+                    return MPI_ERR_INTERN;
+                if (lead && op->multi) { /* the node buffer (and final result) */
                     iov.iov_base = op->nb;
                     iov.iov_len = 2 * span;
-                    if (tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie) != 0)
+                    if (tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE,
+                                         &op->out_cookie) != 0)
                         return MPI_ERR_INTERN;
-                } else if (lead && op->in != op->out) {   /* one node: the root's buffer */
+                } else if (lead && op->in != op->out) { /* one node: the root's buffer */
                     iov.iov_base = op->out;
-                    if (tc_region_create(s, &iov, 1, TC_RIGHT_WRITE, &op->out_cookie) != 0) return MPI_ERR_INTERN;
+                    if (tc_region_create(s, &iov, 1, TC_RIGHT_WRITE, &op->out_cookie) != 0)
+                        return MPI_ERR_INTERN;
                 }
-                tc_fold_post(s, op->seq, op->in_cookie, op->out_cookie ? op->out_cookie : op->in_cookie);
+                tc_fold_post(s, op->seq, op->in_cookie,
+                             op->out_cookie ? op->out_cookie : op->in_cookie);
             }
         }
         op->state = ST_WORK;
@@ -446,14 +470,16 @@ int tc_reduce_work(tc_reduce_t *op)
         tc_tune_end(&op->tune, op->ctx);
         op->state = ST_DONE;
         /* fall through */
-    default:
-        return TC_OP_DONE;
+    default: return TC_OP_DONE;
     }
 }
 
 void tc_reduce_fini(tc_reduce_t *op)
 {
-    if (op->eager) { tc_fold_scratch_put(&op->f); return; }   /* holds nothing else */
+    if (op->eager) {
+        tc_fold_scratch_put(&op->f);
+        return;
+    } /* holds nothing else */
     tc_shm_t *s = op->ctx->shm;
     /* after an error the chain's receives and sends may be in flight (off
      * the chain rreq holds the leaders' PMPI_Ireduce, which cannot be

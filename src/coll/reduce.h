@@ -39,34 +39,35 @@
 #include "tune.h"
 
 #define TC_REDUCE_WINDOW 4
-#define TC_REDUCE_SOLO_MAX (16u << 10)   /* one node, single copy: the root folds
-                                            everything at or below (bytes) */
+#define TC_REDUCE_SOLO_MAX                               \
+    (16u << 10) /* one node, single copy: the root folds \
+                   everything at or below (bytes) */
 
 typedef struct tc_reduce {
     tc_ctx_t *ctx;
     tc_rtype_t t;
-    const char *in;        /* input (the root's rbuf when MPI_IN_PLACE) */
-    char *out;             /* the root's receive buffer (NULL elsewhere) */
+    const char *in; /* input (the root's rbuf when MPI_IN_PLACE) */
+    char *out;      /* the root's receive buffer (NULL elsewhere) */
     size_t count;
     int root, am_root, root_local; /* root_local: root's local rank, -1 if off-node */
-    int first;             /* local rank of the first leader */
+    int first;                     /* local rank of the first leader */
     uint64_t seq;
     int state;
     int cico, multi, may_block;
     tc_part_t part;
-    int wid;               /* worker index, -1 if not a worker */
+    int wid; /* worker index, -1 if not a worker */
     uint64_t in_cookie, out_cookie;
-    uint64_t *cookies;     /* [nlocal] inputs, then [nlocal] outputs */
-    char *nb;              /* first leader (the context's TC_BUF_NODE): node result, then (root's node,
-                              root elsewhere) the final result: 2 spans */
-    const char *src;       /* first leader: what it sends to the network */
+    uint64_t *cookies; /* [nlocal] inputs, then [nlocal] outputs */
+    char *nb;          /* first leader (the context's TC_BUF_NODE): node result, then (root's node,
+                          root elsewhere) the final result: 2 spans */
+    const char *src;   /* first leader: what it sends to the network */
     size_t folded, ready, red_posted, red_done, got;
-    int chain;             /* the leaders reduce along a chain (tc_ctx_chain) */
-    char *acc;             /* chain, middle leaders: received segments folded with
-                              the node's (the context's TC_BUF_NET) */
-    size_t sent;           /* chain: segments whose send downstream completed */
+    int chain;   /* the leaders reduce along a chain (tc_ctx_chain) */
+    char *acc;   /* chain, middle leaders: received segments folded with
+                    the node's (the context's TC_BUF_NET) */
+    size_t sent; /* chain: segments whose send downstream completed */
     MPI_Request rreq[TC_REDUCE_WINDOW], sreq[TC_REDUCE_WINDOW];
-    int llroot;            /* root's node = its rank in the leaders' comm */
+    int llroot; /* root's node = its rank in the leaders' comm */
     tc_fold_scratch_t f;
     tc_tune_t tune;        /* CICO or single copy (coll/tune) */
     int eager, eager_slot; /* eager (one node, small: tc_ctx_eager) and its slot */

@@ -6,7 +6,8 @@
 
 #define TC_SCAN_TAG_BASE 0x5c00
 
-int tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count, const tc_rtype_t *t)
+int tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
+                 const tc_rtype_t *t)
 {
     memset(op, 0, sizeof(*op));
     op->ctx = ctx;
@@ -23,13 +24,16 @@ int tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t
      * chains cut it into up to 8 segments of at least TC_SCAN_SEGSIZE. */
     size_t ext = t->extent ? t->extent : 1, per = TC_SCAN_SEGSIZE / ext;
     if (per == 0) per = 1;
-    if (op->size <= 2) per = count;
-    else if (count / 8 > per) per = count / 8;
+    if (op->size <= 2)
+        per = count;
+    else if (count / 8 > per)
+        per = count / 8;
     op->seg = per;
     op->nseg = (count + op->seg - 1) / op->seg;
     for (int w = 0; w < TC_SCAN_WINDOW; w++) op->rreq[w] = op->sreq[w] = MPI_REQUEST_NULL;
     if (in != out) memcpy(out, in, tc_span(t, count));
-    if (op->rank > 0 && !(op->rbuf = malloc(TC_SCAN_WINDOW * tc_span(t, op->seg)))) return MPI_ERR_NO_MEM;
+    if (op->rank > 0 && !(op->rbuf = malloc(TC_SCAN_WINDOW * tc_span(t, op->seg))))
+        return MPI_ERR_NO_MEM;
     return MPI_SUCCESS;
 }
 
@@ -47,8 +51,8 @@ static int post_receives(tc_scan_t *op, size_t span)
     size_t first, n;
     while (op->rank > 0 && op->rposted < op->nseg && op->rposted - op->sposted < W) {
         seg_range(op, op->rposted, &first, &n);
-        int rc = PMPI_Irecv(op->rbuf + (op->rposted % W) * span, (int)n, op->t.dt, op->rank - 1, op->tag,
-                            op->ctx->pcomm, &op->rreq[op->rposted % W]);
+        int rc = PMPI_Irecv(op->rbuf + (op->rposted % W) * span, (int)n, op->t.dt, op->rank - 1,
+                            op->tag, op->ctx->pcomm, &op->rreq[op->rposted % W]);
         if (rc != MPI_SUCCESS) return rc;
         op->rposted++;
     }
@@ -61,7 +65,7 @@ int tc_scan_work(tc_scan_t *op)
     MPI_Comm pc = op->ctx->pcomm;
     size_t span = tc_span(&op->t, op->seg), first, n;
     int flag, rc;
-    if (op->rank == 0) op->rdone = op->nseg;   /* the chain starts here: nothing to receive */
+    if (op->rank == 0) op->rdone = op->nseg; /* the chain starts here: nothing to receive */
     if ((rc = post_receives(op, span)) != MPI_SUCCESS) return rc;
     for (;;) {
         /* a segment may be folded once it arrived and, on a rank with a
@@ -70,19 +74,23 @@ int tc_scan_work(tc_scan_t *op)
         if (k >= op->nseg) break;
         if (op->rank > 0 && k >= op->rdone) {
             if (k >= op->rposted) break;
-            if ((rc = PMPI_Test(&op->rreq[k % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+            if ((rc = PMPI_Test(&op->rreq[k % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                return rc;
             if (!flag) break;
             op->rdone++;
         }
         if (op->rank + 1 < op->size && k - op->sdone >= (size_t)W) {
-            if ((rc = PMPI_Test(&op->sreq[op->sdone % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+            if ((rc = PMPI_Test(&op->sreq[op->sdone % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                return rc;
             if (!flag) break;
             op->sdone++;
         }
         seg_range(op, k, &first, &n);
         char *o = op->out + first * op->t.extent;
         /* out = prefix(0..r-1) op out: the left operand is the lower ranks' */
-        if (op->rank > 0 && (rc = tc_op_apply(&op->t, op->rbuf + (k % W) * span, o, n)) != MPI_SUCCESS) return rc;
+        if (op->rank > 0 &&
+            (rc = tc_op_apply(&op->t, op->rbuf + (k % W) * span, o, n)) != MPI_SUCCESS)
+            return rc;
         if (op->rank + 1 < op->size) {
             rc = PMPI_Isend(o, (int)n, op->t.dt, op->rank + 1, op->tag, pc, &op->sreq[k % W]);
             if (rc != MPI_SUCCESS) return rc;
@@ -93,7 +101,8 @@ int tc_scan_work(tc_scan_t *op)
     }
     if (op->sposted < op->nseg) return TC_OP_PENDING;
     while (op->rank + 1 < op->size && op->sdone < op->sposted) {
-        if ((rc = PMPI_Test(&op->sreq[op->sdone % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+        if ((rc = PMPI_Test(&op->sreq[op->sdone % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return rc;
         if (!flag) return TC_OP_PENDING;
         op->sdone++;
     }

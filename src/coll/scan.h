@@ -28,17 +28,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TC_SCAN_WINDOW 4              /* segments in flight per link */
-#define TC_SCAN_SEGSIZE (64u << 10)   /* smallest pipeline segment (bytes) */
+#define TC_SCAN_WINDOW  4           /* segments in flight per link */
+#define TC_SCAN_SEGSIZE (64u << 10) /* smallest pipeline segment (bytes) */
 
 typedef struct tc_scan {
     tc_ctx_t *ctx;
     tc_rtype_t t;
-    const char *in;        /* this rank's input (out when MPI_IN_PLACE) */
-    char *out;             /* the prefix result, count elements */
-    size_t count, seg, nseg;   /* elements, elements per segment, segments */
+    const char *in;          /* this rank's input (out when MPI_IN_PLACE) */
+    char *out;               /* the prefix result, count elements */
+    size_t count, seg, nseg; /* elements, elements per segment, segments */
     int rank, size;
-    char *rbuf;            /* [TC_SCAN_WINDOW] segments from the left neighbour */
+    char *rbuf; /* [TC_SCAN_WINDOW] segments from the left neighbour */
     size_t rposted, rdone, sposted, sdone;
     MPI_Request rreq[TC_SCAN_WINDOW], sreq[TC_SCAN_WINDOW];
     uint64_t seq;

@@ -31,11 +31,12 @@ int tc_tree_init(tc_tree_t *op, tc_ctx_t *ctx, int kind, const void *in, void *o
     op->tag = TC_TAG_TREE;
     op->req = MPI_REQUEST_NULL;
     int vr = (rank - root + n) % n;
-    int lr = vr ? __builtin_ctz((unsigned)vr) + 1 : op->height + 1;   /* vr's receive (Bcast) level */
+    int lr = vr ? __builtin_ctz((unsigned)vr) + 1 : op->height + 1; /* vr's receive (Bcast) level */
     if (kind == TC_TREE_BCAST) {
         op->buf = out;
         op->bytes = bytes;
-        if (vr) op->step[op->nstep++] = (tc_tree_step_t){ lr, (vr - (1 << (lr - 1)) + root) % n, 1 };
+        if (vr)
+            op->step[op->nstep++] = (tc_tree_step_t){ lr, (vr - (1 << (lr - 1)) + root) % n, 1 };
         for (int i = lr - 1; i >= 1; i--) {
             int child = vr + (1 << (i - 1));
             if (child < n) op->step[op->nstep++] = (tc_tree_step_t){ i, (child + root) % n, 0 };
@@ -91,14 +92,16 @@ static int bcast_work(tc_tree_t *op, int who)
             if (!flag) return TC_OP_PENDING;
             op->posted = 0;
         } else {
-            rc = PMPI_Isend(op->buf, (int)op->bytes, MPI_BYTE, st->peer, op->tag, pc, &op->sreq[op->nsend++]);
+            rc = PMPI_Isend(op->buf, (int)op->bytes, MPI_BYTE, st->peer, op->tag, pc,
+                            &op->sreq[op->nsend++]);
             if (rc != MPI_SUCCESS) return rc;
         }
         op->cur++;
     }
     /* the sends complete under whoever owns them: test them all here */
     while (op->sdone < op->nsend) {
-        if ((rc = PMPI_Test(&op->sreq[op->sdone], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+        if ((rc = PMPI_Test(&op->sreq[op->sdone], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return rc;
         if (!flag) return TC_OP_PENDING;
         op->sdone++;
     }
@@ -122,7 +125,8 @@ static int reduce_work(tc_tree_t *op, int who)
         if ((rc = PMPI_Test(&op->req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
         if (!flag) return TC_OP_PENDING;
         op->posted = 0;
-        if (st->recv && (rc = tc_op_apply(&op->t, op->tmp, op->buf, op->count)) != MPI_SUCCESS) return rc;
+        if (st->recv && (rc = tc_op_apply(&op->t, op->tmp, op->buf, op->count)) != MPI_SUCCESS)
+            return rc;
         op->cur++;
     }
     return TC_OP_DONE;
@@ -135,7 +139,4 @@ int tc_tree_work(tc_tree_t *op, int who)
     return rc;
 }
 
-void tc_tree_fini(tc_tree_t *op)
-{
-    op->buf = op->tmp = NULL;   /* the context's (tc_ctx_buf) */
-}
+void tc_tree_fini(tc_tree_t *op) { op->buf = op->tmp = NULL; /* the context's (tc_ctx_buf) */ }

@@ -31,33 +31,33 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TC_TREE_MAXSTEP 34   /* one receive and up to 32 sends (or the reverse), + 1 */
+#define TC_TREE_MAXSTEP 34 /* one receive and up to 32 sends (or the reverse), + 1 */
 
 enum { TC_TREE_BCAST = 0, TC_TREE_REDUCE };
-enum { TC_EXEC_ANY = 0, TC_EXEC_APP, TC_EXEC_COMM };   /* who calls work */
+enum { TC_EXEC_ANY = 0, TC_EXEC_APP, TC_EXEC_COMM }; /* who calls work */
 
 typedef struct tc_tree_step {
-    int level;             /* 1 = leaves' level */
-    int peer;              /* pcomm rank */
-    int recv;              /* 1: receive, 0: send */
+    int level; /* 1 = leaves' level */
+    int peer;  /* pcomm rank */
+    int recv;  /* 1: receive, 0: send */
 } tc_tree_step_t;
 
 typedef struct tc_tree {
     tc_ctx_t *ctx;
     int kind, root, height, s;
-    char *buf;             /* Bcast: the buffer; Reduce: the accumulator */
-    const char *in;        /* Reduce: this process's input */
-    char *out;             /* Reduce: the root's result */
-    char *tmp;             /* Reduce: a child's contribution */
+    char *buf;      /* Bcast: the buffer; Reduce: the accumulator */
+    const char *in; /* Reduce: this process's input */
+    char *out;      /* Reduce: the root's result */
+    char *tmp;      /* Reduce: a child's contribution */
     size_t count, bytes;
     tc_rtype_t t;
     uint64_t seq;
     int tag;
-    int nstep, cur;        /* steps, next step to run */
+    int nstep, cur; /* steps, next step to run */
     tc_tree_step_t step[TC_TREE_MAXSTEP];
-    MPI_Request req;       /* the current step's request */
+    MPI_Request req; /* the current step's request */
     int posted;
-    MPI_Request sreq[TC_TREE_MAXSTEP];  /* Bcast: sends in flight */
+    MPI_Request sreq[TC_TREE_MAXSTEP]; /* Bcast: sends in flight */
     int nsend, sdone;
 } tc_tree_t;
 

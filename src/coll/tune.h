@@ -53,12 +53,12 @@ enum { TC_TUNE_REDUCE = 0, TC_TUNE_ALLREDUCE, TC_TUNE_ALLGATHER, TC_TUNE_BCAST }
 
 /* One call's part in the tuning (kept in the collective's op). */
 typedef struct tc_tune {
-    int kind;          /* TC_TUNE_* */
-    int bucket;        /* size class, -1: not tuned (static choice) */
-    int cico;          /* the method of this call: 1 CICO, 0 single copy */
-    unsigned cold[2];  /* samples of each method dropped as cold (first
-                          touches) before its warm-up samples */
-    uint64_t t0_ns;    /* tuner: when the call started */
+    int kind;         /* TC_TUNE_* */
+    int bucket;       /* size class, -1: not tuned (static choice) */
+    int cico;         /* the method of this call: 1 CICO, 0 single copy */
+    unsigned cold[2]; /* samples of each method dropped as cold (first
+                         touches) before its warm-up samples */
+    uint64_t t0_ns;   /* tuner: when the call started */
 } tc_tune_t;
 
 /** 1 if calls of collective @kind moving @bytes per process (per block
@@ -78,7 +78,8 @@ int tc_tune_range(const tc_ctx_t *ctx, int kind, size_t bytes);
  * Local (reads the tuner's word); every local process gets the same
  * answer for the same @seq.  Returns @tu->cico.
  */
-int tc_tune_choose(tc_tune_t *tu, const tc_ctx_t *ctx, int kind, size_t bytes, int static_cico, uint64_t seq);
+int tc_tune_choose(tc_tune_t *tu, const tc_ctx_t *ctx, int kind, size_t bytes, int static_cico,
+                   uint64_t seq);
 
 /** At the start of call @seq, once every local process has finished
  *  @seq - 1 (the collectives' ST_START): the tuner stamps the start time

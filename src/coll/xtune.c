@@ -6,13 +6,13 @@
 #include <stdint.h>
 
 enum {
-    TC_XT_WARM_RUNS = 2,   /* runs not timed (one of each method: first-use set-up) */
-    TC_XT_RUNS = 2 * TC_XT_TIMED,   /* timed runs, alternating: topocoll, native, ... */
-    TC_XT_RUN_MIN = 4,     /* calls per run, at least */
-    TC_XT_RUN_MAX = 64,    /* and at most */
-    TC_XT_PERIOD = 4096    /* calls of a class between two measurements, at least */
+    TC_XT_WARM_RUNS = 2,          /* runs not timed (one of each method: first-use set-up) */
+    TC_XT_RUNS = 2 * TC_XT_TIMED, /* timed runs, alternating: topocoll, native, ... */
+    TC_XT_RUN_MIN = 4,            /* calls per run, at least */
+    TC_XT_RUN_MAX = 64,           /* and at most */
+    TC_XT_PERIOD = 4096           /* calls of a class between two measurements, at least */
 };
-#define TC_XT_RUN_BYTES ((size_t)1 << 20)   /* a run moves about this much */
+#define TC_XT_RUN_BYTES ((size_t)1 << 20) /* a run moves about this much */
 /* The native wins only when faster by 10%: topocoll puts no more bytes on
  * the network (fewer with ranks by slot), and repeated measurements of one
  * application here (ASP's 13 KiB Bcast, 4 hosts x 2 by node) spread by
@@ -21,7 +21,8 @@ enum {
  * with topocoll's. */
 #define TC_XT_MARGIN 0.9
 
-static const char *const coll_name[TC_XT_COLLS] = { "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Allgather" };
+static const char *const coll_name[TC_XT_COLLS] = { "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce",
+                                                    "MPI_Allgather" };
 
 /* floor(log2(bytes)), at most TC_XT_CLASSES - 1 (on every blocking call
  * in range: one instruction, not a loop) */
@@ -45,9 +46,12 @@ static int64_t median_run(const tc_xt_class_t *k, int m)
 {
     int64_t v[TC_XT_TIMED];
     int n = k->nrun[m];
-    for (int i = 0; i < n; i++) {   /* insertion sort of at most TC_XT_TIMED */
+    for (int i = 0; i < n; i++) { /* insertion sort of at most TC_XT_TIMED */
         int j = i;
-        while (j > 0 && v[j - 1] > k->run_ns[m][i]) { v[j] = v[j - 1]; j--; }
+        while (j > 0 && v[j - 1] > k->run_ns[m][i]) {
+            v[j] = v[j - 1];
+            j--;
+        }
         v[j] = k->run_ns[m][i];
     }
     return n ? v[n / 2] : 0;
@@ -59,16 +63,19 @@ static int64_t median_run(const tc_xt_class_t *k, int m)
 static int decide(const tc_ctx_t *c, const tc_xt_class_t *k, int coll, size_t bytes, uint32_t calls)
 {
     int64_t mine[2] = { median_run(k, TC_XT_TOPO), median_run(k, TC_XT_NATIVE) }, all[2];
-    if (PMPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, c->pcomm) != MPI_SUCCESS) return TC_XT_TOPO;
+    if (PMPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, c->pcomm) != MPI_SUCCESS)
+        return TC_XT_TOPO;
     int m = all[TC_XT_TOPO] > 0 && all[TC_XT_NATIVE] > 0 &&
                     (double)all[TC_XT_NATIVE] < TC_XT_MARGIN * (double)all[TC_XT_TOPO]
                 ? TC_XT_NATIVE
                 : TC_XT_TOPO;
     if (c->map.rank == 0) {
         double per = (double)(calls - 1) * 1e3;
-        tc_debug(c->cfg, 1, "%s of %zu B and up (a size class) on %d processes, us per call (median of %d "
-                 "runs of %u, slowest rank): topocoll %.1f, native %.1f: %s", coll_name[coll], bytes, c->map.size,
-                 TC_XT_TIMED, calls, (double)all[TC_XT_TOPO] / per, (double)all[TC_XT_NATIVE] / per,
+        tc_debug(c->cfg, 1,
+                 "%s of %zu B and up (a size class) on %d processes, us per call (median of %d "
+                 "runs of %u, slowest rank): topocoll %.1f, native %.1f: %s",
+                 coll_name[coll], bytes, c->map.size, TC_XT_TIMED, calls,
+                 (double)all[TC_XT_TOPO] / per, (double)all[TC_XT_NATIVE] / per,
                  m == TC_XT_NATIVE ? "native" : "topocoll");
     }
     return m;
@@ -81,12 +88,14 @@ int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, tc_xt_call_t *x)
     if (!c->cfg->xtune || c->map.nnodes < 2 || bytes > c->cfg->xtune_max) return TC_XT_TOPO;
     int cls = size_class(bytes);
     tc_xt_class_t *k = &c->xt[coll][cls];
-    const uint32_t b = run_calls((size_t)1 << cls), runs = TC_XT_WARM_RUNS + TC_XT_RUNS, explore = runs * b;
+    const uint32_t b = run_calls((size_t)1 << cls), runs = TC_XT_WARM_RUNS + TC_XT_RUNS,
+                   explore = runs * b;
     uint32_t i = k->calls++;
     if (i < explore) {
         uint32_t run = i / b, j = i % b;
         x->method = (int)(run & 1);
-        if (run < TC_XT_WARM_RUNS || j == 0) return x->method;   /* (j 0: the other method's stragglers) */
+        if (run < TC_XT_WARM_RUNS || j == 0)
+            return x->method; /* (j 0: the other method's stragglers) */
         x->cls = k;
         x->last = j == b - 1;
         x->c = c;
@@ -94,7 +103,7 @@ int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, tc_xt_call_t *x)
         return x->method;
     }
     if (i == explore) k->choice = decide(c, k, coll, (size_t)1 << cls, b);
-    if (i >= explore + TC_XT_PERIOD + 16 * explore) {   /* measure again from the next call */
+    if (i >= explore + TC_XT_PERIOD + 16 * explore) { /* measure again from the next call */
         k->calls = 0;
         k->nrun[0] = k->nrun[1] = 0;
     }

@@ -51,14 +51,14 @@
 
 #include <stddef.h>
 
-enum { TC_XT_TOPO = 0, TC_XT_NATIVE = 1 };   /* the methods */
+enum { TC_XT_TOPO = 0, TC_XT_NATIVE = 1 }; /* the methods */
 
 /* One call's part (on the caller's stack). */
 typedef struct tc_xt_call {
-    tc_xt_class_t *cls;   /* its class when the call is timed, else NULL */
-    int method;           /* TC_XT_* */
-    int last;             /* 1: it ends a timed run */
-    double t0;            /* PMPI_Wtime at entry */
+    tc_xt_class_t *cls; /* its class when the call is timed, else NULL */
+    int method;         /* TC_XT_* */
+    int last;           /* 1: it ends a timed run */
+    double t0;          /* PMPI_Wtime at entry */
     tc_ctx_t *c;
 } tc_xt_call_t;
 

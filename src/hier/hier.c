@@ -45,7 +45,7 @@ static pthread_once_t g_self_once = PTHREAD_ONCE_INIT;
 static int hel_cmp_depth(const void *a, const void *b)
 {
     const tc_hel_t *x = a, *y = b;
-    if (x->weight != y->weight) return x->weight > y->weight ? -1 : 1;   /* larger first */
+    if (x->weight != y->weight) return x->weight > y->weight ? -1 : 1; /* larger first */
     return type_rank((hwloc_obj_type_t)x->type) - type_rank((hwloc_obj_type_t)y->type);
 }
 
@@ -58,20 +58,26 @@ static void self_build(void)
     memset(p, 0, sizeof(*p));
     p->bound = l->bound;
     for (int i = 0; i < l->nswitch && p->n < TC_HPATH_MAX; i++)
-        p->el[p->n++] = (tc_hel_t){ .node = 0, .kind = TC_HK_SWITCH, .type = -1, .idx = l->sw_index[i] };
+        p->el[p->n++] =
+            (tc_hel_t){ .node = 0, .kind = TC_HK_SWITCH, .type = -1, .idx = l->sw_index[i] };
     hwloc_obj_t root = hwloc_get_root_obj(t->hw);
     uint32_t wmach = (uint32_t)hwloc_bitmap_weight(root->cpuset);
-    p->el[p->n++] = (tc_hel_t){ .node = l->node_id, .kind = TC_HK_NODE, .type = HWLOC_OBJ_MACHINE,
-                                .idx = l->vnode, .weight = wmach };
+    p->el[p->n++] = (tc_hel_t){ .node = l->node_id,
+                                .kind = TC_HK_NODE,
+                                .type = HWLOC_OBJ_MACHINE,
+                                .idx = l->vnode,
+                                .weight = wmach };
     int first = p->n;
     /* Every object containing the binding: the covering object and its
      * ancestors (the CPU tree), and the NUMA nodes (memory children in
      * hwloc 2, so not on that chain). */
-    hwloc_obj_t o = hwloc_bitmap_iszero(l->cpuset) ? NULL
-                  : hwloc_get_obj_covering_cpuset(t->hw, l->cpuset);
+    hwloc_obj_t o =
+        hwloc_bitmap_iszero(l->cpuset) ? NULL : hwloc_get_obj_covering_cpuset(t->hw, l->cpuset);
     for (; o && o->parent && p->n < TC_HPATH_MAX; o = o->parent)
         if (type_rank(o->type) > 0 && o->cpuset)
-            p->el[p->n++] = (tc_hel_t){ .node = l->node_id, .kind = TC_HK_OBJ, .type = o->type,
+            p->el[p->n++] = (tc_hel_t){ .node = l->node_id,
+                                        .kind = TC_HK_OBJ,
+                                        .type = o->type,
                                         .idx = (int32_t)o->logical_index,
                                         .weight = (uint32_t)hwloc_bitmap_weight(o->cpuset) };
     int nn = hwloc_get_nbobjs_by_type(t->hw, HWLOC_OBJ_NUMANODE);
@@ -79,7 +85,9 @@ static void self_build(void)
         hwloc_obj_t m = hwloc_get_obj_by_type(t->hw, HWLOC_OBJ_NUMANODE, (unsigned)i);
         if (m->cpuset && !hwloc_bitmap_iszero(m->cpuset) && !hwloc_bitmap_iszero(l->cpuset) &&
             hwloc_bitmap_isincluded(l->cpuset, m->cpuset))
-            p->el[p->n++] = (tc_hel_t){ .node = l->node_id, .kind = TC_HK_OBJ, .type = HWLOC_OBJ_NUMANODE,
+            p->el[p->n++] = (tc_hel_t){ .node = l->node_id,
+                                        .kind = TC_HK_OBJ,
+                                        .type = HWLOC_OBJ_NUMANODE,
                                         .idx = (int32_t)m->logical_index,
                                         .weight = (uint32_t)hwloc_bitmap_weight(m->cpuset) };
     }
@@ -106,9 +114,15 @@ static int path_levels(const tc_hpath_t *p, tc_hel_t *out)
     uint32_t wnode = 0, wlast = 0;
     for (int i = 0; i < p->n; i++) {
         const tc_hel_t *e = &p->el[i];
-        if (e->kind == TC_HK_SWITCH) out[n++] = *e;
-        else if (e->kind == TC_HK_NODE) { out[n++] = *e; wnode = wlast = e->weight; }
-        else if (e->weight < wnode && e->weight != wlast) { out[n++] = *e; wlast = e->weight; }
+        if (e->kind == TC_HK_SWITCH)
+            out[n++] = *e;
+        else if (e->kind == TC_HK_NODE) {
+            out[n++] = *e;
+            wnode = wlast = e->weight;
+        } else if (e->weight < wnode && e->weight != wlast) {
+            out[n++] = *e;
+            wlast = e->weight;
+        }
     }
     return n;
 }
@@ -127,26 +141,32 @@ void tc_hpath_format(char *out, size_t len)
     tc_hel_t lv[TC_HPATH_MAX];
     size_t o = 0;
     out[0] = 0;
-    if (!p) { snprintf(out, len, "(unknown)"); return; }
+    if (!p) {
+        snprintf(out, len, "(unknown)");
+        return;
+    }
     int n = path_levels(p, lv);
     for (int i = 0, sw = 0; i < n && o < len; i++) {
         const char *sep = i ? " > " : "";
         if (lv[i].kind == TC_HK_SWITCH)
-            o += (size_t)snprintf(out + o, len - o, "%sSwitch %s", sep, sw < l->nswitch ? l->sw_name[sw] : "?"), sw++;
+            o += (size_t)snprintf(out + o, len - o, "%sSwitch %s", sep,
+                                  sw < l->nswitch ? l->sw_name[sw] : "?"),
+                sw++;
         else if (lv[i].kind == TC_HK_NODE)
             o += (size_t)snprintf(out + o, len - o, "%sMachine %s", sep, l->nodename);
         else
-            o += (size_t)snprintf(out + o, len - o, "%s%s L#%d", sep, tc_hel_name(&lv[i]), lv[i].idx);
+            o += (size_t)snprintf(out + o, len - o, "%s%s L#%d", sep, tc_hel_name(&lv[i]),
+                                  lv[i].idx);
     }
 }
 
 /* ---- The per-communicator table (an attribute) ------------------------------ */
 
 typedef struct tc_htab {
-    tc_cattr_t link;         /* first: the communicator, the live list */
+    tc_cattr_t link; /* first: the communicator, the live list */
     int size;
-    tc_hpath_t *paths;       /* [size], by rank */
-    int has_level;           /* made by a split: the fields below are set */
+    tc_hpath_t *paths; /* [size], by rank */
+    int has_level;     /* made by a split: the fields below are set */
     int num, index;
     char type[TC_HTYPE_MAX];     /* the paper's level type (hwloc names) */
     char mpi_type[TC_HTYPE_MAX]; /* MPI 4.0's mpi_hw_resource_type value */
@@ -163,10 +183,7 @@ static void htab_destroy(tc_cattr_t *link)
  * (MPI_COMM_WORLD's, and those of communicators never freed). */
 static tc_cattr_class_t g_htabs = TC_CATTR_CLASS_INIT(htab_destroy);
 
-static tc_htab_t *htab_get(MPI_Comm comm)
-{
-    return tc_cattr_get(&g_htabs, comm);
-}
+static tc_htab_t *htab_get(MPI_Comm comm) { return tc_cattr_get(&g_htabs, comm); }
 
 static tc_htab_t *htab_new(int size)
 {
@@ -174,7 +191,10 @@ static tc_htab_t *htab_new(int size)
     if (!h) return NULL;
     h->size = size;
     h->paths = malloc((size_t)size * sizeof(tc_hpath_t));
-    if (!h->paths) { free(h); return NULL; }
+    if (!h->paths) {
+        free(h);
+        return NULL;
+    }
     return h;
 }
 
@@ -203,12 +223,17 @@ static tc_htab_t *htab_translate(MPI_Comm comm, MPI_Comm src, const tc_htab_t *s
         PMPI_Group_free(&sg);
         for (int i = 0; i < size && ok; i++) {
             int r = in[size + i];
-            if (r == MPI_UNDEFINED || r < 0 || r >= st->size) ok = 0;
-            else h->paths[i] = st->paths[r];
+            if (r == MPI_UNDEFINED || r < 0 || r >= st->size)
+                ok = 0;
+            else
+                h->paths[i] = st->paths[r];
         }
     }
     free(in);
-    if (!ok && h) { htab_destroy(&h->link); h = NULL; }
+    if (!ok && h) {
+        htab_destroy(&h->link);
+        h = NULL;
+    }
     return h;
 }
 
@@ -230,8 +255,12 @@ int tc_hier_attach(MPI_Comm comm)
     PMPI_Comm_size(comm, &size);
     const tc_hpath_t *self = tc_hpath_self();
     tc_hpath_t mine;
-    if (self) mine = *self;
-    else { memset(&mine, 0, sizeof(mine)); mine.n = -1; }
+    if (self)
+        mine = *self;
+    else {
+        memset(&mine, 0, sizeof(mine));
+        mine.n = -1;
+    }
     tc_htab_t *h = htab_new(size);
     int ok = h != NULL, all_ok = 0;
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
@@ -239,12 +268,14 @@ int tc_hier_attach(MPI_Comm comm)
         if (h) htab_destroy(&h->link);
         return MPI_ERR_NO_MEM;
     }
-    rc = PMPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, h->paths, (int)sizeof(mine), MPI_BYTE, comm);
+    rc = PMPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, h->paths, (int)sizeof(mine), MPI_BYTE,
+                        comm);
     for (int r = 0; rc == MPI_SUCCESS && r < size; r++)
-        if (h->paths[r].n < 0) rc = MPI_ERR_OTHER;   /* same verdict on every rank */
+        if (h->paths[r].n < 0) rc = MPI_ERR_OTHER; /* same verdict on every rank */
     if (rc != MPI_SUCCESS) {
-        if (mine.n >= 0)   /* (else this process's topology warning said it) */
-            tc_warn_once("hardware hierarchy unknown on another process (hwloc failed there); hardware splits "
+        if (mine.n >= 0) /* (else this process's topology warning said it) */
+            tc_warn_once("hardware hierarchy unknown on another process (hwloc failed there); "
+                         "hardware splits "
                          "refused");
         htab_destroy(&h->link);
         return rc;
@@ -280,7 +311,10 @@ static int parse_rtype(const char *s, int *kind, hwloc_obj_type_t *type)
         return 1;
     }
     *kind = TC_HK_OBJ;
-    if (strcmp(s, "HWThread") == 0) { *type = HWLOC_OBJ_PU; return 1; }
+    if (strcmp(s, "HWThread") == 0) {
+        *type = HWLOC_OBJ_PU;
+        return 1;
+    }
     if (hwloc_type_sscanf(s, type, NULL, 0) != 0) return 0;
     return type_rank(*type) > 0;
 }
@@ -289,21 +323,26 @@ static uint64_t str_hash(const char *s)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
     if (!s) return 1;
-    for (; *s; s++) { h ^= (unsigned char)*s; h *= 0x100000001b3ULL; }
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ULL;
+    }
     return h;
 }
 
-int tc_hier_split(MPI_Comm comm, tc_split_mode_t mode, const char *rtype, int key, MPI_Comm *newcomm)
+int tc_hier_split(MPI_Comm comm, tc_split_mode_t mode, const char *rtype, int key,
+                  MPI_Comm *newcomm)
 {
     int rc = tc_hier_attach(comm), rank, size;
     *newcomm = MPI_COMM_NULL;
     if (rc != MPI_SUCCESS) return rc;
-    if (mode == TC_SPLIT_GUIDED) {    /* every rank must name the same type */
+    if (mode == TC_SPLIT_GUIDED) { /* every rank must name the same type */
         uint64_t h = str_hash(rtype);
         long long mm[2] = { (long long)(h >> 1), -(long long)(h >> 1) }, out[2];
         PMPI_Allreduce(mm, out, 2, MPI_LONG_LONG, MPI_MAX, comm);
         if (out[0] != -out[1]) {
-            fprintf(stderr, "topocoll: MPI_Comm_split_type: processes gave different mpi_hw_resource_type values\n");
+            fprintf(stderr, "topocoll: MPI_Comm_split_type: processes gave different "
+                            "mpi_hw_resource_type values\n");
             return MPI_ERR_INFO_VALUE;
         }
     }
@@ -315,7 +354,10 @@ int tc_hier_split(MPI_Comm comm, tc_split_mode_t mode, const char *rtype, int ke
     tc_hel_t *lv = malloc((size_t)size * TC_HPATH_MAX * sizeof(tc_hel_t));
     int *nlv = malloc((size_t)size * sizeof(int)), *sib = malloc((size_t)size * sizeof(int));
     const tc_hel_t **sel = malloc((size_t)size * sizeof(*sel));
-    if (!lv || !nlv || !sib || !sel) { rc = MPI_ERR_NO_MEM; goto out; }
+    if (!lv || !nlv || !sib || !sel) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
     int gkind = 0;
     hwloc_obj_type_t gtype = HWLOC_OBJ_MACHINE;
     int known = mode == TC_SPLIT_GUIDED ? parse_rtype(rtype, &gkind, &gtype) : 1;
@@ -351,16 +393,21 @@ int tc_hier_split(MPI_Comm comm, tc_split_mode_t mode, const char *rtype, int ke
     rc = PMPI_Comm_split(comm, sib[rank], key, newcomm);
     if (rc != MPI_SUCCESS || *newcomm == MPI_COMM_NULL) goto out;
     tc_htab_t *h = htab_translate(*newcomm, comm, t);
-    if (!h) { rc = MPI_ERR_NO_MEM; goto out; }
+    if (!h) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
     h->has_level = 1;
     h->num = nsib;
     h->index = sib[rank];
     snprintf(h->type, sizeof(h->type), "%s", tc_hel_name(sel[rank]));
-    if (mode == TC_SPLIT_GUIDED) snprintf(h->mpi_type, sizeof(h->mpi_type), "%s", rtype);
-    else snprintf(h->mpi_type, sizeof(h->mpi_type), "%s",
-                  sel[rank]->kind == TC_HK_NODE ? "mpi_shared_memory" : tc_hel_name(sel[rank]));
+    if (mode == TC_SPLIT_GUIDED)
+        snprintf(h->mpi_type, sizeof(h->mpi_type), "%s", rtype);
+    else
+        snprintf(h->mpi_type, sizeof(h->mpi_type), "%s",
+                 sel[rank]->kind == TC_HK_NODE ? "mpi_shared_memory" : tc_hel_name(sel[rank]));
     rc = htab_attach(*newcomm, h);
-    if (rc == MPI_SUCCESS) {    /* also hand the key to the MPI library (it may keep it) */
+    if (rc == MPI_SUCCESS) { /* also hand the key to the MPI library (it may keep it) */
         MPI_Info info;
         if (PMPI_Info_create(&info) == MPI_SUCCESS) {
             PMPI_Info_set(info, "mpi_hw_resource_type", h->mpi_type);
@@ -416,7 +463,10 @@ int tc_hier_min_level(MPI_Comm comm, int nranks, const int *ranks, char type[TC_
     int rank, in = 0;
     PMPI_Comm_rank(comm, &rank);
     for (int i = 0; i < nranks; i++) in |= ranks[i] == rank;
-    if (!in) { snprintf(type, TC_HTYPE_MAX, "Unknown"); return MPI_SUCCESS; }
+    if (!in) {
+        snprintf(type, TC_HTYPE_MAX, "Unknown");
+        return MPI_SUCCESS;
+    }
     tc_htab_t *t = htab_local(comm);
     if (!t) return MPI_ERR_COMM;
     return min_level(t, nranks, ranks, type);

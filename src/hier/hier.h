@@ -32,11 +32,11 @@ enum { TC_HK_SWITCH = 0, TC_HK_NODE = 1, TC_HK_OBJ = 2 };
 /** One resource on a path.  Two elements are the same resource iff node,
  *  kind, type and idx are equal. */
 typedef struct tc_hel {
-    uint64_t node;     /* node id (0 for switches) */
-    int32_t kind;      /* TC_HK_* */
-    int32_t type;      /* hwloc_obj_type_t for objects and the node (Machine) */
-    int32_t idx;       /* switch index, virtual node, or hwloc logical index */
-    uint32_t weight;   /* PUs in the object's cpuset (objects and node) */
+    uint64_t node;   /* node id (0 for switches) */
+    int32_t kind;    /* TC_HK_* */
+    int32_t type;    /* hwloc_obj_type_t for objects and the node (Machine) */
+    int32_t idx;     /* switch index, virtual node, or hwloc logical index */
+    uint32_t weight; /* PUs in the object's cpuset (objects and node) */
 } tc_hel_t;
 
 typedef struct tc_hpath {
@@ -64,7 +64,8 @@ typedef enum { TC_SPLIT_UNGUIDED = 0, TC_SPLIT_GUIDED } tc_split_mode_t;
  * and level information.  Collective over @comm.  Returns MPI_SUCCESS or
  * an MPI error code (MPI_ERR_INFO_VALUE: ranks gave different @rtype).
  */
-int tc_hier_split(MPI_Comm comm, tc_split_mode_t mode, const char *rtype, int key, MPI_Comm *newcomm);
+int tc_hier_split(MPI_Comm comm, tc_split_mode_t mode, const char *rtype, int key,
+                  MPI_Comm *newcomm);
 
 /** hsplit_with_roots (section 3.2.3, Algorithm 2): the unguided split with
  *  the rank as key, and the communicator of the new communicators' rank-0

@@ -17,14 +17,15 @@ enum { NB_QUEUED = 0, NB_RUNNING, NB_FINISHED };
  * state outside the contexts (a progress engine needs a list of what is
  * outstanding; Open MPI's opal_progress keeps its callbacks the same way). */
 static struct {
-    pthread_mutex_t lock;      /* guards the contexts' FIFOs, active, fin */
-    tc_ctx_t *active;          /* contexts whose FIFO is not empty */
-    tc_nb_t *fin, *fin_tail;   /* finished, not yet completed toward MPI */
-    _Atomic int outstanding;   /* started and not yet completed toward MPI */
-    pthread_cond_t work;       /* signalled when an operation is queued */
-    int spin;                  /* polls before a waiter yields (set once) */
+    pthread_mutex_t lock;    /* guards the contexts' FIFOs, active, fin */
+    tc_ctx_t *active;        /* contexts whose FIFO is not empty */
+    tc_nb_t *fin, *fin_tail; /* finished, not yet completed toward MPI */
+    _Atomic int outstanding; /* started and not yet completed toward MPI */
+    pthread_cond_t work;     /* signalled when an operation is queued */
+    int spin;                /* polls before a waiter yields (set once) */
     pthread_once_t spin_once;
-} g_nb = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, 0, PTHREAD_COND_INITIALIZER, 0, PTHREAD_ONCE_INIT };
+} g_nb = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, 0, PTHREAD_COND_INITIALIZER, 0,
+           PTHREAD_ONCE_INIT };
 
 static void spin_init(void)
 {
@@ -47,7 +48,7 @@ void tc_nb_mark_progress_thread(void) { tl_comm_core = 1; }
 
 static int executor(void)
 {
-    if (!tc_nb_threads_running()) return TC_EXEC_ANY;   /* nobody else will run them */
+    if (!tc_nb_threads_running()) return TC_EXEC_ANY; /* nobody else will run them */
     return tl_comm_core ? TC_EXEC_COMM : TC_EXEC_APP;
 }
 
@@ -57,16 +58,21 @@ static int op_init(tc_nb_t *op)
     switch (op->kind) {
     case TC_NB_BCAST: tc_bcast_init(&op->u.bcast, c, op->out, op->n, op->root); return MPI_SUCCESS;
     case TC_NB_BARRIER: tc_barrier_init(&op->u.barrier, c, 0); return MPI_SUCCESS;
-    case TC_NB_REDUCE: return tc_reduce_init(&op->u.reduce, c, op->in, op->out, op->n, &op->t, op->root, 0);
-    case TC_NB_ALLREDUCE: return tc_allreduce_init(&op->u.allreduce, c, op->in, op->out, op->n, &op->t);
+    case TC_NB_REDUCE:
+        return tc_reduce_init(&op->u.reduce, c, op->in, op->out, op->n, &op->t, op->root, 0);
+    case TC_NB_ALLREDUCE:
+        return tc_allreduce_init(&op->u.allreduce, c, op->in, op->out, op->n, &op->t);
     case TC_NB_ALLGATHER: return tc_allgather_init(&op->u.allgather, c, op->in, op->out, op->n);
     case TC_NB_SCAN: return tc_scan_init(&op->u.scan, c, op->in, op->out, op->n, &op->t);
     case TC_NB_TREE_BCAST:
-        return tc_tree_init(&op->u.tree, c, TC_TREE_BCAST, NULL, op->out, 0, NULL, op->n, op->root, op->split);
+        return tc_tree_init(&op->u.tree, c, TC_TREE_BCAST, NULL, op->out, 0, NULL, op->n, op->root,
+                            op->split);
     case TC_NB_TREE_REDUCE:
-        return tc_tree_init(&op->u.tree, c, TC_TREE_REDUCE, op->in, op->out, op->n, &op->t, 0, op->root, op->split);
+        return tc_tree_init(&op->u.tree, c, TC_TREE_REDUCE, op->in, op->out, op->n, &op->t, 0,
+                            op->root, op->split);
     case TC_NB_TREE_ALLREDUCE:
-        return tc_tree_init(&op->u.tree, c, TC_TREE_REDUCE, op->in, op->out, op->n, &op->t, 0, 0, op->split);
+        return tc_tree_init(&op->u.tree, c, TC_TREE_REDUCE, op->in, op->out, op->n, &op->t, 0, 0,
+                            op->split);
     }
     return MPI_ERR_INTERN;
 }
@@ -89,8 +95,8 @@ static int op_work(tc_nb_t *op)
         if (rc != TC_OP_DONE || op->phase) return rc;
         tc_tree_fini(&op->u.tree);
         op->phase = 1;
-        rc = tc_tree_init(&op->u.tree, op->ctx, TC_TREE_BCAST, NULL, op->out, 0, NULL, tc_span(&op->t, op->n), 0,
-                          op->split);
+        rc = tc_tree_init(&op->u.tree, op->ctx, TC_TREE_BCAST, NULL, op->out, 0, NULL,
+                          tc_span(&op->t, op->n), 0, op->split);
         return rc != MPI_SUCCESS ? rc : tc_tree_work(&op->u.tree, executor());
     }
     }
@@ -101,15 +107,36 @@ static void op_fini(tc_nb_t *op)
 {
     tc_ctx_t *c = op->ctx;
     switch (op->kind) {
-    case TC_NB_BCAST: tc_bcast_fini(&op->u.bcast); c->bcast_calls++; break;
+    case TC_NB_BCAST:
+        tc_bcast_fini(&op->u.bcast);
+        c->bcast_calls++;
+        break;
     case TC_NB_BARRIER: c->barrier_calls++; break;
-    case TC_NB_REDUCE: tc_reduce_fini(&op->u.reduce); c->reduce_calls++; break;
-    case TC_NB_ALLREDUCE: tc_allreduce_fini(&op->u.allreduce); c->allreduce_calls++; break;
-    case TC_NB_ALLGATHER: tc_allgather_fini(&op->u.allgather); c->allgather_calls++; break;
+    case TC_NB_REDUCE:
+        tc_reduce_fini(&op->u.reduce);
+        c->reduce_calls++;
+        break;
+    case TC_NB_ALLREDUCE:
+        tc_allreduce_fini(&op->u.allreduce);
+        c->allreduce_calls++;
+        break;
+    case TC_NB_ALLGATHER:
+        tc_allgather_fini(&op->u.allgather);
+        c->allgather_calls++;
+        break;
     case TC_NB_SCAN: tc_scan_fini(&op->u.scan); break;
-    case TC_NB_TREE_BCAST: tc_tree_fini(&op->u.tree); c->bcast_calls++; break;
-    case TC_NB_TREE_REDUCE: tc_tree_fini(&op->u.tree); c->reduce_calls++; break;
-    case TC_NB_TREE_ALLREDUCE: tc_tree_fini(&op->u.tree); c->allreduce_calls++; break;
+    case TC_NB_TREE_BCAST:
+        tc_tree_fini(&op->u.tree);
+        c->bcast_calls++;
+        break;
+    case TC_NB_TREE_REDUCE:
+        tc_tree_fini(&op->u.tree);
+        c->reduce_calls++;
+        break;
+    case TC_NB_TREE_ALLREDUCE:
+        tc_tree_fini(&op->u.tree);
+        c->allreduce_calls++;
+        break;
     }
 }
 
@@ -135,14 +162,15 @@ static void op_release(tc_nb_t *op)
 
 static int greq_free(void *extra)
 {
-    op_release(extra);   /* MPI is done with the request */
+    op_release(extra); /* MPI is done with the request */
     return MPI_SUCCESS;
 }
 
 static int greq_cancel(void *extra, int complete)
 {
-    (void)extra; (void)complete;
-    return MPI_SUCCESS;   /* a collective cannot be cancelled: it completes normally */
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS; /* a collective cannot be cancelled: it completes normally */
 }
 
 /* ---- Queues and progress ------------------------------------------------------ */
@@ -160,13 +188,16 @@ static void advance_ctx(tc_ctx_t *c)
         }
         if (rc == MPI_SUCCESS && (rc = op_work(op)) == TC_OP_PENDING) return;
         op_fini(op);
-        if (rc != MPI_SUCCESS) c->tainted = 1;   /* (coll/ctx: never kept for reuse) */
+        if (rc != MPI_SUCCESS) c->tainted = 1; /* (coll/ctx: never kept for reuse) */
         atomic_store_explicit(&op->rc, rc, memory_order_release);
         op->state = NB_FINISHED;
         c->nb_head = op->next;
         if (!c->nb_head) c->nb_tail = NULL;
         op->next = NULL;
-        if (g_nb.fin_tail) g_nb.fin_tail->next = op; else g_nb.fin = op;
+        if (g_nb.fin_tail)
+            g_nb.fin_tail->next = op;
+        else
+            g_nb.fin = op;
         g_nb.fin_tail = op;
     }
 }
@@ -178,7 +209,7 @@ static void sweep_locked(void)
     while (*pp) {
         tc_ctx_t *c = *pp;
         advance_ctx(c);
-        int ran = tc_async_run(c->shm);   /* KNEM asynchronous copies */
+        int ran = tc_async_run(c->shm); /* KNEM asynchronous copies */
         if (ran) atomic_fetch_sub_explicit(&g_nb.outstanding, ran, memory_order_release);
         if (!c->nb_head && !tc_async_pending(c->shm)) {
             *pp = c->nb_next;
@@ -208,7 +239,7 @@ static void complete_list(tc_nb_t *fin)
         op->tmp[0] = op->tmp[1] = NULL;
         atomic_fetch_sub_explicit(&g_nb.outstanding, 1, memory_order_release);
         PMPI_Grequest_complete(op->greq);
-        op_release(op);   /* the engine's reference */
+        op_release(op); /* the engine's reference */
     }
 }
 
@@ -216,8 +247,10 @@ static void complete_list(tc_nb_t *fin)
  * thread holds it: that thread is progressing).  1 if it ran. */
 static int progress_pass(int block)
 {
-    if (block) pthread_mutex_lock(&g_nb.lock);
-    else if (pthread_mutex_trylock(&g_nb.lock) != 0) return 0;
+    if (block)
+        pthread_mutex_lock(&g_nb.lock);
+    else if (pthread_mutex_trylock(&g_nb.lock) != 0)
+        return 0;
     sweep_locked();
     tc_nb_t *fin = g_nb.fin;
     g_nb.fin = g_nb.fin_tail = NULL;
@@ -247,7 +280,8 @@ int tc_nb_sweep_try(void)
 void tc_nb_wait_for_work(_Atomic int *stop)
 {
     pthread_mutex_lock(&g_nb.lock);
-    while (!atomic_load(stop) && !g_nb.active && !g_nb.fin) pthread_cond_wait(&g_nb.work, &g_nb.lock);
+    while (!atomic_load(stop) && !g_nb.active && !g_nb.fin)
+        pthread_cond_wait(&g_nb.work, &g_nb.lock);
     pthread_mutex_unlock(&g_nb.lock);
 }
 
@@ -273,7 +307,7 @@ void tc_nb_drain(tc_ctx_t *c)
         progress_pass(0);
         tc_backoff(&b);
     }
-    progress_pass(1);   /* complete what finished (the context may be going) */
+    progress_pass(1); /* complete what finished (the context may be going) */
 }
 
 /* Put @c on the active list (once) and wake a sleeping progress thread.
@@ -319,14 +353,18 @@ int tc_nb_start(tc_nb_t *op, MPI_Request *req)
     c->nb_calls++;
     atomic_fetch_add_explicit(&g_nb.outstanding, 1, memory_order_relaxed);
     pthread_mutex_lock(&g_nb.lock);
-    if (c->nb_tail) c->nb_tail->next = op; else c->nb_head = op;
+    if (c->nb_tail)
+        c->nb_tail->next = op;
+    else
+        c->nb_head = op;
     c->nb_tail = op;
     list_ctx_locked(c);
     pthread_mutex_unlock(&g_nb.lock);
     /* Start it now if it is at the head: processes that others read from
      * publish their buffers at once (and one pass over the others). */
     progress_pass(0);
-    if ((op->kind == TC_NB_TREE_REDUCE || op->kind == TC_NB_TREE_ALLREDUCE) && tc_nb_threads_running()) {
+    if ((op->kind == TC_NB_TREE_REDUCE || op->kind == TC_NB_TREE_ALLREDUCE) &&
+        tc_nb_threads_running()) {
         /* Split tree, all-to-one: the S leaf-side levels run here, in the
          * initiating call, before the progress thread takes the rest
          * (Allreduce: those of its Reduce phase). */
@@ -359,18 +397,18 @@ void tc_nb_watch(tc_ctx_t *c)
 /* Repeat @test (a native Test* call) with progress in between until it
  * reports completion; once nothing of ours is outstanding, @wait (the
  * native Wait* call) finishes the job. */
-#define WAIT_LOOP(test_call, done_cond, wait_call)                   \
-    do {                                                             \
-        if (tc_nb_outstanding() == 0) return (wait_call);            \
-        tc_backoff_t b_;                                             \
-        tc_backoff_init(&b_, waiter_spin());                         \
-        for (;;) {                                                   \
-            tc_nb_progress();                                        \
-            int rc_ = (test_call);                                   \
-            if (rc_ != MPI_SUCCESS || (done_cond)) return rc_;       \
-            if (tc_nb_outstanding() == 0) return (wait_call);        \
-            tc_backoff(&b_);                                         \
-        }                                                            \
+#define WAIT_LOOP(test_call, done_cond, wait_call)             \
+    do {                                                       \
+        if (tc_nb_outstanding() == 0) return (wait_call);      \
+        tc_backoff_t b_;                                       \
+        tc_backoff_init(&b_, waiter_spin());                   \
+        for (;;) {                                             \
+            tc_nb_progress();                                  \
+            int rc_ = (test_call);                             \
+            if (rc_ != MPI_SUCCESS || (done_cond)) return rc_; \
+            if (tc_nb_outstanding() == 0) return (wait_call);  \
+            tc_backoff(&b_);                                   \
+        }                                                      \
     } while (0)
 
 int tc_nb_wait(MPI_Request *req, MPI_Status *st)
@@ -411,7 +449,8 @@ int tc_nb_testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *
 
 int tc_nb_waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
-    WAIT_LOOP(PMPI_Testsome(n, reqs, outcount, idx, sts), *outcount != 0, PMPI_Waitsome(n, reqs, outcount, idx, sts));
+    WAIT_LOOP(PMPI_Testsome(n, reqs, outcount, idx, sts), *outcount != 0,
+              PMPI_Waitsome(n, reqs, outcount, idx, sts));
 }
 
 int tc_nb_testsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])

@@ -52,37 +52,43 @@
 #include <stdatomic.h>
 
 typedef enum {
-    TC_NB_BCAST = 1, TC_NB_BARRIER, TC_NB_REDUCE, TC_NB_ALLREDUCE, TC_NB_ALLGATHER, TC_NB_SCAN,
-    TC_NB_TREE_BCAST, TC_NB_TREE_REDUCE,  /* the split tree (coll/tree) */
-    TC_NB_TREE_ALLREDUCE                  /* split-tree Reduce to 0, then split-tree Bcast */
+    TC_NB_BCAST = 1,
+    TC_NB_BARRIER,
+    TC_NB_REDUCE,
+    TC_NB_ALLREDUCE,
+    TC_NB_ALLGATHER,
+    TC_NB_SCAN,
+    TC_NB_TREE_BCAST,
+    TC_NB_TREE_REDUCE,   /* the split tree (coll/tree) */
+    TC_NB_TREE_ALLREDUCE /* split-tree Reduce to 0, then split-tree Bcast */
 } tc_nb_kind_t;
 
 typedef struct tc_nb {
-    struct tc_nb *next;        /* the context's FIFO, then the finished list */
+    struct tc_nb *next; /* the context's FIFO, then the finished list */
     tc_ctx_t *ctx;
     int kind;
-    int state;                 /* queued, running, finished (nbc.c) */
-    _Atomic int rc;            /* MPI_SUCCESS or the error the operation ended with:
-                                  written (release) before MPI_Grequest_complete by
-                                  the thread that finished it, read (acquire) by the
-                                  query callback in the application's completion call */
-    MPI_Request greq;          /* the application's handle */
-    _Atomic int refs;          /* 2 at start: the engine's and MPI's (MPICH runs
-                                  the free callback in MPI_Request_free, before
-                                  the operation has finished); freed at 0 */
+    int state;        /* queued, running, finished (nbc.c) */
+    _Atomic int rc;   /* MPI_SUCCESS or the error the operation ended with:
+                         written (release) before MPI_Grequest_complete by
+                         the thread that finished it, read (acquire) by the
+                         query callback in the application's completion call */
+    MPI_Request greq; /* the application's handle */
+    _Atomic int refs; /* 2 at start: the engine's and MPI's (MPICH runs
+                         the free callback in MPI_Request_free, before
+                         the operation has finished); freed at 0 */
     /* arguments, used when the operation reaches the head of its FIFO */
-    const void *in;            /* input bytes (contiguous; a packed copy otherwise) */
-    void *out;                 /* output bytes (idem) */
-    size_t n;                  /* bytes (Bcast), elements (reductions), bytes per block (Allgather) */
+    const void *in; /* input bytes (contiguous; a packed copy otherwise) */
+    void *out;      /* output bytes (idem) */
+    size_t n;       /* bytes (Bcast), elements (reductions), bytes per block (Allgather) */
     int root;
-    int split;                 /* split tree: leaf-side levels the application runs (S) */
-    int phase;                 /* TREE_ALLREDUCE: 0 reduce, 1 broadcast */
+    int split; /* split tree: leaf-side levels the application runs (S) */
+    int phase; /* TREE_ALLREDUCE: 0 reduce, 1 broadcast */
     tc_rtype_t t;
     /* after success, unpack @out into the user's non-contiguous buffer */
     void *ubuf;
     int ucount;
     MPI_Datatype utype;
-    char *tmp[2];              /* owned copies, freed when the operation completes */
+    char *tmp[2]; /* owned copies, freed when the operation completes */
     union {
         tc_bcast_t bcast;
         tc_barrier_t barrier;
@@ -138,7 +144,7 @@ int tc_nb_request_get_status(MPI_Request req, int *flag, MPI_Status *st);
 /* For nbc/progress: one progress pass if the lock is free (1 if it ran);
  * sleep until an operation is queued or *@stop; wake the sleepers. */
 int tc_nb_sweep_try(void);
-void tc_nb_mark_progress_thread(void);   /* the calling thread is the communication core's */
+void tc_nb_mark_progress_thread(void); /* the calling thread is the communication core's */
 void tc_nb_wait_for_work(_Atomic int *stop);
 void tc_nb_wake(void);
 
@@ -156,8 +162,8 @@ void tc_nb_wake(void);
  *    different cores).
  * Returns the core object, or NULL when the topology has no cores.
  */
-hwloc_obj_t tc_nb_place(hwloc_topology_t t, int bound, hwloc_const_cpuset_t bind, int hrank, int hsize,
-                        int comm_cores, tc_place_policy_t policy);
+hwloc_obj_t tc_nb_place(hwloc_topology_t t, int bound, hwloc_const_cpuset_t bind, int hrank,
+                        int hsize, int comm_cores, tc_place_policy_t policy);
 const char *tc_place_name(tc_place_policy_t policy);
 
 /** Thread level to request from MPI_Init_thread: MPI_THREAD_MULTIPLE when

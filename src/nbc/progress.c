@@ -1,6 +1,6 @@
 /* nbc/progress -- progress threads on communication cores and their
  * placement (progress-threads paper, sections 4.2 and 5); see nbc.h. */
-#define _GNU_SOURCE 1   /* pthread_setname_np */
+#define _GNU_SOURCE 1 /* pthread_setname_np */
 #include "nbc.h"
 #include "model.h"
 
@@ -29,26 +29,30 @@ static hwloc_obj_t core_in(hwloc_topology_t t, hwloc_const_cpuset_t set, int k)
     return hwloc_get_obj_inside_cpuset_by_type(t, set, HWLOC_OBJ_CORE, (unsigned)k);
 }
 
-hwloc_obj_t tc_nb_place(hwloc_topology_t t, int bound, hwloc_const_cpuset_t bind, int hrank, int hsize,
-                        int comm_cores, tc_place_policy_t policy)
+hwloc_obj_t tc_nb_place(hwloc_topology_t t, int bound, hwloc_const_cpuset_t bind, int hrank,
+                        int hsize, int comm_cores, tc_place_policy_t policy)
 {
     int ncores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
     if (ncores <= 0) return NULL;
     hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(t);
     hwloc_obj_t mine = NULL;
-    if (bound && bind) mine = hwloc_get_next_obj_covering_cpuset_by_type(t, bind, HWLOC_OBJ_CORE, NULL);
-    if (bound && bind && !mine) mine = hwloc_get_obj_inside_cpuset_by_type(t, bind, HWLOC_OBJ_CORE, 0);
+    if (bound && bind)
+        mine = hwloc_get_next_obj_covering_cpuset_by_type(t, bind, HWLOC_OBJ_CORE, NULL);
+    if (bound && bind && !mine)
+        mine = hwloc_get_obj_inside_cpuset_by_type(t, bind, HWLOC_OBJ_CORE, 0);
     if (!mine) mine = core_in(t, all, hrank % ncores);
     (void)hsize;
     switch (policy) {
-    case TC_PLACE_BIND:
-        return mine;
+    case TC_PLACE_BIND: return mine;
     case TC_PLACE_NUMA: {
         int ndom = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
         hwloc_const_cpuset_t dom = all;
         for (int d = 0; d < ndom; d++) {
             hwloc_obj_t nn = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, (unsigned)d);
-            if (nn->cpuset && hwloc_bitmap_isincluded(mine->cpuset, nn->cpuset)) { dom = nn->cpuset; break; }
+            if (nn->cpuset && hwloc_bitmap_isincluded(mine->cpuset, nn->cpuset)) {
+                dom = nn->cpuset;
+                break;
+            }
         }
         if (ndom < 1) ndom = 1;
         int ncd = hwloc_get_nbobjs_inside_cpuset_by_type(t, dom, HWLOC_OBJ_CORE);
@@ -69,12 +73,12 @@ hwloc_obj_t tc_nb_place(hwloc_topology_t t, int bound, hwloc_const_cpuset_t bind
 /* ---- The thread ---------------------------------------------------------------- */
 
 static struct {
-    pthread_mutex_t lock;       /* guards start/stop */
+    pthread_mutex_t lock; /* guards start/stop */
     pthread_t th;
     int running;
     _Atomic int stop;
-    int core;                   /* OS index of the core it is bound to, -1 */
-    int yield;                  /* 1: shares its core with the application (bind) */
+    int core;  /* OS index of the core it is bound to, -1 */
+    int yield; /* 1: shares its core with the application (bind) */
     hwloc_topology_t topo;
     hwloc_cpuset_t set;
 } g_pt = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, -1, 0, NULL, NULL };
@@ -95,8 +99,10 @@ static void *progress_main(void *arg)
         /* On a communication core the thread polls (the core is its own);
          * sharing the application's core it gives the core back after
          * each pass. */
-        if (g_pt.yield) sched_yield();
-        else tc_cpu_relax();
+        if (g_pt.yield)
+            sched_yield();
+        else
+            tc_cpu_relax();
     }
     return NULL;
 }
@@ -111,7 +117,9 @@ int tc_nb_thread_level(int required)
  * topocoll_progress_fini. */
 static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
-    (void)comm; (void)attr; (void)extra;
+    (void)comm;
+    (void)attr;
+    (void)extra;
     tc_nb_threads_stop();
     PMPI_Comm_free_keyval(&keyval);
     return MPI_SUCCESS;
@@ -122,11 +130,16 @@ int tc_nb_threads_start(int provided)
     const tc_config_t *cfg = tc_config_get();
     if (cfg->comm_cores <= 0 || cfg->disable) return 0;
     pthread_mutex_lock(&g_pt.lock);
-    if (g_pt.running) { pthread_mutex_unlock(&g_pt.lock); return 1; }
+    if (g_pt.running) {
+        pthread_mutex_unlock(&g_pt.lock);
+        return 1;
+    }
     if (provided < MPI_THREAD_MULTIPLE) {
         pthread_mutex_unlock(&g_pt.lock);
-        tc_warn("TOPOCOLL_COMM_CORES=%d needs MPI_THREAD_MULTIPLE, which the MPI library did not provide; "
-                "progress in the application's calls only", cfg->comm_cores);
+        tc_warn("TOPOCOLL_COMM_CORES=%d needs MPI_THREAD_MULTIPLE, which the MPI library did not "
+                "provide; "
+                "progress in the application's calls only",
+                cfg->comm_cores);
         return 0;
     }
     /* The real host's cores (an emulated XML topology has nothing to bind to). */
@@ -138,7 +151,8 @@ int tc_nb_threads_start(int provided)
      * anywhere). */
     g_pt.yield = 1;
     if (hwloc_topology_init(&g_pt.topo) == 0 && hwloc_topology_load(g_pt.topo) == 0) {
-        hwloc_cpuset_t mine = hwloc_bitmap_alloc(), used = hwloc_bitmap_alloc(), other = hwloc_bitmap_alloc();
+        hwloc_cpuset_t mine = hwloc_bitmap_alloc(), used = hwloc_bitmap_alloc(),
+                       other = hwloc_bitmap_alloc();
         int bound = hwloc_get_cpubind(g_pt.topo, mine, HWLOC_CPUBIND_PROCESS) == 0 &&
                     !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(g_pt.topo), mine);
         hwloc_obj_t core = tc_nb_place(g_pt.topo, bound, mine, l ? l->hrank : 0, l ? l->hsize : 1,
@@ -149,12 +163,16 @@ int tc_nb_threads_start(int provided)
         MPI_Comm host;
         int hs = 1;
         if (!bound) hwloc_bitmap_copy(mine, hwloc_topology_get_topology_cpuset(g_pt.topo));
-        if (hwloc_bitmap_list_snprintf(me, W, mine) >= W) snprintf(me, W, "0-%d", 1 << 20);   /* too long: all */
-        if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) == MPI_SUCCESS) {
+        if (hwloc_bitmap_list_snprintf(me, W, mine) >= W)
+            snprintf(me, W, "0-%d", 1 << 20); /* too long: all */
+        if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) ==
+            MPI_SUCCESS) {
             PMPI_Comm_size(host, &hs);
-            if ((all = malloc((size_t)hs * W)) && PMPI_Allgather(me, W, MPI_CHAR, all, W, MPI_CHAR, host) == MPI_SUCCESS)
+            if ((all = malloc((size_t)hs * W)) &&
+                PMPI_Allgather(me, W, MPI_CHAR, all, W, MPI_CHAR, host) == MPI_SUCCESS)
                 for (int i = 0; i < hs; i++)
-                    if (hwloc_bitmap_list_sscanf(other, all + (size_t)i * W) == 0) hwloc_bitmap_or(used, used, other);
+                    if (hwloc_bitmap_list_sscanf(other, all + (size_t)i * W) == 0)
+                        hwloc_bitmap_or(used, used, other);
             PMPI_Comm_free(&host);
         }
         free(all);
@@ -179,8 +197,8 @@ int tc_nb_threads_start(int provided)
     int kv;
     if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &kv, NULL) == MPI_SUCCESS)
         PMPI_Comm_set_attr(MPI_COMM_SELF, kv, NULL);
-    tc_debug(cfg, 1, "progress thread on core %d (placement %s, %d communication core(s))", g_pt.core,
-             tc_place_name(cfg->placement), cfg->comm_cores);
+    tc_debug(cfg, 1, "progress thread on core %d (placement %s, %d communication core(s))",
+             g_pt.core, tc_place_name(cfg->placement), cfg->comm_cores);
     return 1;
 }
 
@@ -201,17 +219,8 @@ void tc_nb_threads_stop(void)
     pthread_mutex_unlock(&g_pt.lock);
 }
 
-int tc_nb_thread_core(void)
-{
-    return g_pt.running ? g_pt.core : -1;
-}
+int tc_nb_thread_core(void) { return g_pt.running ? g_pt.core : -1; }
 
-int tc_nb_threads_running(void)
-{
-    return g_pt.running;
-}
+int tc_nb_threads_running(void) { return g_pt.running; }
 
-int tc_nb_thread_shares_core(void)
-{
-    return g_pt.running && g_pt.yield;
-}
+int tc_nb_thread_shares_core(void) { return g_pt.running && g_pt.yield; }

@@ -11,13 +11,10 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     return topocoll_bcast(buffer, count, datatype, root, comm);
 }
 
-int MPI_Barrier(MPI_Comm comm)
-{
-    return topocoll_barrier(comm);
-}
+int MPI_Barrier(MPI_Comm comm) { return topocoll_barrier(comm); }
 
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-               MPI_Comm comm)
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm)
 {
     return topocoll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
@@ -28,50 +25,52 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     return topocoll_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                  MPI_Datatype recvtype, MPI_Comm comm)
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     return topocoll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 /* ---- Nonblocking collectives and the completion calls (they progress ours) --- */
 
-int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+               MPI_Request *request)
 {
     return topocoll_ibcast(buffer, count, datatype, root, comm, request);
 }
 
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
-{
-    return topocoll_ibarrier(comm, request);
-}
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) { return topocoll_ibarrier(comm, request); }
 
-int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                MPI_Comm comm, MPI_Request *request)
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request *request)
 {
     return topocoll_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
-int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                   MPI_Request *request)
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *request)
 {
     return topocoll_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return topocoll_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return topocoll_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                               request);
 }
 
-int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-              MPI_Request *request)
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm, MPI_Request *request)
 {
     return topocoll_iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status) { return topocoll_wait(request, status); }
-int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) { return topocoll_test(request, flag, status); }
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    return topocoll_test(request, flag, status);
+}
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     return topocoll_waitall(count, requests, statuses);
@@ -88,11 +87,13 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
 {
     return topocoll_testany(count, requests, index, flag, status);
 }
-int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[])
 {
     return topocoll_waitsome(incount, requests, outcount, indices, statuses);
 }
-int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[])
 {
     return topocoll_testsome(incount, requests, outcount, indices, statuses);
 }
@@ -121,7 +122,8 @@ int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 int MPI_Init(int *argc, char ***argv)
 {
     int provided = MPI_THREAD_SINGLE, level = topocoll_progress_thread_level(MPI_THREAD_SINGLE);
-    int rc = level == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv) : PMPI_Init_thread(argc, argv, level, &provided);
+    int rc = level == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv)
+                                        : PMPI_Init_thread(argc, argv, level, &provided);
     if (rc == MPI_SUCCESS) {
         topocoll_init_world();
         if (level != MPI_THREAD_SINGLE) topocoll_progress_init(provided);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static tc_loc_t g_loc;                      /* written once under the once */
+static tc_loc_t g_loc; /* written once under the once */
 static pthread_once_t g_loc_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t g_host_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_host_given, g_host_rank, g_host_size, g_loc_done;
@@ -30,7 +30,8 @@ static int env_int(const char *name, int *v)
 
 static int host_env(int *hrank, int *hsize)
 {
-    return (env_int("OMPI_COMM_WORLD_LOCAL_RANK", hrank) && env_int("OMPI_COMM_WORLD_LOCAL_SIZE", hsize)) ||
+    return (env_int("OMPI_COMM_WORLD_LOCAL_RANK", hrank) &&
+            env_int("OMPI_COMM_WORLD_LOCAL_SIZE", hsize)) ||
            (env_int("MPI_LOCALRANKID", hrank) && env_int("MPI_LOCALNRANKS", hsize));
 }
 
@@ -44,14 +45,21 @@ int tc_loc_set_host(int hrank, int hsize)
 {
     pthread_mutex_lock(&g_host_lock);
     int late = g_loc_done;
-    if (!late) { g_host_given = 1; g_host_rank = hrank; g_host_size = hsize; }
+    if (!late) {
+        g_host_given = 1;
+        g_host_rank = hrank;
+        g_host_size = hsize;
+    }
     pthread_mutex_unlock(&g_host_lock);
     return late ? -1 : 0;
 }
 
 static uint64_t fnv1a(const char *s, uint64_t h)
 {
-    for (; *s; s++) { h ^= (unsigned char)*s; h *= 0x100000001b3ULL; }
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ULL;
+    }
     return h;
 }
 
@@ -72,9 +80,12 @@ static void loc_compute(void)
         l->hsize = 1;
         if (cfg->virtual_nodes > 1)
             tc_warn_once("the launcher gives no local rank: TOPOCOLL_VIRTUAL_NODES ignored "
-                    "(use libtopocoll_pmpi.so, or call topocoll_init_world() after MPI_Init)");
+                         "(use libtopocoll_pmpi.so, or call topocoll_init_world() after MPI_Init)");
     }
-    if (l->hsize < 1 || l->hrank >= l->hsize) { l->hrank = 0; l->hsize = 1; }
+    if (l->hsize < 1 || l->hrank >= l->hsize) {
+        l->hrank = 0;
+        l->hsize = 1;
+    }
 
     /* Virtual node: block (balanced chunks) or cyclic over the host ranks. */
     int k = cfg->virtual_nodes < l->hsize ? cfg->virtual_nodes : l->hsize;
@@ -95,8 +106,10 @@ static void loc_compute(void)
     }
     gethostname(host, sizeof(host) - 1);
     host[sizeof(host) - 1] = 0;
-    if (cfg->virtual_nodes > 1) snprintf(l->nodename, sizeof(l->nodename), "vn%d", l->vnode);
-    else snprintf(l->nodename, sizeof(l->nodename), "%s", host);
+    if (cfg->virtual_nodes > 1)
+        snprintf(l->nodename, sizeof(l->nodename), "vn%d", l->vnode);
+    else
+        snprintf(l->nodename, sizeof(l->nodename), "%s", host);
     char vn[32];
     snprintf(vn, sizeof(vn), "#%d", l->vnode);
     l->node_id = fnv1a(vn, fnv1a(host, 0xcbf29ce484222325ULL));
@@ -111,7 +124,9 @@ static void loc_compute(void)
     if (!l->cpuset || !topo) {
         l->ok = 0;
     } else if (tc_binding_parse(spec, &pol) != 0) {
-        tc_warn_once("TOPOCOLL_BINDING=%s is not core|socket-rr|numa-rr|none|random:SEED|list:a,b,...", spec);
+        tc_warn_once(
+            "TOPOCOLL_BINDING=%s is not core|socket-rr|numa-rr|none|random:SEED|list:a,b,...",
+            spec);
         l->ok = 0;
     } else if (tc_topo_bind(topo, &pol, l->vlrank, l->vlsize, l->cpuset, &l->bound) != 0) {
         tc_warn_once("binding %s cannot place local rank %d on %s", spec, l->vlrank, topo->source);
@@ -149,24 +164,33 @@ static int item_match(const char *item, size_t len, const char *name)
     if (!rb) return 0;
     size_t plen = (size_t)(lb - item), slen = len - (size_t)(rb + 1 - item), nlen = strlen(name);
     if (nlen < plen + slen + 1 || strncmp(name, item, plen) != 0 ||
-        strncmp(name + nlen - slen, rb + 1, slen) != 0) return 0;
+        strncmp(name + nlen - slen, rb + 1, slen) != 0)
+        return 0;
     const char *dig = name + plen;
     size_t dlen = nlen - plen - slen;
-    for (size_t i = 0; i < dlen; i++) if (!isdigit((unsigned char)dig[i])) return 0;
+    for (size_t i = 0; i < dlen; i++)
+        if (!isdigit((unsigned char)dig[i])) return 0;
     long v = strtol(dig, NULL, 10);
     const char *p = lb + 1;
-    while (p < rb) {          /* ranges "a-b" or "a", comma separated */
+    while (p < rb) { /* ranges "a-b" or "a", comma separated */
         char *end;
         long a = strtol(p, &end, 10), b = a;
         if (end == p) return 0;
         size_t width = (size_t)(end - p);
-        if (*end == '-') { const char *q = end + 1; b = strtol(q, &end, 10); if (end == q) return 0; }
+        if (*end == '-') {
+            const char *q = end + 1;
+            b = strtol(q, &end, 10);
+            if (end == q) return 0;
+        }
         int padded = width > 1 && p[0] == '0';
-        if (v >= a && v <= b && (!padded || dlen == width) && (padded || dlen == 1 || dig[0] != '0'))
+        if (v >= a && v <= b && (!padded || dlen == width) &&
+            (padded || dlen == 1 || dig[0] != '0'))
             return 1;
         p = end;
-        if (*p == ',') p++;
-        else if (p != rb) return 0;
+        if (*p == ',')
+            p++;
+        else if (p != rb)
+            return 0;
     }
     return 0;
 }
@@ -177,20 +201,33 @@ int tc_hostlist_match(const char *list, const char *name)
     while (*p) {
         const char *q = p;
         int depth = 0;
-        while (*q && (depth > 0 || *q != ',')) { if (*q == '[') depth++; else if (*q == ']') depth--; q++; }
+        while (*q && (depth > 0 || *q != ',')) {
+            if (*q == '[')
+                depth++;
+            else if (*q == ']')
+                depth--;
+            q++;
+        }
         if (q > p && item_match(p, (size_t)(q - p), name)) return 1;
         p = *q ? q + 1 : q;
     }
     return 0;
 }
 
-typedef struct { char name[TC_LOC_NAME_MAX]; char *nodes, *switches; int parent; } netsw_t;
+typedef struct {
+    char name[TC_LOC_NAME_MAX];
+    char *nodes, *switches;
+    int parent;
+} netsw_t;
 
-int tc_netconf_path(const char *path, const char *nodename, int *idx,
-                    char names[][TC_LOC_NAME_MAX], char *err, size_t errlen)
+int tc_netconf_path(const char *path, const char *nodename, int *idx, char names[][TC_LOC_NAME_MAX],
+                    char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
-    if (!f) { snprintf(err, errlen, "cannot open the file"); return -1; }
+    if (!f) {
+        snprintf(err, errlen, "cannot open the file");
+        return -1;
+    }
     netsw_t *sw = NULL;
     int nsw = 0, cap = 0, rc = 0, lineno = 0;
     char *line = NULL;
@@ -204,7 +241,11 @@ int tc_netconf_path(const char *path, const char *nodename, int *idx,
         if (nsw == cap) {
             cap = cap ? 2 * cap : 16;
             netsw_t *n = realloc(sw, (size_t)cap * sizeof(*sw));
-            if (!n) { snprintf(err, errlen, "out of memory"); rc = -1; break; }
+            if (!n) {
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
+                break;
+            }
             sw = n;
         }
         netsw_t *s = &sw[nsw];
@@ -213,15 +254,30 @@ int tc_netconf_path(const char *path, const char *nodename, int *idx,
         int named = 0;
         for (; tok; tok = strtok_r(NULL, " \t\r\n", &save)) {
             char *eq = strchr(tok, '=');
-            if (!eq) { rc = -1; break; }
+            if (!eq) {
+                rc = -1;
+                break;
+            }
             *eq = 0;
-            if (strcasecmp(tok, "SwitchName") == 0) { snprintf(s->name, sizeof(s->name), "%s", eq + 1); named = 1; }
-            else if (strcasecmp(tok, "Nodes") == 0) { free(s->nodes); s->nodes = strdup(eq + 1); }
-            else if (strcasecmp(tok, "Switches") == 0) { free(s->switches); s->switches = strdup(eq + 1); }
+            if (strcasecmp(tok, "SwitchName") == 0) {
+                snprintf(s->name, sizeof(s->name), "%s", eq + 1);
+                named = 1;
+            } else if (strcasecmp(tok, "Nodes") == 0) {
+                free(s->nodes);
+                s->nodes = strdup(eq + 1);
+            } else if (strcasecmp(tok, "Switches") == 0) {
+                free(s->switches);
+                s->switches = strdup(eq + 1);
+            }
             /* LinkSpeed and other keys: ignored */
         }
         nsw++;
-        if (rc != 0 || !named) { snprintf(err, errlen, "line %d: expected SwitchName=... [Nodes=...] [Switches=...]", lineno); rc = -1; break; }
+        if (rc != 0 || !named) {
+            snprintf(err, errlen, "line %d: expected SwitchName=... [Nodes=...] [Switches=...]",
+                     lineno);
+            rc = -1;
+            break;
+        }
     }
     free(line);
     fclose(f);
@@ -229,25 +285,30 @@ int tc_netconf_path(const char *path, const char *nodename, int *idx,
     if (rc == 0) {
         for (int i = 0; i < nsw; i++)
             for (int j = 0; j < nsw && sw[i].parent < 0; j++)
-                if (j != i && sw[j].switches && tc_hostlist_match(sw[j].switches, sw[i].name)) sw[i].parent = j;
+                if (j != i && sw[j].switches && tc_hostlist_match(sw[j].switches, sw[i].name))
+                    sw[i].parent = j;
         int leaf = -1;
         for (int i = 0; i < nsw && leaf < 0; i++)
             if (sw[i].nodes && tc_hostlist_match(sw[i].nodes, nodename)) leaf = i;
         int chain[TC_LOC_MAX_SWITCHES];
         for (int s = leaf; s >= 0; s = sw[s].parent) {
             if (n == TC_LOC_MAX_SWITCHES) {
-                snprintf(err, errlen, "more than %d switch levels above %s (or a cycle)", TC_LOC_MAX_SWITCHES, nodename);
+                snprintf(err, errlen, "more than %d switch levels above %s (or a cycle)",
+                         TC_LOC_MAX_SWITCHES, nodename);
                 rc = -1;
                 break;
             }
             chain[n++] = s;
         }
-        for (int i = 0; rc == 0 && i < n; i++) {    /* top first */
+        for (int i = 0; rc == 0 && i < n; i++) { /* top first */
             idx[i] = chain[n - 1 - i];
             snprintf(names[i], TC_LOC_NAME_MAX, "%s", sw[chain[n - 1 - i]].name);
         }
     }
-    for (int i = 0; i < nsw; i++) { free(sw[i].nodes); free(sw[i].switches); }
+    for (int i = 0; i < nsw; i++) {
+        free(sw[i].nodes);
+        free(sw[i].switches);
+    }
     free(sw);
     return rc == 0 ? n : -1;
 }

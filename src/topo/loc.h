@@ -18,22 +18,22 @@
 
 #include <stdint.h>
 
-#define TC_LOC_NAME_MAX 64
-#define TC_LOC_MAX_SWITCHES 8   /* switch levels above a node */
+#define TC_LOC_NAME_MAX     64
+#define TC_LOC_MAX_SWITCHES 8 /* switch levels above a node */
 
 typedef struct tc_loc {
     char nodename[TC_LOC_NAME_MAX]; /* host name, or "vn<k>" for virtual node k */
-    uint64_t node_id;       /* hash of (host name, virtual node): equal iff same node */
-    int hrank, hsize;       /* rank and size among MPI_COMM_WORLD's processes on the host */
-    int vnode, nvnodes;     /* virtual node of this process, virtual nodes per host */
-    int vlrank, vlsize;     /* rank and size inside the virtual node (emulated binding) */
-    hwloc_bitmap_t cpuset;  /* binding: real, or emulated by TOPOCOLL_BINDING */
-    int bound;              /* 0: unbound (cpuset is the whole node) */
-    char binding[64];       /* the policy, as text */
-    int nswitch;            /* switches above the node, top first */
-    int sw_index[TC_LOC_MAX_SWITCHES];            /* index in the topology file */
+    uint64_t node_id;               /* hash of (host name, virtual node): equal iff same node */
+    int hrank, hsize;               /* rank and size among MPI_COMM_WORLD's processes on the host */
+    int vnode, nvnodes;             /* virtual node of this process, virtual nodes per host */
+    int vlrank, vlsize;             /* rank and size inside the virtual node (emulated binding) */
+    hwloc_bitmap_t cpuset;          /* binding: real, or emulated by TOPOCOLL_BINDING */
+    int bound;                      /* 0: unbound (cpuset is the whole node) */
+    char binding[64];               /* the policy, as text */
+    int nswitch;                    /* switches above the node, top first */
+    int sw_index[TC_LOC_MAX_SWITCHES]; /* index in the topology file */
     char sw_name[TC_LOC_MAX_SWITCHES][TC_LOC_NAME_MAX];
-    int ok;                 /* 0: the location could not be computed (see warning) */
+    int ok; /* 0: the location could not be computed (see warning) */
 } tc_loc_t;
 
 /**
@@ -63,8 +63,8 @@ int tc_loc_host_from_env(void);
  * (at most TC_LOC_MAX_SWITCHES) and returns their number: 0 when the node
  * is under no switch, -1 on a syntax error or a cycle (message in @err).
  */
-int tc_netconf_path(const char *path, const char *nodename, int *idx,
-                    char names[][TC_LOC_NAME_MAX], char *err, size_t errlen);
+int tc_netconf_path(const char *path, const char *nodename, int *idx, char names[][TC_LOC_NAME_MAX],
+                    char *err, size_t errlen);
 
 /** 1 if @name belongs to Slurm hostlist @list ("a[0-3,7],b"), else 0. */
 int tc_hostlist_match(const char *list, const char *name);

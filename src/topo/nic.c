@@ -24,8 +24,9 @@ int tc_lead_policy_parse(const char *s)
  * containers, tunnels, bonds over real cards). */
 static int virtual_name(const char *n)
 {
-    static const char *const prefix[] = { "lo", "veth", "docker", "virbr", "br-", "br", "tun", "tap", "vnet",
-                                          "dummy", "bond", "team", "cni", "flannel", "cali", "vxlan", "wg" };
+    static const char *const prefix[] = { "lo",  "veth",    "docker", "virbr", "br-",  "br",
+                                          "tun", "tap",     "vnet",   "dummy", "bond", "team",
+                                          "cni", "flannel", "cali",   "vxlan", "wg" };
     if (strcmp(n, "lo") == 0) return 1;
     for (size_t i = 1; i < sizeof(prefix) / sizeof(prefix[0]); i++)
         if (strncmp(n, prefix[i], strlen(prefix[i])) == 0) return 1;
@@ -44,7 +45,8 @@ static int containing(hwloc_topology_t hw, hwloc_obj_type_t type, hwloc_const_bi
     int n = hwloc_get_nbobjs_by_type(hw, type);
     for (int i = 0; i < n; i++) {
         hwloc_obj_t o = hwloc_get_obj_by_type(hw, type, (unsigned)i);
-        if (o->cpuset && !hwloc_bitmap_iszero(set) && hwloc_bitmap_isincluded(set, o->cpuset)) return i;
+        if (o->cpuset && !hwloc_bitmap_iszero(set) && hwloc_bitmap_isincluded(set, o->cpuset))
+            return i;
     }
     return -1;
 }
@@ -59,19 +61,26 @@ static int all_cards(hwloc_topology_t hw, tc_nic_t *cards, int max, char *ignore
         if (ty != HWLOC_OBJ_OSDEV_NETWORK && ty != HWLOC_OBJ_OSDEV_OPENFABRICS) continue;
         const char *name = os->name ? os->name : "?";
         hwloc_obj_t pci = os->parent;
-        while (pci && pci->type != HWLOC_OBJ_PCI_DEVICE && hwloc_obj_type_is_io(pci->type)) pci = pci->parent;
-        if (virtual_name(name)) { append(ignored, ilen, "%s%s: virtual or loopback; ", name, ""); continue; }
+        while (pci && pci->type != HWLOC_OBJ_PCI_DEVICE && hwloc_obj_type_is_io(pci->type))
+            pci = pci->parent;
+        if (virtual_name(name)) {
+            append(ignored, ilen, "%s%s: virtual or loopback; ", name, "");
+            continue;
+        }
         if (!pci || pci->type != HWLOC_OBJ_PCI_DEVICE) {
             append(ignored, ilen, "%s%s: no PCI device; ", name, "");
             continue;
         }
         char busid[16];
-        snprintf(busid, sizeof(busid), "%04x:%02x:%02x.%01x", pci->attr->pcidev.domain, pci->attr->pcidev.bus,
-                 pci->attr->pcidev.dev, pci->attr->pcidev.func);
+        snprintf(busid, sizeof(busid), "%04x:%02x:%02x.%01x", pci->attr->pcidev.domain,
+                 pci->attr->pcidev.bus, pci->attr->pcidev.dev, pci->attr->pcidev.func);
         int c = 0;
         while (c < n && strcmp(cards[c].busid, busid) != 0) c++;
         if (c == n) {
-            if (n == max) { append(ignored, ilen, "%s%s: too many NICs; ", name, ""); continue; }
+            if (n == max) {
+                append(ignored, ilen, "%s%s: too many NICs; ", name, "");
+                continue;
+            }
             memset(&cards[n], 0, sizeof(cards[n]));
             snprintf(cards[n].busid, sizeof(cards[n].busid), "%s", busid);
             cards[n].klass = TC_NIC_NETWORK;
@@ -95,7 +104,10 @@ static int all_cards(hwloc_topology_t hw, tc_nic_t *cards, int max, char *ignore
     for (int i = 1; i < n; i++) {
         tc_nic_t x = cards[i];
         int j = i;
-        while (j > 0 && cards[j - 1].klass > x.klass) { cards[j] = cards[j - 1]; j--; }
+        while (j > 0 && cards[j - 1].klass > x.klass) {
+            cards[j] = cards[j - 1];
+            j--;
+        }
         cards[j] = x;
     }
     return n;
@@ -104,7 +116,8 @@ static int all_cards(hwloc_topology_t hw, tc_nic_t *cards, int max, char *ignore
 /* 1 if card @k answers to @name (one of its OS devices, or its bus id). */
 static int card_named(const tc_nic_t *k, const char *name)
 {
-    if (strcmp(k->busid, name) == 0 || strcmp(k->busid + 5, name) == 0) return 1;   /* with or without domain */
+    if (strcmp(k->busid, name) == 0 || strcmp(k->busid + 5, name) == 0)
+        return 1; /* with or without domain */
     const char *p = k->osdevs;
     size_t len = strlen(name);
     while (*p) {
@@ -126,11 +139,15 @@ int tc_nics_find(const tc_topo_t *t, const char *filter, tc_nics_t *out)
         char buf[256];
         snprintf(buf, sizeof(buf), "%s", filter);
         snprintf(out->why, sizeof(out->why), "TOPOCOLL_NIC=%s", filter);
-        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
             int c = 0;
             while (c < n && !card_named(&cards[c], tok)) c++;
-            if (c == n) { append(out->why, sizeof(out->why), "; %s%s: not found", tok, ""); continue; }
-            if (used[c] || out->n == TC_NIC_MAX) continue;   /* two names of one card: one rail */
+            if (c == n) {
+                append(out->why, sizeof(out->why), "; %s%s: not found", tok, "");
+                continue;
+            }
+            if (used[c] || out->n == TC_NIC_MAX) continue; /* two names of one card: one rail */
             used[c] = 1;
             out->nic[out->n++] = cards[c];
         }
@@ -143,11 +160,13 @@ int tc_nics_find(const tc_topo_t *t, const char *filter, tc_nics_t *out)
                 out->nic[out->n++] = cards[c];
             }
         }
-        snprintf(out->why, sizeof(out->why), n == 0 ? "no network card in the topology"
-                                             : nof ? "the OpenFabrics (InfiniBand/RDMA) cards"
-                                                   : "no OpenFabrics card: the network interfaces' cards");
+        snprintf(out->why, sizeof(out->why),
+                 n == 0 ? "no network card in the topology"
+                 : nof  ? "the OpenFabrics (InfiniBand/RDMA) cards"
+                        : "no OpenFabrics card: the network interfaces' cards");
     }
-    for (int c = 0; c < n; c++) if (!used[c]) hwloc_bitmap_free(cards[c].cpuset);
+    for (int c = 0; c < n; c++)
+        if (!used[c]) hwloc_bitmap_free(cards[c].cpuset);
     for (int i = 0; i < out->n; i++) {
         tc_nic_t *k = &out->nic[i];
         k->pkg = containing(t->hw, HWLOC_OBJ_PACKAGE, k->cpuset);
@@ -162,7 +181,7 @@ void tc_nics_free(tc_nics_t *n)
     n->n = 0;
 }
 
-static tc_nics_t g_nics;   /* process-wide, read-only after the once */
+static tc_nics_t g_nics; /* process-wide, read-only after the once */
 static pthread_once_t g_nics_once = PTHREAD_ONCE_INIT;
 
 static void nics_process_find(void)
@@ -189,7 +208,8 @@ static int numa_rank(hwloc_topology_t hw, const tc_nic_t *nic, hwloc_const_bitma
 {
     struct hwloc_distances_s *d[4];
     unsigned nr = 4;
-    if (hwloc_distances_get_by_type(hw, HWLOC_OBJ_NUMANODE, &nr, d, 0, 0) != 0 || nr == 0) return -1;
+    if (hwloc_distances_get_by_type(hw, HWLOC_OBJ_NUMANODE, &nr, d, 0, 0) != 0 || nr == 0)
+        return -1;
     if (nr > 4) nr = 4;
     int rank = -1;
     struct hwloc_distances_s *m = d[0];
@@ -204,7 +224,8 @@ static int numa_rank(hwloc_topology_t hw, const tc_nic_t *nic, hwloc_const_bitma
                 best = m->values[(unsigned)p * m->nbobjs + q];
         if (best != (hwloc_uint64_t)-1) {
             rank = 0;
-            for (unsigned q = 0; q < m->nbobjs; q++) rank += m->values[(unsigned)p * m->nbobjs + q] < best;
+            for (unsigned q = 0; q < m->nbobjs; q++)
+                rank += m->values[(unsigned)p * m->nbobjs + q] < best;
         }
     }
     for (unsigned i = 0; i < nr; i++) hwloc_distances_release(hw, d[i]);
@@ -236,14 +257,15 @@ static int rail_score(tc_lead_policy_t policy, const tc_lead_in_t *p, int r)
     return policy == TC_LEAD_FIRST || r >= p->nrails ? 0 : p->score[r];
 }
 
-void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_lead_out_t *out, int *dom_leader,
-                   int *dom_of)
+void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_lead_out_t *out,
+                   int *dom_leader, int *dom_of)
 {
     memset(out, 0, sizeof(*out));
     int nr = 1;
     if (policy != TC_LEAD_FIRST) {
         nr = TC_RAIL_MAX;
-        for (int i = 0; i < n; i++) if (in[i].nrails < nr) nr = in[i].nrails;
+        for (int i = 0; i < n; i++)
+            if (in[i].nrails < nr) nr = in[i].nrails;
         if (nr < 1) nr = 1;
         if (nr > n) nr = n;
     }
@@ -254,7 +276,8 @@ void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_le
             int dup = 0;
             for (int q = 0; q < r; q++) dup |= taken[q] == i;
             if (dup) continue;
-            if (best < 0 || rail_score(policy, &in[i], r) < rail_score(policy, &in[best], r)) best = i;
+            if (best < 0 || rail_score(policy, &in[i], r) < rail_score(policy, &in[best], r))
+                best = i;
         }
         taken[r] = best;
         out->rail[r] = best;
@@ -269,8 +292,9 @@ void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_le
         if (dom_of) dom_of[i] = d;
         if (!dom_leader) continue;
         if (d >= 0) {
-            if (DOM(out->leader) == d) dl = out->leader;   /* the node leader leads its own domain */
-            for (int j = 0; j < n && dl < 0; j++) if (DOM(j) == d) dl = j;   /* else the lowest local rank */
+            if (DOM(out->leader) == d) dl = out->leader; /* the node leader leads its own domain */
+            for (int j = 0; j < n && dl < 0; j++)
+                if (DOM(j) == d) dl = j; /* else the lowest local rank */
         }
         dom_leader[i] = dl;
     }
@@ -280,8 +304,8 @@ void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_le
 int tc_lead_source(int i, int producer, const int *dom_of, const int *dom_leader)
 {
     if (i == producer) return -1;
-    if (!dom_of || !dom_leader || dom_of[i] < 0 || dom_of[i] == dom_of[producer] || dom_leader[i] == i ||
-        dom_leader[i] < 0)
+    if (!dom_of || !dom_leader || dom_of[i] < 0 || dom_of[i] == dom_of[producer] ||
+        dom_leader[i] == i || dom_leader[i] < 0)
         return producer;
     return dom_leader[i];
 }
@@ -310,8 +334,8 @@ int tc_lead_relays_used(tc_lead_policy_t policy, int split, int n, size_t bytes,
     return policy == TC_LEAD_AUTO && split && bytes >= min;
 }
 
-double tc_lead_link_bytes(int n, const int *pkg, const int *src, int net_at, int net_msgs, int nic_pkg,
-                          double bytes)
+double tc_lead_link_bytes(int n, const int *pkg, const int *src, int net_at, int net_msgs,
+                          int nic_pkg, double bytes)
 {
     double x = 0;
     if (nic_pkg >= 0 && pkg[net_at] >= 0 && pkg[net_at] != nic_pkg) x += bytes * net_msgs;

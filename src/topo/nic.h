@@ -25,27 +25,28 @@
 
 #include <stddef.h>
 
-#define TC_NIC_MAX 8        /* NICs (rails) considered per node */
+#define TC_NIC_MAX      8 /* NICs (rails) considered per node */
 #define TC_NIC_NAME_MAX 32
 
 typedef enum { TC_NIC_OPENFABRICS = 0, TC_NIC_NETWORK } tc_nic_class_t;
 
 typedef struct tc_nic {
-    char name[TC_NIC_NAME_MAX];  /* preferred OS device: the OpenFabrics one, else the first network one */
-    char osdevs[96];             /* every OS device of the card, comma-separated */
-    char busid[16];              /* PCI "dddd:bb:dd.f" */
+    char name[TC_NIC_NAME_MAX]; /* preferred OS device: the OpenFabrics one, else the first network
+                                   one */
+    char osdevs[96];            /* every OS device of the card, comma-separated */
+    char busid[16];             /* PCI "dddd:bb:dd.f" */
     tc_nic_class_t klass;
-    hwloc_bitmap_t cpuset;       /* cpuset of the nearest non-I/O ancestor */
-    char near[48];               /* that ancestor, "Package:1" (hwloc type:logical index) */
-    int pkg, numa;               /* logical index of the package / NUMA node whose cpuset
-                                    contains the NIC's locality, -1 if none does */
+    hwloc_bitmap_t cpuset; /* cpuset of the nearest non-I/O ancestor */
+    char near[48];         /* that ancestor, "Package:1" (hwloc type:logical index) */
+    int pkg, numa;         /* logical index of the package / NUMA node whose cpuset
+                              contains the NIC's locality, -1 if none does */
 } tc_nic_t;
 
 typedef struct tc_nics {
-    int n;                       /* NICs chosen, in rail order */
+    int n; /* NICs chosen, in rail order */
     tc_nic_t nic[TC_NIC_MAX];
-    char why[256];               /* how they were chosen, one line */
-    char ignored[256];           /* OS devices ignored and why ("lo: no PCI device; ...") */
+    char why[256];     /* how they were chosen, one line */
+    char ignored[256]; /* OS devices ignored and why ("lo: no PCI device; ...") */
 } tc_nics_t;
 
 /**
@@ -79,12 +80,12 @@ int tc_nic_score(const tc_topo_t *t, const tc_nic_t *nic, hwloc_const_bitmap_t c
 /* ---- election ------------------------------------------------------------- */
 
 typedef enum {
-    TC_LEAD_AUTO = 0,   /* nic where a NIC is found, else first; per-package leaders
-                           for large Bcast/Allgather when they save link crossings */
-    TC_LEAD_NIC,        /* one leader per node (per NIC with several), nearest the NIC */
-    TC_LEAD_FIRST,      /* the node's lowest rank (HierKNEM's rule) */
-    TC_LEAD_NUMA,       /* nic, plus one leader per NUMA node (HierKNEM 4.1) */
-    TC_LEAD_PACKAGE     /* nic, plus one leader per package (HierKNEM 4.1) */
+    TC_LEAD_AUTO = 0, /* nic where a NIC is found, else first; per-package leaders
+                         for large Bcast/Allgather when they save link crossings */
+    TC_LEAD_NIC,      /* one leader per node (per NIC with several), nearest the NIC */
+    TC_LEAD_FIRST,    /* the node's lowest rank (HierKNEM's rule) */
+    TC_LEAD_NUMA,     /* nic, plus one leader per NUMA node (HierKNEM 4.1) */
+    TC_LEAD_PACKAGE   /* nic, plus one leader per package (HierKNEM 4.1) */
 } tc_lead_policy_t;
 
 /** "auto", "nic", "first", "numa", "package". */
@@ -92,7 +93,7 @@ const char *tc_lead_policy_name(tc_lead_policy_t p);
 /** Parse one of those names; -1 if unknown. */
 int tc_lead_policy_parse(const char *s);
 
-#define TC_RAIL_MAX 4       /* rails used by the collectives */
+#define TC_RAIL_MAX 4 /* rails used by the collectives */
 
 /** What one process of a node reports to the election. */
 typedef struct tc_lead_in {
@@ -102,10 +103,10 @@ typedef struct tc_lead_in {
 } tc_lead_in_t;
 
 typedef struct tc_lead_out {
-    int leader;             /* local rank of the node leader (rail 0) */
-    int nrails;             /* rails with a distinct leader on this node (>= 1) */
-    int rail[TC_RAIL_MAX];  /* local rank of each rail's leader */
-    int domains;            /* 1: domain leaders below (numa/package/auto) */
+    int leader;            /* local rank of the node leader (rail 0) */
+    int nrails;            /* rails with a distinct leader on this node (>= 1) */
+    int rail[TC_RAIL_MAX]; /* local rank of each rail's leader */
+    int domains;           /* 1: domain leaders below (numa/package/auto) */
 } tc_lead_out_t;
 
 /**
@@ -122,8 +123,8 @@ typedef struct tc_lead_out {
  * @dom_leader may be NULL.  Deterministic: every process computes the
  * same result.
  */
-void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_lead_out_t *out, int *dom_leader,
-                   int *dom_of);
+void tc_lead_elect(tc_lead_policy_t policy, const tc_lead_in_t *in, int n, tc_lead_out_t *out,
+                   int *dom_leader, int *dom_of);
 
 /**
  * Where local process @i reads data that enters its node at local rank
@@ -161,7 +162,7 @@ int tc_lead_rails_used(int nrails, size_t bytes, size_t min);
  *  @bytes >= @min; never below 3 processes. */
 int tc_lead_relays_used(tc_lead_policy_t policy, int split, int n, size_t bytes, size_t min);
 
-double tc_lead_link_bytes(int n, const int *pkg, const int *src, int net_at, int net_msgs, int nic_pkg,
-                          double bytes);
+double tc_lead_link_bytes(int n, const int *pkg, const int *src, int net_at, int net_msgs,
+                          int nic_pkg, double bytes);
 
 #endif

@@ -34,9 +34,9 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
 
     /* Every rank's node (its lowest rank) and local rank. */
     int mine[2] = { m->rank, m->lrank };
-    PMPI_Bcast(&mine[0], 1, MPI_INT, 0, m->lcomm);  /* local rank 0 = the node's lowest rank */
+    PMPI_Bcast(&mine[0], 1, MPI_INT, 0, m->lcomm); /* local rank 0 = the node's lowest rank */
     /* first, local rank, place, nrails, scores */
-    enum { W = 2 + TC_NLEVELS + 1 + TC_RAIL_MAX + 1 };   /* last: 1 if bound */
+    enum { W = 2 + TC_NLEVELS + 1 + TC_RAIL_MAX + 1 }; /* last: 1 if bound */
     int *all = malloc(W * sizeof(int) * (size_t)m->size);
     m->ring = malloc(sizeof(int) * (size_t)m->size);
     m->node_of = malloc(sizeof(int) * (size_t)m->size);
@@ -50,8 +50,9 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     m->size_of = calloc((size_t)m->size, sizeof(int));
     m->cpuset = hwloc_bitmap_alloc();
     tc_lead_in_t *lin = malloc(sizeof(tc_lead_in_t) * (size_t)m->size);
-    if (!all || !m->node_of || !m->lrank_of || !m->first_of || !m->leader_of || !m->rail_of || !m->dom_leader || !m->dom_of || !m->lead_in ||
-        !m->size_of || !m->cpuset || !m->ring || !lin)
+    if (!all || !m->node_of || !m->lrank_of || !m->first_of || !m->leader_of || !m->rail_of ||
+        !m->dom_leader || !m->dom_of || !m->lead_in || !m->size_of || !m->cpuset || !m->ring ||
+        !lin)
         ok = 0;
 
     /* The process's binding (topo/loc), its place, its scores (topo/nic). */
@@ -67,9 +68,10 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
         tc_topo_place(topo, m->cpuset, &m->place);
         int nr = nics->n < TC_RAIL_MAX ? nics->n : TC_RAIL_MAX;
         sendw[2 + TC_NLEVELS] = nr;
-        for (int r = 0; r < nr; r++) sendw[3 + TC_NLEVELS + r] = tc_nic_score(topo, &nics->nic[r], m->cpuset, m->bound);
+        for (int r = 0; r < nr; r++)
+            sendw[3 + TC_NLEVELS + r] = tc_nic_score(topo, &nics->nic[r], m->cpuset, m->bound);
         m->score = nr ? sendw[3 + TC_NLEVELS] : 0;
-        sendw[W - 1] = m->bound;   /* (the NIC score tells it only where there are NICs) */
+        sendw[W - 1] = m->bound; /* (the NIC score tells it only where there are NICs) */
     }
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
     if (!all_ok) {
@@ -85,7 +87,7 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     m->nnodes = 0;
     for (int r = 0; r < m->size; r++) {
         m->lrank_of[r] = all[W * r + 1];
-        if (all[W * r] == r) m->first_of[m->nnodes++] = r;  /* ascending rank order */
+        if (all[W * r] == r) m->first_of[m->nnodes++] = r; /* ascending rank order */
     }
     for (int r = 0; r < m->size; r++) {
         int first = all[W * r], n = 0;
@@ -100,20 +102,21 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     if (cfg->leaders) {
         int p = tc_lead_policy_parse(cfg->leaders);
         if (p < 0 && m->rank == 0)
-            tc_warn_once("TOPOCOLL_LEADERS=%s unknown (auto|nic|first|numa|package); using auto", cfg->leaders);
+            tc_warn_once("TOPOCOLL_LEADERS=%s unknown (auto|nic|first|numa|package); using auto",
+                         cfg->leaders);
         if (p >= 0) m->policy = (tc_lead_policy_t)p;
     }
     m->nrails = TC_RAIL_MAX;
     for (int n = 0; n < m->nnodes; n++) {
         int k = 0;
         for (int r = 0; r < m->size; r++) {
-            if (m->node_of[r] != n) continue;   /* ranks ascending = local ranks ascending */
+            if (m->node_of[r] != n) continue; /* ranks ascending = local ranks ascending */
             const int *a = &all[W * r];
             tc_lead_in_t *li = &lin[k++];
             memset(li, 0, sizeof(*li));
             li->nrails = a[2 + TC_NLEVELS];
             for (int q = 0; q < li->nrails; q++) li->score[q] = a[3 + TC_NLEVELS + q];
-            int bound = a[W - 1];   /* an unbound process belongs to no package or NUMA domain */
+            int bound = a[W - 1]; /* an unbound process belongs to no package or NUMA domain */
             li->pkg = bound ? a[2 + TC_LVL_PACKAGE] : -1;
             li->numa = bound ? a[2 + TC_LVL_NUMA] : -1;
         }
@@ -143,14 +146,16 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
         int j = r;
         while (j > 0) {
             int a = m->ring[j - 1], cmp = m->node_of[a] - m->node_of[r];
-            for (int l = 0; l < TC_NLEVELS && cmp == 0; l++) cmp = all[W * a + 2 + l] - all[W * r + 2 + l];
+            for (int l = 0; l < TC_NLEVELS && cmp == 0; l++)
+                cmp = all[W * a + 2 + l] - all[W * r + 2 + l];
             if (cmp <= 0) break;
             m->ring[j] = a;
             j--;
         }
         m->ring[j] = r;
     }
-    for (int i = 0; i < m->size; i++) if (m->ring[i] == m->rank) m->ring_pos = i;
+    for (int i = 0; i < m->size; i++)
+        if (m->ring[i] == m->rank) m->ring_pos = i;
     free(all);
     free(lin);
     return 0;

@@ -9,13 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const level_names[TC_NLEVELS] = {
-    "Machine", "Package", "NUMANode", "L3Cache", "Core", "PU"
-};
-static const hwloc_obj_type_t level_types[TC_NLEVELS] = {
-    HWLOC_OBJ_MACHINE, HWLOC_OBJ_PACKAGE, HWLOC_OBJ_NUMANODE, HWLOC_OBJ_L3CACHE,
-    HWLOC_OBJ_CORE, HWLOC_OBJ_PU
-};
+static const char *const level_names[TC_NLEVELS] = { "Machine", "Package", "NUMANode",
+                                                     "L3Cache", "Core",    "PU" };
+static const hwloc_obj_type_t level_types[TC_NLEVELS] = { HWLOC_OBJ_MACHINE,  HWLOC_OBJ_PACKAGE,
+                                                          HWLOC_OBJ_NUMANODE, HWLOC_OBJ_L3CACHE,
+                                                          HWLOC_OBJ_CORE,     HWLOC_OBJ_PU };
 
 const char *tc_level_name(tc_level_t lvl) { return level_names[lvl]; }
 hwloc_obj_type_t tc_level_type(tc_level_t lvl) { return level_types[lvl]; }
@@ -24,9 +22,12 @@ int tc_topo_load(const char *xml, tc_topo_t **out)
 {
     tc_topo_t *t = calloc(1, sizeof(*t));
     if (!t) return -1;
-    if (hwloc_topology_init(&t->hw) != 0) { free(t); return -1; }
+    if (hwloc_topology_init(&t->hw) != 0) {
+        free(t);
+        return -1;
+    }
     if (xml) {
-        if (hwloc_topology_set_xml(t->hw, xml) != 0) {   /* (the caller says so) */
+        if (hwloc_topology_set_xml(t->hw, xml) != 0) { /* (the caller says so) */
             hwloc_topology_destroy(t->hw);
             free(t);
             return -1;
@@ -58,7 +59,7 @@ void tc_topo_free(tc_topo_t *t)
     free(t);
 }
 
-static tc_topo_t *g_topo;   /* process-wide, read-only after the once */
+static tc_topo_t *g_topo; /* process-wide, read-only after the once */
 static pthread_once_t g_topo_once = PTHREAD_ONCE_INIT;
 
 static void topo_process_load(void)
@@ -84,7 +85,8 @@ size_t tc_topo_l2_bytes(const tc_topo_t *t)
     int n = hwloc_get_nbobjs_by_type(t->hw, HWLOC_OBJ_L2CACHE);
     for (int i = 0; i < n; i++) {
         hwloc_obj_t o = hwloc_get_obj_by_type(t->hw, HWLOC_OBJ_L2CACHE, (unsigned)i);
-        if (!o->attr || o->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION || !o->attr->cache.size) continue;
+        if (!o->attr || o->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION || !o->attr->cache.size)
+            continue;
         if (!least || o->attr->cache.size < least) least = (size_t)o->attr->cache.size;
     }
     return least;
@@ -93,11 +95,26 @@ size_t tc_topo_l2_bytes(const tc_topo_t *t)
 int tc_binding_parse(const char *spec, tc_binding_t *b)
 {
     memset(b, 0, sizeof(*b));
-    if (!spec || !*spec || strcmp(spec, "real") == 0) { b->kind = TC_BIND_REAL; return 0; }
-    if (strcmp(spec, "none") == 0) { b->kind = TC_BIND_NONE; return 0; }
-    if (strcmp(spec, "core") == 0) { b->kind = TC_BIND_CORE; return 0; }
-    if (strcmp(spec, "socket-rr") == 0) { b->kind = TC_BIND_SOCKET_RR; return 0; }
-    if (strcmp(spec, "numa-rr") == 0) { b->kind = TC_BIND_NUMA_RR; return 0; }
+    if (!spec || !*spec || strcmp(spec, "real") == 0) {
+        b->kind = TC_BIND_REAL;
+        return 0;
+    }
+    if (strcmp(spec, "none") == 0) {
+        b->kind = TC_BIND_NONE;
+        return 0;
+    }
+    if (strcmp(spec, "core") == 0) {
+        b->kind = TC_BIND_CORE;
+        return 0;
+    }
+    if (strcmp(spec, "socket-rr") == 0) {
+        b->kind = TC_BIND_SOCKET_RR;
+        return 0;
+    }
+    if (strcmp(spec, "numa-rr") == 0) {
+        b->kind = TC_BIND_NUMA_RR;
+        return 0;
+    }
     if (strncmp(spec, "random:", 7) == 0) {
         char *end;
         b->kind = TC_BIND_RANDOM;
@@ -113,8 +130,10 @@ int tc_binding_parse(const char *spec, tc_binding_t *b)
             if (end == p || v < 0 || b->nlist == TC_BIND_LIST_MAX) return -1;
             b->list[b->nlist++] = (int)v;
             p = end;
-            if (*p == ',') p++;
-            else if (*p) return -1;
+            if (*p == ',')
+                p++;
+            else if (*p)
+                return -1;
         }
         return b->nlist > 0 ? 0 : -1;
     }
@@ -153,11 +172,12 @@ static hwloc_obj_t core_rr(hwloc_topology_t hw, hwloc_obj_type_t gtype, int lran
             use[nuse++] = g;
     }
     if (nuse == 0)
-        return hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE,
-                                     (unsigned)(lrank % hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE)));
+        return hwloc_get_obj_by_type(
+            hw, HWLOC_OBJ_CORE, (unsigned)(lrank % hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE)));
     hwloc_obj_t g = use[lrank % nuse];
     int nc = hwloc_get_nbobjs_inside_cpuset_by_type(hw, g->cpuset, HWLOC_OBJ_CORE);
-    return hwloc_get_obj_inside_cpuset_by_type(hw, g->cpuset, HWLOC_OBJ_CORE, (unsigned)((lrank / nuse) % nc));
+    return hwloc_get_obj_inside_cpuset_by_type(hw, g->cpuset, HWLOC_OBJ_CORE,
+                                               (unsigned)((lrank / nuse) % nc));
 }
 
 static unsigned long long splitmix64(unsigned long long *s)
@@ -193,20 +213,18 @@ int tc_topo_bind(const tc_topo_t *t, const tc_binding_t *b, int lrank, int lsize
     case TC_BIND_CORE:
         o = hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE, (unsigned)(lrank % t->nobjs[TC_LVL_CORE]));
         break;
-    case TC_BIND_SOCKET_RR:
-        o = core_rr(hw, HWLOC_OBJ_PACKAGE, lrank);
-        break;
-    case TC_BIND_NUMA_RR:
-        o = core_rr(hw, HWLOC_OBJ_NUMANODE, lrank);
-        break;
+    case TC_BIND_SOCKET_RR: o = core_rr(hw, HWLOC_OBJ_PACKAGE, lrank); break;
+    case TC_BIND_NUMA_RR: o = core_rr(hw, HWLOC_OBJ_NUMANODE, lrank); break;
     case TC_BIND_RANDOM: {
         int *perm = malloc((size_t)npu * sizeof(int));
         unsigned long long s = b->seed;
         if (!perm) return -1;
         for (int i = 0; i < npu; i++) perm[i] = i;
-        for (int i = npu - 1; i > 0; i--) {   /* Fisher-Yates */
+        for (int i = npu - 1; i > 0; i--) { /* Fisher-Yates */
             int j = (int)(splitmix64(&s) % (unsigned long long)(i + 1));
-            int tmp = perm[i]; perm[i] = perm[j]; perm[j] = tmp;
+            int tmp = perm[i];
+            perm[i] = perm[j];
+            perm[j] = tmp;
         }
         o = hwloc_get_obj_by_type(hw, HWLOC_OBJ_PU, (unsigned)perm[lrank % npu]);
         free(perm);
@@ -244,6 +262,7 @@ void tc_place_format(const tc_place_t *p, char *out, size_t len)
     out[0] = 0;
     for (int l = TC_LVL_PACKAGE; l < TC_NLEVELS && o < len; l++)
         if (p->idx[l] >= 0)
-            o += (size_t)snprintf(out + o, len - o, "%s%s:%d", o ? " " : "", level_names[l], p->idx[l]);
+            o += (size_t)snprintf(out + o, len - o, "%s%s:%d", o ? " " : "", level_names[l],
+                                  p->idx[l]);
     if (!out[0]) snprintf(out, len, "Machine (unbound)");
 }

@@ -14,7 +14,12 @@
 #include <stddef.h>
 
 typedef enum {
-    TC_LVL_MACHINE = 0, TC_LVL_PACKAGE, TC_LVL_NUMA, TC_LVL_L3, TC_LVL_CORE, TC_LVL_PU,
+    TC_LVL_MACHINE = 0,
+    TC_LVL_PACKAGE,
+    TC_LVL_NUMA,
+    TC_LVL_L3,
+    TC_LVL_CORE,
+    TC_LVL_PU,
     TC_NLEVELS
 } tc_level_t;
 
@@ -43,13 +48,13 @@ const tc_topo_t *tc_topo_process(void);
 size_t tc_topo_l2_bytes(const tc_topo_t *t);
 
 typedef enum {
-    TC_BIND_REAL = 0,   /* the process's own binding (hwloc_get_cpubind) */
-    TC_BIND_NONE,       /* emulate unbound processes */
-    TC_BIND_CORE,       /* local rank i on core i (mod cores) */
-    TC_BIND_SOCKET_RR,  /* round robin over packages, then cores inside */
-    TC_BIND_NUMA_RR,    /* round robin over NUMA nodes, then cores inside */
-    TC_BIND_RANDOM,     /* a seeded random permutation of the PUs */
-    TC_BIND_LIST        /* explicit PU logical indexes */
+    TC_BIND_REAL = 0,  /* the process's own binding (hwloc_get_cpubind) */
+    TC_BIND_NONE,      /* emulate unbound processes */
+    TC_BIND_CORE,      /* local rank i on core i (mod cores) */
+    TC_BIND_SOCKET_RR, /* round robin over packages, then cores inside */
+    TC_BIND_NUMA_RR,   /* round robin over NUMA nodes, then cores inside */
+    TC_BIND_RANDOM,    /* a seeded random permutation of the PUs */
+    TC_BIND_LIST       /* explicit PU logical indexes */
 } tc_bind_kind_t;
 
 #define TC_BIND_LIST_MAX 1024
@@ -77,7 +82,9 @@ int tc_topo_bind(const tc_topo_t *t, const tc_binding_t *b, int lrank, int lsize
 
 /** Where a cpuset sits: logical index of the object of each level that
  *  contains it, -1 when no single object does (or the level is absent). */
-typedef struct tc_place { int idx[TC_NLEVELS]; } tc_place_t;
+typedef struct tc_place {
+    int idx[TC_NLEVELS];
+} tc_place_t;
 void tc_topo_place(const tc_topo_t *t, hwloc_const_bitmap_t set, tc_place_t *p);
 /** "Package:1 NUMANode:1 L3Cache:1 Core:9 PU:18" (levels at -1 omitted). */
 void tc_place_format(const tc_place_t *p, char *out, size_t len);

@@ -10,11 +10,12 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#define COOKIE(owner, slot, gen) \
-    (((uint64_t)(uint16_t)(owner) << 48) | ((uint64_t)(uint16_t)(slot) << 32) | (uint64_t)(uint32_t)(gen))
+#define COOKIE(owner, slot, gen)                                                \
+    (((uint64_t)(uint16_t)(owner) << 48) | ((uint64_t)(uint16_t)(slot) << 32) | \
+     (uint64_t)(uint32_t)(gen))
 #define COOKIE_OWNER(c) ((int)((c) >> 48))
-#define COOKIE_SLOT(c) ((int)(((c) >> 32) & 0xffff))
-#define COOKIE_GEN(c) ((uint32_t)(c))
+#define COOKIE_SLOT(c)  ((int)(((c) >> 32) & 0xffff))
+#define COOKIE_GEN(c)   ((uint32_t)(c))
 
 static tc_region_desc_t *desc_of(tc_shm_t *s, int owner, int slot)
 {
@@ -35,7 +36,8 @@ int tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned ri
     uint32_t gen = atomic_load_explicit(&d->gen, memory_order_relaxed) + 1; /* even -> odd */
     uint64_t total = 0;
     for (int i = 0; i < niov; i++) {
-        atomic_store_explicit(&d->iov[i].base, (uint64_t)(uintptr_t)iov[i].iov_base, memory_order_relaxed);
+        atomic_store_explicit(&d->iov[i].base, (uint64_t)(uintptr_t)iov[i].iov_base,
+                              memory_order_relaxed);
         atomic_store_explicit(&d->iov[i].len, (uint64_t)iov[i].iov_len, memory_order_relaxed);
         total += iov[i].iov_len;
     }
@@ -77,14 +79,18 @@ static void iov_advance(struct iovec **iov, int *cnt, size_t n)
             n = 0;
         }
     }
-    while (*cnt > 0 && (*iov)->iov_len == 0) { (*iov)++; (*cnt)--; }
+    while (*cnt > 0 && (*iov)->iov_len == 0) {
+        (*iov)++;
+        (*cnt)--;
+    }
 }
 
-long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset,
-                         const struct iovec *local, int nlocal, int dir)
+long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
+                         int nlocal, int dir)
 {
     int owner = COOKIE_OWNER(cookie), slot = COOKIE_SLOT(cookie);
-    if (nlocal < 0 || (nlocal > 0 && !local) || (dir != TC_DIR_FROM_REGION && dir != TC_DIR_TO_REGION))
+    if (nlocal < 0 || (nlocal > 0 && !local) ||
+        (dir != TC_DIR_FROM_REGION && dir != TC_DIR_TO_REGION))
         return TOPOCOLL_ERR_INVAL;
     if (owner >= s->nlocal || slot >= TC_REGION_SLOTS || !(COOKIE_GEN(cookie) & 1))
         return TOPOCOLL_ERR_STALE;
@@ -110,7 +116,10 @@ long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset,
     for (int i = 0; i < rn && want > 0; i++) {
         size_t b = (size_t)atomic_load_explicit(&d->iov[i].base, memory_order_relaxed);
         size_t l = (size_t)atomic_load_explicit(&d->iov[i].len, memory_order_relaxed);
-        if (skip >= l) { skip -= l; continue; }
+        if (skip >= l) {
+            skip -= l;
+            continue;
+        }
         size_t take = l - skip < want ? l - skip : want;
         rv[nr].iov_base = (void *)(b + skip);
         rv[nr].iov_len = take;
@@ -132,20 +141,26 @@ long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset,
     int nl = nlocal;
     size_t done = 0;
     long long rc = 0;
-    iov_advance(&lv, &nl, 0);             /* skip empty local segments */
+    iov_advance(&lv, &nl, 0); /* skip empty local segments */
     while (done < total) {
         size_t moved;
         if (owner == s->me) {
             moved = lv->iov_len < rp->iov_len ? lv->iov_len : rp->iov_len;
-            if (dir == TC_DIR_FROM_REGION) memcpy(lv->iov_base, rp->iov_base, moved);
-            else memcpy(rp->iov_base, lv->iov_base, moved);
+            if (dir == TC_DIR_FROM_REGION)
+                memcpy(lv->iov_base, rp->iov_base, moved);
+            else
+                memcpy(rp->iov_base, lv->iov_base, moved);
         } else {
             unsigned long nlc = nl > IOV_MAX ? IOV_MAX : (unsigned long)nl;
-            ssize_t n = dir == TC_DIR_FROM_REGION
-                ? process_vm_readv(s->ctl[owner].pid, lv, nlc, rp, (unsigned long)nr, 0)
-                : process_vm_writev(s->ctl[owner].pid, lv, nlc, rp, (unsigned long)nr, 0);
+            ssize_t n =
+                dir == TC_DIR_FROM_REGION
+                    ? process_vm_readv(s->ctl[owner].pid, lv, nlc, rp, (unsigned long)nr, 0)
+                    : process_vm_writev(s->ctl[owner].pid, lv, nlc, rp, (unsigned long)nr, 0);
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) { rc = TOPOCOLL_ERR_SYS; break; }
+            if (n <= 0) {
+                rc = TOPOCOLL_ERR_SYS;
+                break;
+            }
             moved = (size_t)n;
             s->bytes_sc += moved;
         }
@@ -164,17 +179,21 @@ long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset,
 static int region_check(tc_shm_t *s, uint64_t cookie, unsigned right, size_t off, size_t len)
 {
     int owner = COOKIE_OWNER(cookie), slot = COOKIE_SLOT(cookie);
-    if (owner >= s->nlocal || slot >= TC_REGION_SLOTS || !(COOKIE_GEN(cookie) & 1)) return TOPOCOLL_ERR_STALE;
+    if (owner >= s->nlocal || slot >= TC_REGION_SLOTS || !(COOKIE_GEN(cookie) & 1))
+        return TOPOCOLL_ERR_STALE;
     tc_region_desc_t *d = desc_of(s, owner, slot);
-    if (atomic_load_explicit(&d->gen, memory_order_acquire) != COOKIE_GEN(cookie)) return TOPOCOLL_ERR_STALE;
-    if (!(atomic_load_explicit(&d->rights, memory_order_relaxed) & right)) return TOPOCOLL_ERR_RIGHTS;
+    if (atomic_load_explicit(&d->gen, memory_order_acquire) != COOKIE_GEN(cookie))
+        return TOPOCOLL_ERR_STALE;
+    if (!(atomic_load_explicit(&d->rights, memory_order_relaxed) & right))
+        return TOPOCOLL_ERR_RIGHTS;
     uint64_t rlen = atomic_load_explicit(&d->len, memory_order_relaxed);
     if (off > rlen || len > rlen - off) return TOPOCOLL_ERR_BOUNDS;
     return TOPOCOLL_SUCCESS;
 }
 
 /* The caller's own region @cookie, [off, off + len), as local segments. */
-static int own_segments(tc_shm_t *s, uint64_t cookie, size_t off, size_t len, struct iovec *v, int *n)
+static int own_segments(tc_shm_t *s, uint64_t cookie, size_t off, size_t len, struct iovec *v,
+                        int *n)
 {
     tc_region_desc_t *d = desc_of(s, s->me, COOKIE_SLOT(cookie));
     int rn = (int)atomic_load_explicit(&d->niov, memory_order_relaxed);
@@ -182,7 +201,10 @@ static int own_segments(tc_shm_t *s, uint64_t cookie, size_t off, size_t len, st
     for (int i = 0; i < rn && len > 0; i++) {
         size_t b = (size_t)atomic_load_explicit(&d->iov[i].base, memory_order_relaxed);
         size_t l = (size_t)atomic_load_explicit(&d->iov[i].len, memory_order_relaxed);
-        if (off >= l) { off -= l; continue; }
+        if (off >= l) {
+            off -= l;
+            continue;
+        }
         size_t take = l - off < len ? l - off : len;
         v[*n].iov_base = (void *)(b + off);
         v[*n].iov_len = take;
@@ -196,8 +218,8 @@ static int own_segments(tc_shm_t *s, uint64_t cookie, size_t off, size_t len, st
 #define TC_BOUNCE (256u << 10)
 
 /* tc_region_copy2 through the bounce buffer *@bounce (allocated on first use). */
-static long long region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff, size_t len,
-                              char **bounce)
+static long long region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
+                              size_t len, char **bounce)
 {
     int rc;
     if ((rc = region_check(s, src, TC_RIGHT_READ, soff, len)) != 0) return rc;
@@ -205,11 +227,11 @@ static long long region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t d
     if (len == 0) return 0;
     struct iovec v[TC_REGION_MAX_IOV];
     int n;
-    if (COOKIE_OWNER(src) == s->me) {          /* our source: one write into dst */
+    if (COOKIE_OWNER(src) == s->me) { /* our source: one write into dst */
         if ((rc = own_segments(s, src, soff, len, v, &n)) != 0) return rc;
         return tc_region_copy(s, dst, doff, v, n, TC_DIR_TO_REGION);
     }
-    if (COOKIE_OWNER(dst) == s->me) {          /* our destination: one read from src */
+    if (COOKIE_OWNER(dst) == s->me) { /* our destination: one read from src */
         if ((rc = own_segments(s, dst, doff, len, v, &n)) != 0) return rc;
         return tc_region_copy(s, src, soff, v, n, TC_DIR_FROM_REGION);
     }
@@ -229,7 +251,8 @@ static long long region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t d
     return (long long)done;
 }
 
-long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff, size_t len)
+long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
+                          size_t len)
 {
     return region_copy2(s, src, soff, dst, doff, len, &s->bounce);
 }
@@ -239,7 +262,8 @@ long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, 
 static tc_async_t *async_slot(tc_shm_t *s)
 {
     for (int i = 0; i < TC_ASYNC_SLOTS; i++)
-        if (atomic_load_explicit(&s->async[i].state, memory_order_acquire) == TC_ASYNC_FREE) return &s->async[i];
+        if (atomic_load_explicit(&s->async[i].state, memory_order_acquire) == TC_ASYNC_FREE)
+            return &s->async[i];
     return NULL;
 }
 
@@ -252,10 +276,11 @@ static void async_queue(tc_shm_t *s, tc_async_t *a, long long *status)
     atomic_fetch_add_explicit(&s->async_queued, 1, memory_order_release);
 }
 
-int tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local, int nlocal,
-                           int dir, long long *status)
+int tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
+                           int nlocal, int dir, long long *status)
 {
-    if (!status || nlocal < 0 || nlocal > TC_REGION_MAX_IOV || (nlocal > 0 && !local)) return TOPOCOLL_ERR_INVAL;
+    if (!status || nlocal < 0 || nlocal > TC_REGION_MAX_IOV || (nlocal > 0 && !local))
+        return TOPOCOLL_ERR_INVAL;
     tc_async_t *a = async_slot(s);
     if (!a) return TOPOCOLL_ERR_NOSPACE;
     a->region_copy = 0;
@@ -268,8 +293,8 @@ int tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset, const st
     return TOPOCOLL_SUCCESS;
 }
 
-int tc_async_submit_region(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff, size_t len,
-                           long long *status)
+int tc_async_submit_region(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
+                           size_t len, long long *status)
 {
     if (!status) return TOPOCOLL_ERR_INVAL;
     tc_async_t *a = async_slot(s);
@@ -292,8 +317,9 @@ int tc_async_run(tc_shm_t *s)
         tc_async_t *a = &s->async[i];
         if (atomic_load_explicit(&a->state, memory_order_acquire) != TC_ASYNC_QUEUED) continue;
         long long r = a->region_copy
-            ? region_copy2(s, a->cookie, a->offset, a->cookie2, a->offset2, a->len, &s->bounce_async)
-            : tc_region_copy(s, a->cookie, a->offset, a->local, a->nlocal, a->dir);
+                          ? region_copy2(s, a->cookie, a->offset, a->cookie2, a->offset2, a->len,
+                                         &s->bounce_async)
+                          : tc_region_copy(s, a->cookie, a->offset, a->local, a->nlocal, a->dir);
         long long *st = a->status;
         atomic_store_explicit(&a->state, TC_ASYNC_FREE, memory_order_release);
         atomic_fetch_sub_explicit(&s->async_queued, 1, memory_order_release);

@@ -24,10 +24,10 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#define TC_RIGHT_READ 0x1u
-#define TC_RIGHT_WRITE 0x2u
+#define TC_RIGHT_READ      0x1u
+#define TC_RIGHT_WRITE     0x2u
 #define TC_DIR_FROM_REGION 0
-#define TC_DIR_TO_REGION 1
+#define TC_DIR_TO_REGION   1
 
 /** Declare a region (see topocoll_region_create). 0 or a TOPOCOLL_ERR_*. */
 int tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned rights,
@@ -35,8 +35,8 @@ int tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned ri
 /** Destroy a region of the calling process. 0 or a TOPOCOLL_ERR_*. */
 int tc_region_destroy(tc_shm_t *s, uint64_t cookie);
 /** Inline copy (see topocoll_copy): bytes moved, or a TOPOCOLL_ERR_*. */
-long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset,
-                         const struct iovec *local, int nlocal, int dir);
+long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
+                         int nlocal, int dir);
 
 /**
  * KNEM's region copy (KNEM paper, section 3.4, knem_region_copy): @len
@@ -49,7 +49,8 @@ long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset,
  * (256 KiB chunks: two kernel copies where KNEM makes one).
  * Returns @len, or a TOPOCOLL_ERR_* (partial copies: TOPOCOLL_ERR_SYS).
  */
-long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff, size_t len);
+long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
+                          size_t len);
 
 /**
  * Asynchronous copies (KNEM paper, sections 3.4 and 4.3): submit an
@@ -62,10 +63,10 @@ long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, 
  * then.  TOPOCOLL_SUCCESS, or TOPOCOLL_ERR_INVAL / TOPOCOLL_ERR_NOSPACE
  * (TC_ASYNC_SLOTS copies pending).  The submitting thread only.
  */
-int tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local, int nlocal,
-                           int dir, long long *status);
-int tc_async_submit_region(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff, size_t len,
-                           long long *status);
+int tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
+                           int nlocal, int dir, long long *status);
+int tc_async_submit_region(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
+                           size_t len, long long *status);
 /** Run the queued copies (one executor at a time: the caller serialises,
  *  nbc's progress lock).  Returns how many ran. */
 int tc_async_run(tc_shm_t *s);
@@ -81,8 +82,8 @@ static inline long long tc_async_status(const long long *status)
 }
 
 /** Contiguous read: @len bytes at @offset of region @cookie into @dst. */
-static inline long long tc_region_read(tc_shm_t *s, uint64_t cookie, size_t offset,
-                                       void *dst, size_t len)
+static inline long long tc_region_read(tc_shm_t *s, uint64_t cookie, size_t offset, void *dst,
+                                       size_t len)
 {
     struct iovec l = { dst, len };
     return tc_region_copy(s, cookie, offset, &l, 1, TC_DIR_FROM_REGION);

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TC_PROBE_MAGIC 0x746f706f636f6c6cULL  /* "topocoll" */
+#define TC_PROBE_MAGIC 0x746f706f636f6c6cULL /* "topocoll" */
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
@@ -50,7 +50,8 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
     char name[64] = { 0 };
     int ok = 1, all_ok = 0, fd = -1;
 
-    if (!s) ok = 0;
+    if (!s)
+        ok = 0;
     else {
         PMPI_Comm_size(lcomm, &s->nlocal);
         PMPI_Comm_rank(lcomm, &s->me);
@@ -58,10 +59,14 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
         s->cico_slots = cfg->cico_slots;
         size_t off_ctl = align_up(64, TC_CTL_ALIGN);
         size_t off_inbox = off_ctl + (size_t)s->nlocal * sizeof(tc_ctl_t);
-        s->lane_row = align_up(3 * (size_t)s->nlocal * sizeof(uint64_t), TC_CTL_ALIGN) / sizeof(uint64_t);
-        size_t off_lane = align_up(off_inbox + (size_t)s->nlocal * sizeof(tc_inbox_t), TC_CTL_ALIGN);
-        size_t off_reg = align_up(off_lane + (size_t)s->nlocal * s->lane_row * sizeof(uint64_t), 4096);
-        size_t off_cico = align_up(off_reg + (size_t)s->nlocal * TC_REGION_SLOTS * sizeof(tc_region_desc_t), 4096);
+        s->lane_row =
+            align_up(3 * (size_t)s->nlocal * sizeof(uint64_t), TC_CTL_ALIGN) / sizeof(uint64_t);
+        size_t off_lane =
+            align_up(off_inbox + (size_t)s->nlocal * sizeof(tc_inbox_t), TC_CTL_ALIGN);
+        size_t off_reg =
+            align_up(off_lane + (size_t)s->nlocal * s->lane_row * sizeof(uint64_t), 4096);
+        size_t off_cico = align_up(
+            off_reg + (size_t)s->nlocal * TC_REGION_SLOTS * sizeof(tc_region_desc_t), 4096);
         s->size = off_cico + (size_t)s->nlocal * (size_t)s->cico_slots * s->cico_slot;
 
         if (s->me == 0) {
@@ -75,7 +80,11 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
             if (fd < 0 || ftruncate(fd, (off_t)s->size) != 0) {
                 tc_warn_once("cannot create shared segment %s: %s", name, strerror(errno));
                 ok = 0;
-                if (fd >= 0) { close(fd); shm_unlink(name); fd = -1; }
+                if (fd >= 0) {
+                    close(fd);
+                    shm_unlink(name);
+                    fd = -1;
+                }
                 name[0] = 0;
             }
         }
@@ -83,11 +92,17 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
         if (!name[0]) ok = 0;
         if (ok && s->me != 0) {
             fd = shm_open(name, O_RDWR, 0600);
-            if (fd < 0) { tc_warn_once("cannot open shared segment %s: %s", name, strerror(errno)); ok = 0; }
+            if (fd < 0) {
+                tc_warn_once("cannot open shared segment %s: %s", name, strerror(errno));
+                ok = 0;
+            }
         }
         if (ok) {
             s->base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            if (s->base == MAP_FAILED) { s->base = NULL; ok = 0; }
+            if (s->base == MAP_FAILED) {
+                s->base = NULL;
+                ok = 0;
+            }
         }
         if (fd >= 0) close(fd);
         if (s->base) {
@@ -107,11 +122,12 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
     }
 
     /* Single copy: publish pid and probe word, then read every peer's. */
-    (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* Yama scope 1; EINVAL without Yama */
+    (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0,
+                0); /* Yama scope 1; EINVAL without Yama */
     s->ctl[s->me].pid = (int32_t)getpid();
     s->probe = TC_PROBE_MAGIC ^ (uint64_t)getpid();
     s->ctl[s->me].probe_addr = (uint64_t)(uintptr_t)&s->probe;
-    PMPI_Barrier(lcomm);   /* orders the setup stores above before peers read them */
+    PMPI_Barrier(lcomm); /* orders the setup stores above before peers read them */
     int sc = 1;
     if (cfg->single_copy == TC_SC_NONE) {
         sc = 0;
@@ -123,7 +139,8 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out)
     }
     int all_sc = 0;
     PMPI_Allreduce(&sc, &all_sc, 1, MPI_INT, MPI_MIN, lcomm);
-    if (sc && !all_sc) snprintf(s->why, sizeof(s->why), "CMA refused between some other local processes");
+    if (sc && !all_sc)
+        snprintf(s->why, sizeof(s->why), "CMA refused between some other local processes");
     if (!all_sc && cfg->single_copy == TC_SC_CMA && s->me == 0)
         tc_warn_once("TOPOCOLL_SINGLE_COPY=cma but %s; using copy-in/copy-out", s->why);
     s->single_copy = all_sc;

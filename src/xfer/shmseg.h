@@ -22,12 +22,12 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#define TC_CTL_PARTS 4              /* parts a producer publishes separately */
-#define TC_REGION_SLOTS 64          /* live regions per process */
+#define TC_CTL_PARTS      4  /* parts a producer publishes separately */
+#define TC_REGION_SLOTS   64 /* live regions per process */
 #define TC_REGION_MAX_IOV 16
-#define TC_TUNE_KINDS 4             /* collectives tuned online (coll/tune) */
-#define TC_TUNE_BUCKETS 12          /* size classes per collective (8 KiB-16 MiB) */
-#define TC_EAGER_SLOTS 8            /* one-slot Bcasts a node's producer may run ahead by (coll/bcast) */
+#define TC_TUNE_KINDS     4  /* collectives tuned online (coll/tune) */
+#define TC_TUNE_BUCKETS   12 /* size classes per collective (8 KiB-16 MiB) */
+#define TC_EAGER_SLOTS    8  /* one-slot Bcasts a node's producer may run ahead by (coll/bcast) */
 
 /*
  * One control line per local process; every field has a single writer,
@@ -44,51 +44,51 @@
  * TC_EAGER_PIECE bytes (the count of bytes written so far), so readers
  * copy or fold a piece while the next one is written. */
 #define TC_EAGER_INLINE 48
-#define TC_EAGER_PIECE (8u << 10)
+#define TC_EAGER_PIECE  (8u << 10)
 typedef struct tc_eager_line {
     _Atomic uint64_t tag;
-    _Atomic uint64_t bytes;       /* slot items: bytes written (reset before the tag) */
-    char data[TC_EAGER_INLINE];   /* 16-byte aligned (long double, complex) */
+    _Atomic uint64_t bytes;     /* slot items: bytes written (reset before the tag) */
+    char data[TC_EAGER_INLINE]; /* 16-byte aligned (long double, complex) */
 } __attribute__((aligned(TC_CACHELINE))) tc_eager_line_t;
 
 typedef struct tc_ctl {
-    _Atomic uint64_t ready_seq;   /* producer: collective whose data it publishes */
+    _Atomic uint64_t ready_seq;                 /* producer: collective whose data it publishes */
     _Atomic uint64_t ready_bytes[TC_CTL_PARTS]; /* producer: bytes of each part of
                                      ready_seq available (Bcast over several rails:
                                      one part per rail) */
-    _Atomic uint64_t cookie;      /* producer: region of its buffer for ready_seq */
-    _Atomic uint64_t done_seq;    /* consumer: last collective it has finished */
-    _Atomic uint64_t cons_bytes;  /* consumer: bytes consumed in the current one */
-    _Atomic uint64_t recv_seq;    /* consumer: collective whose buffer it exposes */
-    _Atomic uint64_t recv_cookie; /* consumer: writable region of that buffer */
-    _Atomic uint64_t arrive_seq;  /* barrier: collective this process reached */
-    _Atomic uint64_t release_seq; /* barrier (leader): collective released */
+    _Atomic uint64_t cookie;                    /* producer: region of its buffer for ready_seq */
+    _Atomic uint64_t done_seq;                  /* consumer: last collective it has finished */
+    _Atomic uint64_t cons_bytes;                /* consumer: bytes consumed in the current one */
+    _Atomic uint64_t recv_seq;                  /* consumer: collective whose buffer it exposes */
+    _Atomic uint64_t recv_cookie;               /* consumer: writable region of that buffer */
+    _Atomic uint64_t arrive_seq;                /* barrier: collective this process reached */
+    _Atomic uint64_t release_seq;               /* barrier (leader): collective released */
     /* all-participant collectives (Reduce, Allreduce, Allgather): every
      * process exposes its buffers and reports progress on its own part */
-    _Atomic uint64_t post_seq;    /* collective whose cookies/prog are below */
-    _Atomic uint64_t in_cookie;   /* its input (send buffer), readable */
-    _Atomic uint64_t out_cookie;  /* its output (receive buffer) */
-    _Atomic uint64_t prog;        /* units of its own part finished (reset to
-                                     0 before post_seq is published) */
-    _Atomic uint64_t push_seq;    /* Allgather: collective whose block it has
-                                     written into every local peer's buffer */
+    _Atomic uint64_t post_seq;   /* collective whose cookies/prog are below */
+    _Atomic uint64_t in_cookie;  /* its input (send buffer), readable */
+    _Atomic uint64_t out_cookie; /* its output (receive buffer) */
+    _Atomic uint64_t prog;       /* units of its own part finished (reset to
+                                    0 before post_seq is published) */
+    _Atomic uint64_t push_seq;   /* Allgather: collective whose block it has
+                                    written into every local peer's buffer */
     /* coll/tune, local rank 0's line only: the method chosen per
      * (collective, size class), as (old | new << 1 | from_seq << 2) */
     _Atomic uint64_t tune[TC_TUNE_KINDS * TC_TUNE_BUCKETS];
-    _Atomic uint64_t tune_seq;    /* coll/tune, local rank 0: the tuned Bcast it
-                                     has started (its choice word is written) */
+    _Atomic uint64_t tune_seq;             /* coll/tune, local rank 0: the tuned Bcast it
+                                              has started (its choice word is written) */
     tc_eager_line_t eager[TC_EAGER_SLOTS]; /* eager collectives' writers (the
                                      Bcast's producer, every Reduce and Allreduce
                                      operand: coll/ctx tc_ctx_eager): item i */
-    int32_t pid;                  /* setup: the owner's pid (for CMA) */
-    uint64_t probe_addr;          /* setup: address of the owner's probe word */
+    int32_t pid;                           /* setup: the owner's pid (for CMA) */
+    uint64_t probe_addr;                   /* setup: address of the owner's probe word */
 } __attribute__((aligned(TC_CTL_ALIGN))) tc_ctl_t;
 
 /* One inbox line per local process, written only by the producer of the
  * current collective (producers are serialised: a producer starts only
  * after every process finished the previous collective). */
 typedef struct tc_inbox {
-    _Atomic uint64_t share_seq;   /* producer wrote its share of our buffer */
+    _Atomic uint64_t share_seq; /* producer wrote its share of our buffer */
 } __attribute__((aligned(TC_CTL_ALIGN))) tc_inbox_t;
 
 /* A declared region, in its owner's table; written only by the owner,
@@ -98,7 +98,9 @@ typedef struct tc_region_desc {
     _Atomic uint32_t rights;
     _Atomic uint32_t niov;
     _Atomic uint64_t len;
-    struct { _Atomic uint64_t base, len; } iov[TC_REGION_MAX_IOV];
+    struct {
+        _Atomic uint64_t base, len;
+    } iov[TC_REGION_MAX_IOV];
 } __attribute__((aligned(TC_CACHELINE))) tc_region_desc_t;
 
 /* KNEM's asynchronous copies (KNEM paper, sections 3.4 and 4.3): a copy
@@ -108,41 +110,41 @@ typedef struct tc_region_desc {
 #define TC_ASYNC_SLOTS 64
 enum { TC_ASYNC_FREE = 0, TC_ASYNC_QUEUED };
 typedef struct tc_async {
-    _Atomic int state;            /* FREE -> QUEUED (submitter, release) -> FREE (executor) */
-    int region_copy;              /* 1: region to region, 0: inline */
-    uint64_t cookie, cookie2;     /* inline: the region; region copy: source, destination */
+    _Atomic int state;        /* FREE -> QUEUED (submitter, release) -> FREE (executor) */
+    int region_copy;          /* 1: region to region, 0: inline */
+    uint64_t cookie, cookie2; /* inline: the region; region copy: source, destination */
     size_t offset, offset2, len;
     int dir, nlocal;
     struct iovec local[TC_REGION_MAX_IOV];
-    long long *status;            /* the caller's status word */
+    long long *status; /* the caller's status word */
 } tc_async_t;
 
 typedef struct tc_shm {
     void *base;
     size_t size;
-    int nlocal;             /* processes on the node */
-    int me;                 /* this process's local rank */
-    tc_ctl_t *ctl;          /* [nlocal] */
-    tc_inbox_t *inbox;      /* [nlocal] */
-    tc_region_desc_t *regions; /* [nlocal][TC_REGION_SLOTS] */
-    char *cico;             /* [nlocal][cico_slots][cico_slot] */
-    _Atomic uint64_t *lane; /* [nlocal][lane_row]: per process, counters of its
-                               copy-in/copy-out lanes (tc_shm_lane_*), written
-                               only by that process */
-    size_t lane_row;        /* counters per process (3 * nlocal, padded) */
-    size_t cico_slot;       /* bytes per slot */
-    int cico_slots;         /* slots per process */
-    int single_copy;        /* 1: CMA works between every pair tested */
-    char why[128];          /* why single_copy is what it is */
-    uint64_t region_used;   /* bitmap of this process's live region slots */
-    uint64_t probe;         /* word read by peers to test CMA */
-    uint64_t bytes_sc;      /* statistics: bytes this process moved by CMA */
-    uint64_t bytes_cico;    /*             and through CICO slots */
-    char *bounce;           /* region copies between two peers' regions: CMA
-                               has no third-party copy, they go through here
-                               (the calling thread's copies) */
-    char *bounce_async;     /* the same, for asynchronous copies (run by the
-                               progress thread beside the application's) */
+    int nlocal;                       /* processes on the node */
+    int me;                           /* this process's local rank */
+    tc_ctl_t *ctl;                    /* [nlocal] */
+    tc_inbox_t *inbox;                /* [nlocal] */
+    tc_region_desc_t *regions;        /* [nlocal][TC_REGION_SLOTS] */
+    char *cico;                       /* [nlocal][cico_slots][cico_slot] */
+    _Atomic uint64_t *lane;           /* [nlocal][lane_row]: per process, counters of its
+                                         copy-in/copy-out lanes (tc_shm_lane_*), written
+                                         only by that process */
+    size_t lane_row;                  /* counters per process (3 * nlocal, padded) */
+    size_t cico_slot;                 /* bytes per slot */
+    int cico_slots;                   /* slots per process */
+    int single_copy;                  /* 1: CMA works between every pair tested */
+    char why[128];                    /* why single_copy is what it is */
+    uint64_t region_used;             /* bitmap of this process's live region slots */
+    uint64_t probe;                   /* word read by peers to test CMA */
+    uint64_t bytes_sc;                /* statistics: bytes this process moved by CMA */
+    uint64_t bytes_cico;              /*             and through CICO slots */
+    char *bounce;                     /* region copies between two peers' regions: CMA
+                                         has no third-party copy, they go through here
+                                         (the calling thread's copies) */
+    char *bounce_async;               /* the same, for asynchronous copies (run by the
+                                         progress thread beside the application's) */
     tc_async_t async[TC_ASYNC_SLOTS]; /* submitted asynchronous copies */
     _Atomic int async_queued;
     _Atomic uint64_t done_seen; /* every other local process had finished this
@@ -236,10 +238,7 @@ static inline size_t tc_shm_lane_bytes(const tc_shm_t *s)
 
 /** 1 if the lanes are worth pipelining through: slots of 4 KiB or more
  *  (one rule for coll/tune's range and Allreduce's choice of path). */
-static inline int tc_shm_lanes_usable(const tc_shm_t *s)
-{
-    return tc_shm_lane_bytes(s) >= 4096;
-}
+static inline int tc_shm_lanes_usable(const tc_shm_t *s) { return tc_shm_lane_bytes(s) >= 4096; }
 
 /** Slot of process @owner's lane @l holding item @item. */
 static inline char *tc_shm_lane_slot(const tc_shm_t *s, int owner, int l, uint64_t item)
@@ -284,7 +283,8 @@ static inline char *tc_shm_eager_data(const tc_shm_t *s, int owner, int slot, si
  *  copies @bytes from @src into it under tag @seq (release), piece by
  *  piece for a slot item.  1 done, 0 not yet (the item's last readers
  *  are not done). */
-static inline int tc_shm_eager_put(tc_shm_t *s, const void *src, size_t bytes, int slot, uint64_t seq, uint64_t wait)
+static inline int tc_shm_eager_put(tc_shm_t *s, const void *src, size_t bytes, int slot,
+                                   uint64_t seq, uint64_t wait)
 {
     if (!tc_shm_eager_free(s, wait, seq)) return 0;
     tc_eager_line_t *l = &s->ctl[s->me].eager[slot];
@@ -311,13 +311,15 @@ static inline int tc_shm_eager_put(tc_shm_t *s, const void *src, size_t bytes, i
 /** Bytes of local process @owner's item @slot (of @bytes) for call @seq
  *  present now (acquire: visible from here on): 0 none yet, (size_t)-1 a
  *  newer tag (the protocol broke: an error, not a wait). */
-static inline size_t tc_shm_eager_avail(const tc_shm_t *s, int owner, int slot, uint64_t seq, size_t bytes)
+static inline size_t tc_shm_eager_avail(const tc_shm_t *s, int owner, int slot, uint64_t seq,
+                                        size_t bytes)
 {
     tc_eager_line_t *l = &s->ctl[owner].eager[slot];
     uint64_t tag = atomic_load_explicit(&l->tag, memory_order_acquire);
     if (tag > seq) return (size_t)-1;
     if (tag != seq) return 0;
-    return bytes <= TC_EAGER_INLINE ? bytes : (size_t)atomic_load_explicit(&l->bytes, memory_order_acquire);
+    return bytes <= TC_EAGER_INLINE ? bytes
+                                    : (size_t)atomic_load_explicit(&l->bytes, memory_order_acquire);
 }
 
 /** 1 when every local process's item @slot (of @bytes) for @seq is

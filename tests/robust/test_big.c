@@ -21,11 +21,11 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     tc_rank = rank;
     const char *coll = argc > 1 ? argv[1] : "bcast";
-    const size_t n = ((size_t)2 << 30) / sizeof(double) + 128 / sizeof(double);   /* 2 GiB + 128 B */
+    const size_t n = ((size_t)2 << 30) / sizeof(double) + 128 / sizeof(double); /* 2 GiB + 128 B */
     size_t bad = 0;
     double *a = NULL, *b = NULL;
     if (strcmp(coll, "allgather") == 0) {
-        size_t k = n / 2;   /* doubles per block: 1 GiB + 64 B */
+        size_t k = n / 2; /* doubles per block: 1 GiB + 64 B */
         a = malloc(k * sizeof(double));
         b = malloc(k * (size_t)size * sizeof(double));
         CHECK(a && b, "no memory for %zu bytes", k * (size_t)(size + 1) * sizeof(double));
@@ -33,7 +33,8 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < k; i++) a[i] = (double)(rank * 1000 + (int)(i % 1000));
             MPI_Allgather(a, (int)k, MPI_DOUBLE, b, (int)k, MPI_DOUBLE, MPI_COMM_WORLD);
             for (int p = 0; p < size; p++)
-                for (size_t i = 0; i < k; i++) bad += b[(size_t)p * k + i] != (double)(p * 1000 + (int)(i % 1000));
+                for (size_t i = 0; i < k; i++)
+                    bad += b[(size_t)p * k + i] != (double)(p * 1000 + (int)(i % 1000));
         }
     } else {
         int red = strcmp(coll, "bcast") != 0, all = strcmp(coll, "allreduce") == 0;
@@ -41,10 +42,14 @@ int main(int argc, char **argv)
         b = red ? malloc(n * sizeof(double)) : NULL;
         CHECK(a && (b || !red), "no memory for %zu bytes", (red ? 2 : 1) * n * sizeof(double));
         if (a && (b || !red)) {
-            for (size_t i = 0; i < n; i++) a[i] = red || rank == 0 ? (double)(rank + (int)(i % 1000)) : -1.0;
-            if (!red) MPI_Bcast(a, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-            else if (all) MPI_Allreduce(a, b, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-            else MPI_Reduce(a, b, (int)n, MPI_DOUBLE, MPI_SUM, size - 1, MPI_COMM_WORLD);
+            for (size_t i = 0; i < n; i++)
+                a[i] = red || rank == 0 ? (double)(rank + (int)(i % 1000)) : -1.0;
+            if (!red)
+                MPI_Bcast(a, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            else if (all)
+                MPI_Allreduce(a, b, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            else
+                MPI_Reduce(a, b, (int)n, MPI_DOUBLE, MPI_SUM, size - 1, MPI_COMM_WORLD);
             double base = (double)size * (size - 1) / 2;
             for (size_t i = 0; !red && i < n; i++) bad += a[i] != (double)(int)(i % 1000);
             for (size_t i = 0; red && (all || rank == size - 1) && i < n; i++)

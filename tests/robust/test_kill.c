@@ -42,7 +42,8 @@ int main(int argc, char **argv)
     }
     for (int r = 0; nokill ? r < 5 : 1; r++) {
         MPI_Allreduce(a, b, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        CHECK(b[0] == (double)size * (size + 1) / 2 && b[n - 1] == b[0], "round %d: Allreduce %g", r, b[0]);
+        CHECK(b[0] == (double)size * (size + 1) / 2 && b[n - 1] == b[0], "round %d: Allreduce %g",
+              r, b[0]);
         MPI_Bcast(b, n, MPI_DOUBLE, r % size, MPI_COMM_WORLD);
     }
     free(a);
