@@ -40,6 +40,14 @@
 extern "C" {
 #endif
 
+/* The library exports only the functions declared here (it is built with
+ * -fvisibility=hidden; its internal tc_* functions stay inside). */
+#if defined(__GNUC__)
+#define TOPOCOLL_API __attribute__((visibility("default")))
+#else
+#define TOPOCOLL_API
+#endif
+
 #define TOPOCOLL_VERSION_MAJOR 0
 #define TOPOCOLL_VERSION_MINOR 5
 
@@ -56,7 +64,7 @@ extern "C" {
 #define TOPOCOLL_COPY_PENDING  (-9) /* an asynchronous copy's status before it ran */
 
 /** Human-readable name of a TOPOCOLL_ERR_* code (static string). */
-const char *topocoll_strerror(int err);
+TOPOCOLL_API const char *topocoll_strerror(int err);
 
 /* ---- Communicator attachment ---------------------------------------------- */
 
@@ -77,7 +85,7 @@ const char *topocoll_strerror(int err);
  * (e.g. no shared memory), the call still succeeds and the collectives
  * fall back to the underlying MPI; topocoll_comm_query() says so.
  */
-int topocoll_comm_attach(MPI_Comm comm);
+TOPOCOLL_API int topocoll_comm_attach(MPI_Comm comm);
 
 /** What topocoll knows about a communicator (filled by topocoll_comm_query). */
 #define TOPOCOLL_RAIL_MAX 4 /* rails (NICs) the collectives split traffic over */
@@ -135,7 +143,7 @@ typedef struct topocoll_comm_info {
  * Query @comm's context.  Local (not collective).  Returns MPI_SUCCESS, or
  * TOPOCOLL_ERR_NOCTX if @comm was never attached.
  */
-int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info);
+TOPOCOLL_API int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info);
 
 /* ---- Single-copy engine: regions and cookies (KNEM paper, section 3.2) ---- */
 
@@ -156,8 +164,8 @@ typedef uint64_t topocoll_cookie_t;
  * Returns TOPOCOLL_SUCCESS, TOPOCOLL_ERR_INVAL, TOPOCOLL_ERR_NOSPACE (64
  * live regions per process and communicator), TOPOCOLL_ERR_NOCTX.
  */
-int topocoll_region_create(MPI_Comm comm, const struct iovec *iov, int niov, unsigned rights,
-                           topocoll_cookie_t *cookie);
+TOPOCOLL_API int topocoll_region_create(MPI_Comm comm, const struct iovec *iov, int niov,
+                                        unsigned rights, topocoll_cookie_t *cookie);
 
 /**
  * Destroy a region created by the calling process.  Copies submitted with
@@ -165,7 +173,7 @@ int topocoll_region_create(MPI_Comm comm, const struct iovec *iov, int niov, uns
  * ensure no copy is in flight (as with KNEM, destruction does not wait).
  * Returns TOPOCOLL_SUCCESS, TOPOCOLL_ERR_STALE, TOPOCOLL_ERR_INVAL.
  */
-int topocoll_region_destroy(MPI_Comm comm, topocoll_cookie_t cookie);
+TOPOCOLL_API int topocoll_region_destroy(MPI_Comm comm, topocoll_cookie_t cookie);
 
 #define TOPOCOLL_COPY_FROM_REGION 0 /* read: region -> local segments */
 #define TOPOCOLL_COPY_TO_REGION   1 /* write: local segments -> region */
@@ -182,8 +190,8 @@ int topocoll_region_destroy(MPI_Comm comm, topocoll_cookie_t cookie);
  * single copy (TOPOCOLL_SINGLE_COPY=none, or CMA refused by the kernel).
  * Returns the number of bytes copied (>= 0) on success.
  */
-long long topocoll_copy(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
-                        const struct iovec *local, int nlocal, int direction);
+TOPOCOLL_API long long topocoll_copy(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
+                                     const struct iovec *local, int nlocal, int direction);
 
 /**
  * KNEM "region copy" (KNEM paper, section 3.4): copy @length bytes from
@@ -196,8 +204,9 @@ long long topocoll_copy(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
  * (two kernel copies; KNEM made one).  Returns @length, or a
  * TOPOCOLL_ERR_*.  Local; not thread-safe on one communicator.
  */
-long long topocoll_region_copy(MPI_Comm comm, topocoll_cookie_t src, size_t src_offset,
-                               topocoll_cookie_t dst, size_t dst_offset, size_t length);
+TOPOCOLL_API long long topocoll_region_copy(MPI_Comm comm, topocoll_cookie_t src, size_t src_offset,
+                                            topocoll_cookie_t dst, size_t dst_offset,
+                                            size_t length);
 
 /**
  * Asynchronous copies (KNEM paper, sections 3.4 and 4.3): as
@@ -211,15 +220,16 @@ long long topocoll_region_copy(MPI_Comm comm, topocoll_cookie_t src, size_t src_
  * TOPOCOLL_SUCCESS, or TOPOCOLL_ERR_INVAL, TOPOCOLL_ERR_NOSPACE (64
  * copies pending), TOPOCOLL_ERR_NOCTX, TOPOCOLL_ERR_NOSUPPORT.
  */
-int topocoll_copy_async(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
-                        const struct iovec *local, int nlocal, int direction, long long *status);
-int topocoll_region_copy_async(MPI_Comm comm, topocoll_cookie_t src, size_t src_offset,
-                               topocoll_cookie_t dst, size_t dst_offset, size_t length,
-                               long long *status);
+TOPOCOLL_API int topocoll_copy_async(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
+                                     const struct iovec *local, int nlocal, int direction,
+                                     long long *status);
+TOPOCOLL_API int topocoll_region_copy_async(MPI_Comm comm, topocoll_cookie_t src, size_t src_offset,
+                                            topocoll_cookie_t dst, size_t dst_offset, size_t length,
+                                            long long *status);
 /** Poll an asynchronous copy's @status (knem_poll_copy_status): runs
  *  pending copies if no progress thread has, then returns the status
  *  (TOPOCOLL_COPY_PENDING, bytes moved, or a TOPOCOLL_ERR_*). */
-long long topocoll_copy_poll(const long long *status);
+TOPOCOLL_API long long topocoll_copy_poll(const long long *status);
 
 /* ---- Collectives (HierKNEM paper, sections 3.2-3.4) ----------------------- */
 
@@ -234,7 +244,8 @@ long long topocoll_copy_poll(const long long *status);
  * PMPI_Bcast, so errors are the native MPI's, raised through @comm's error
  * handler.  Collective; returns an MPI error code.
  */
-int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+TOPOCOLL_API int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                                MPI_Comm comm);
 
 /**
  * MPI_Barrier semantics, hierarchical: the processes of each node meet on
@@ -246,7 +257,7 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
  * MPI error code.  Waiting processes spin briefly, then yield the core and
  * poll the MPI progress engine.
  */
-int topocoll_barrier(MPI_Comm comm);
+TOPOCOLL_API int topocoll_barrier(MPI_Comm comm);
 
 /**
  * MPI_Reduce semantics (HierKNEM paper, section 3.3, Algorithm 2).
@@ -270,8 +281,8 @@ int topocoll_barrier(MPI_Comm comm);
  * the CICO size where single copy is unavailable.
  * Collective; returns an MPI error code.
  */
-int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    int root, MPI_Comm comm);
+TOPOCOLL_API int topocoll_reduce(const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
 
 /**
  * MPI_Allreduce semantics (MPI_IN_PLACE: input in @recvbuf).  Inside each
@@ -284,8 +295,8 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
  * included.  Ops, datatypes and fallbacks as topocoll_reduce.
  * Collective; returns an MPI error code.
  */
-int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm);
+TOPOCOLL_API int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 
 /**
  * MPI_Allgather semantics (HierKNEM paper, section 3.4): block r of
@@ -300,8 +311,9 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
  * CICO size where single copy is unavailable.
  * Collective; returns an MPI error code.
  */
-int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+TOPOCOLL_API int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm);
 
 /* ---- Nonblocking collectives and progress -----------------------------------
  * Progress-threads paper (Didelot, Carribault, Perache, Jalby), sections 4
@@ -328,20 +340,23 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
  */
 
 /** MPI_Ibcast semantics (see topocoll_bcast).  Returns an MPI error code. */
-int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                    MPI_Request *request);
+TOPOCOLL_API int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                                 MPI_Comm comm, MPI_Request *request);
 /** MPI_Ibarrier semantics (see topocoll_barrier). */
-int topocoll_ibarrier(MPI_Comm comm, MPI_Request *request);
+TOPOCOLL_API int topocoll_ibarrier(MPI_Comm comm, MPI_Request *request);
 /** MPI_Ireduce semantics (see topocoll_reduce).  Erroneous arguments are
  *  raised at the call, through @comm's error handler. */
-int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
+TOPOCOLL_API int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count,
+                                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                  MPI_Request *request);
 /** MPI_Iallreduce semantics (see topocoll_allreduce). */
-int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                        MPI_Op op, MPI_Comm comm, MPI_Request *request);
+TOPOCOLL_API int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                     MPI_Request *request);
 /** MPI_Iallgather semantics (see topocoll_allgather). */
-int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+TOPOCOLL_API int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm, MPI_Request *request);
 /**
  * MPI_Iscan semantics: @recvbuf of rank r receives the combination of the
  * @sendbufs of ranks 0..r in rank order (MPI_IN_PLACE: input in @recvbuf).
@@ -350,43 +365,47 @@ int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
  * segments; every predefined op/type pair and user ops (commutative or
  * not: the order is the canonical one).  Returns an MPI error code.
  */
-int topocoll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm, MPI_Request *request);
+TOPOCOLL_API int topocoll_iscan(const void *sendbuf, void *recvbuf, int count,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                MPI_Request *request);
 
 /** Advance every outstanding nonblocking operation of this process once,
  *  without blocking; returns how many are still outstanding. */
-int topocoll_progress(void);
+TOPOCOLL_API int topocoll_progress(void);
 
 /* MPI_Wait, MPI_Test, ... with progress: the same arguments and results
  * as the MPI calls, for native and topocoll requests alike. */
-int topocoll_wait(MPI_Request *request, MPI_Status *status);
-int topocoll_test(MPI_Request *request, int *flag, MPI_Status *status);
-int topocoll_waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
-int topocoll_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
-int topocoll_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
-int topocoll_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
-int topocoll_waitsome(int count, MPI_Request requests[], int *outcount, int indices[],
-                      MPI_Status statuses[]);
-int topocoll_testsome(int count, MPI_Request requests[], int *outcount, int indices[],
-                      MPI_Status statuses[]);
-int topocoll_request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+TOPOCOLL_API int topocoll_wait(MPI_Request *request, MPI_Status *status);
+TOPOCOLL_API int topocoll_test(MPI_Request *request, int *flag, MPI_Status *status);
+TOPOCOLL_API int topocoll_waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+TOPOCOLL_API int topocoll_testall(int count, MPI_Request requests[], int *flag,
+                                  MPI_Status statuses[]);
+TOPOCOLL_API int topocoll_waitany(int count, MPI_Request requests[], int *index,
+                                  MPI_Status *status);
+TOPOCOLL_API int topocoll_testany(int count, MPI_Request requests[], int *index, int *flag,
+                                  MPI_Status *status);
+TOPOCOLL_API int topocoll_waitsome(int count, MPI_Request requests[], int *outcount, int indices[],
+                                   MPI_Status statuses[]);
+TOPOCOLL_API int topocoll_testsome(int count, MPI_Request requests[], int *outcount, int indices[],
+                                   MPI_Status statuses[]);
+TOPOCOLL_API int topocoll_request_get_status(MPI_Request request, int *flag, MPI_Status *status);
 
 /** The thread level to ask MPI_Init_thread for: MPI_THREAD_MULTIPLE when
  *  TOPOCOLL_COMM_CORES > 0, else @required. */
-int topocoll_progress_thread_level(int required);
+TOPOCOLL_API int topocoll_progress_thread_level(int required);
 /** After MPI_Init_thread (@provided: what MPI gave): start the progress
  *  thread if communication cores are configured and @provided is
  *  MPI_THREAD_MULTIPLE (else a one-line warning).  1 if a thread runs.
  *  Collective over MPI_COMM_WORLD (call it on every process, right after
  *  MPI_Init_thread).  libtopocoll_pmpi.so calls it from MPI_Init /
  *  MPI_Init_thread. */
-int topocoll_progress_init(int provided);
+TOPOCOLL_API int topocoll_progress_init(int provided);
 /** Before MPI_Finalize: finish the operations still running (released
  *  with MPI_Request_free) and join the progress thread.
  *  libtopocoll_pmpi.so calls it from MPI_Finalize. */
-void topocoll_progress_fini(void);
+TOPOCOLL_API void topocoll_progress_fini(void);
 /** OS index of the core the progress thread is bound to; -1 if none. */
-int topocoll_progress_core(void);
+TOPOCOLL_API int topocoll_progress_core(void);
 
 /* ---- Hardware-topology communicators ----------------------------------------
  * Goglin, Jeannot, Mansouri, Mercier, "A Hierarchical Model to Manage
@@ -452,8 +471,8 @@ int topocoll_progress_core(void);
  * MPI_ERR_ARG (@newcomm NULL), MPI_ERR_INFO_VALUE.  Thread-safe as MPI
  * communicator creation is (one collective per communicator at a time).
  */
-int topocoll_comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                             MPI_Comm *newcomm);
+TOPOCOLL_API int topocoll_comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                          MPI_Comm *newcomm);
 
 /**
  * The paper's MPI_Comm_hsplit_with_roots (section 3.2.3, Algorithm 2):
@@ -463,8 +482,8 @@ int topocoll_comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info in
  * accepted for the paper's signature and not used.  Collective over
  * @comm.  Errors as topocoll_comm_split_type.
  */
-int topocoll_comm_hsplit_with_roots(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
-                                    MPI_Comm *rootscomm);
+TOPOCOLL_API int topocoll_comm_hsplit_with_roots(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                                                 MPI_Comm *rootscomm);
 
 /**
  * The paper's MPI_Comm_get_hlevel_info (section 3.3.1): for a communicator
@@ -475,7 +494,8 @@ int topocoll_comm_hsplit_with_roots(MPI_Comm comm, MPI_Info info, MPI_Comm *newc
  * share ("Unknown" when their locations are not known; see
  * topocoll_comm_get_min_hlevel).  Local.  Errors: MPI_ERR_COMM, MPI_ERR_ARG.
  */
-int topocoll_comm_get_hlevel_info(MPI_Comm comm, int *num_comms, int *index, char *type);
+TOPOCOLL_API int topocoll_comm_get_hlevel_info(MPI_Comm comm, int *num_comms, int *index,
+                                               char *type);
 
 /**
  * The paper's MPI_Comm_get_min_hlevel (section 3.3.2): in @type
@@ -489,7 +509,8 @@ int topocoll_comm_get_hlevel_info(MPI_Comm comm, int *num_comms, int *index, cha
  * attach on MPI_COMM_WORLD); otherwise MPI_ERR_COMM.  Errors also
  * MPI_ERR_ARG (@nranks < 1, NULL), MPI_ERR_RANK (a rank out of range).
  */
-int topocoll_comm_get_min_hlevel(MPI_Comm comm, int nranks, const int ranks[], char *type);
+TOPOCOLL_API int topocoll_comm_get_min_hlevel(MPI_Comm comm, int nranks, const int ranks[],
+                                              char *type);
 
 /**
  * MPI_Comm_get_info plus the level keys of a communicator made by a
@@ -497,7 +518,7 @@ int topocoll_comm_get_min_hlevel(MPI_Comm comm, int nranks, const int ranks[], c
  * "topocoll_hlevel_num", "topocoll_hlevel_index"): both MPI libraries drop
  * keys they do not know.  The caller frees *@info.  Local.
  */
-int topocoll_comm_get_info(MPI_Comm comm, MPI_Info *info);
+TOPOCOLL_API int topocoll_comm_get_info(MPI_Comm comm, MPI_Info *info);
 
 /**
  * Exchange every process's location over MPI_COMM_WORLD once (the host
@@ -507,7 +528,7 @@ int topocoll_comm_get_info(MPI_Comm comm, MPI_Info *info);
  * after MPI_Init.  Collective over MPI_COMM_WORLD; idempotent.  Returns an
  * MPI error code.
  */
-int topocoll_init_world(void);
+TOPOCOLL_API int topocoll_init_world(void);
 
 /** Where the calling process is (filled by topocoll_location). */
 typedef struct topocoll_location {
@@ -523,7 +544,7 @@ typedef struct topocoll_location {
 
 /** This process's location (local, thread-safe).  MPI_SUCCESS, or
  *  MPI_ERR_OTHER when hwloc could not load the topology. */
-int topocoll_location(topocoll_location_t *loc);
+TOPOCOLL_API int topocoll_location(topocoll_location_t *loc);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,10 @@
 /*
  * test_model -- the split-tree model and the progress-thread placements
- * (nbc/model) against tables worked out by hand from the paper's
+ * (coll/model) against tables worked out by hand from the paper's
  * equations (progress-threads paper, sections 4 to 6), and against the
  * paper's own figures.  No MPI.
  */
-#include "nbc/model.h"
+#include "coll/model.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
  * ran them.  Exit status: 0 when every check passed.
  */
 #include "topocoll.h"
-#include "nbc/model.h" /* the split tree's S, to know what may complete unattended */
+#include "coll/model.h" /* the split tree's S, to know what may complete unattended */
 
 #include <dirent.h>
 #include <stdio.h>

@@ -82,7 +82,7 @@
 
 #include "base/config.h"
 #include "coll/tree.h"
-#include "nbc/model.h"
+#include "coll/model.h"
 
 #include <getopt.h>
 #include <math.h>

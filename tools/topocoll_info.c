@@ -38,7 +38,7 @@
 #include "coll/reduce.h"
 #include "coll/tune.h"
 #include "hier/hier.h"
-#include "nbc/model.h"
+#include "coll/model.h"
 #include "nbc/nbc.h"
 #include "topo/nic.h"
 #include "topo/topo.h"

@@ -1,6 +1,6 @@
 /* coll/tree -- see tree.h. */
 #include "tree.h"
-#include "../nbc/model.h"
+#include "model.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -18,7 +18,7 @@
  * underlying MPI's point-to-point (its shared-memory transport on one
  * node).  Commutative ops only (the combination order follows the tree).
  *
- * Owns: tc_tree_t (its reduction buffers are the context's, tc_ctx_buf).  May call: coll/ctx,
+ * Owns: tc_tree_t (its reduction buffers are the context's, tc_ctx_buf).  May call: coll/ctx, coll/model,
  * coll/op, PMPI point-to-point.
  */
 #ifndef TC_COLL_TREE_H
@@ -62,7 +62,7 @@ typedef struct tc_tree {
 } tc_tree_t;
 
 /** Levels of the split tree the application runs: TOPOCOLL_SPLIT_TREE_S
- *  (clipped to H), else the model's best S (nbc/model: tc_st_best_s with N
+ *  (clipped to H), else the model's best S (coll/model: tc_st_best_s with N
  *  the processes of the node and N + TOPOCOLL_COMM_CORES cores). */
 int tc_tree_split(const tc_ctx_t *ctx, int comm_cores);
 

@@ -33,7 +33,7 @@
  * state machine never runs beside a queued one of the same context.
  *
  * Owns: tc_nb_t, the progress lock, the active list, the progress
- * threads.  May call: coll/, nbc/model, topo/, base/, PMPI.
+ * threads.  May call: coll/, topo/, base/, PMPI.
  */
 #ifndef TC_NBC_NBC_H
 #define TC_NBC_NBC_H

@@ -2,7 +2,7 @@
  * placement (progress-threads paper, sections 4.2 and 5); see nbc.h. */
 #define _GNU_SOURCE 1 /* pthread_setname_np */
 #include "nbc.h"
-#include "model.h"
+#include "../coll/model.h"
 
 #include "../base/log.h"
 #include "../topo/loc.h"

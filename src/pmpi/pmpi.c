@@ -6,6 +6,10 @@
  */
 #include "topocoll.h"
 
+/* Every function defined below is an MPI_* function it interposes: exported
+ * (the library is built with -fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     return topocoll_bcast(buffer, count, datatype, root, comm);
@@ -148,3 +152,5 @@ int MPI_Finalize(void)
     topocoll_progress_fini();
     return PMPI_Finalize();
 }
+
+#pragma GCC visibility pop

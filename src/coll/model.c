@@ -1,4 +1,4 @@
-/* nbc/model -- see model.h. */
+/* coll/model -- see model.h. */
 #include "model.h"
 
 #include <math.h>

@@ -1,8 +1,8 @@
 /*
- * nbc/model -- the split-tree performance model (progress-threads paper,
+ * coll/model -- the split-tree performance model (progress-threads paper,
  * section 6.2, equations 3 to 9) and the progress-thread placements
  * (sections 4 and 5, equations 1 and 2).  Pure arithmetic: no MPI, no
- * threads; the nonblocking layer uses it to choose S (the number of
+ * threads; coll/tree and the nonblocking layer use it to choose S (the number of
  * leaf-side tree levels run on the application cores) and where progress
  * threads go, and topocoll_info prints its table.
  *
@@ -12,8 +12,8 @@
  *
  * Owns: nothing (stateless, thread-safe).  May call: libc (math).
  */
-#ifndef TC_NBC_MODEL_H
-#define TC_NBC_MODEL_H
+#ifndef TC_COLL_MODEL_H
+#define TC_COLL_MODEL_H
 
 /** H(N) = ceil(log2 N): levels of a binomial tree over N tasks (eq. 3); 0 for N <= 1. */
 int tc_st_height(int n);
