@@ -330,22 +330,107 @@ static uint64_t str_hash(const char *s)
     return h;
 }
 
+/* Guided: whether every rank named the same type (one Allreduce on its
+ * hash); MPI_ERR_INFO_VALUE when not. */
+static int guided_types_agree(MPI_Comm comm, const char *rtype)
+{
+    /* every rank must name the same type */
+    uint64_t h = str_hash(rtype);
+    long long mm[2] = { (long long)(h >> 1), -(long long)(h >> 1) }, out[2];
+    PMPI_Allreduce(mm, out, 2, MPI_LONG_LONG, MPI_MAX, comm);
+    if (out[0] != -out[1]) {
+        fprintf(stderr, "topocoll: MPI_Comm_split_type: processes gave different "
+                        "mpi_hw_resource_type values\n");
+        return MPI_ERR_INFO_VALUE;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Guided parts: each rank's resource of type @rtype on its path, or none
+ * (none for every rank when the type is unknown). */
+static void parts_guided(const tc_htab_t *t, int size, const char *rtype, const tc_hel_t **sel)
+{
+    int gkind = 0;
+    hwloc_obj_type_t gtype = HWLOC_OBJ_MACHINE;
+    int known = parse_rtype(rtype, &gkind, &gtype);
+    for (int r = 0; r < size; r++) {
+        sel[r] = NULL;
+        if (!known) continue;
+        const tc_hpath_t *p = &t->paths[r];
+        for (int i = 0; i < p->n && !sel[r]; i++)
+            if (p->el[i].kind == gkind && p->el[i].type == (int32_t)gtype) sel[r] = &p->el[i];
+    }
+}
+
+/* Unguided parts: each rank's first level below those every rank shares
+ * (its levels in @lv, @nlv of them), or none when it has no level below. */
+static void parts_unguided(const tc_htab_t *t, int size, tc_hel_t *lv, int *nlv,
+                           const tc_hel_t **sel)
+{
+    for (int r = 0; r < size; r++) {
+        sel[r] = NULL;
+        nlv[r] = path_levels(&t->paths[r], lv + (size_t)r * TC_HPATH_MAX);
+    }
+    int d = nlv[0];
+    for (int r = 1; r < size; r++) {
+        int i = 0;
+        while (i < d && i < nlv[r] && hel_eq(&lv[i], &lv[(size_t)r * TC_HPATH_MAX + i])) i++;
+        d = i;
+    }
+    for (int r = 0; r < size; r++)
+        if (nlv[r] > d) sel[r] = &lv[(size_t)r * TC_HPATH_MAX + d];
+}
+
+/* Each rank's part index (@sib, MPI_UNDEFINED: none); returns how many. */
+static int parts_number(int size, const tc_hel_t *const *sel, int *sib)
+{
+    /* Siblings numbered by their lowest rank. */
+    int nsib = 0;
+    for (int r = 0; r < size; r++) {
+        sib[r] = MPI_UNDEFINED;
+        if (!sel[r]) continue;
+        for (int q = 0; q < r && sib[r] == MPI_UNDEFINED; q++)
+            if (sel[q] && hel_eq(sel[q], sel[r])) sib[r] = sib[q];
+        if (sib[r] == MPI_UNDEFINED) sib[r] = nsib++;
+    }
+    return nsib;
+}
+
+/* The new communicator's table (from @comm's @t): its level, part @part,
+ * @index among @num, attached; the key handed to the MPI library too. */
+static int level_attach(MPI_Comm newcomm, MPI_Comm comm, tc_htab_t *t, tc_split_mode_t mode,
+                        const char *rtype, const tc_hel_t *part, int num, int index)
+{
+    tc_htab_t *h = htab_translate(newcomm, comm, t);
+    if (!h) return MPI_ERR_NO_MEM;
+    h->has_level = 1;
+    h->num = num;
+    h->index = index;
+    snprintf(h->type, sizeof(h->type), "%s", tc_hel_name(part));
+    if (mode == TC_SPLIT_GUIDED)
+        snprintf(h->mpi_type, sizeof(h->mpi_type), "%s", rtype);
+    else
+        snprintf(h->mpi_type, sizeof(h->mpi_type), "%s",
+                 part->kind == TC_HK_NODE ? "mpi_shared_memory" : tc_hel_name(part));
+    int rc = htab_attach(newcomm, h);
+    if (rc == MPI_SUCCESS) { /* also hand the key to the MPI library (it may keep it) */
+        MPI_Info info;
+        if (PMPI_Info_create(&info) == MPI_SUCCESS) {
+            PMPI_Info_set(info, "mpi_hw_resource_type", h->mpi_type);
+            PMPI_Comm_set_info(newcomm, info);
+            PMPI_Info_free(&info);
+        }
+    }
+    return rc;
+}
+
 int tc_hier_split(MPI_Comm comm, tc_split_mode_t mode, const char *rtype, int key,
                   MPI_Comm *newcomm)
 {
     int rc = tc_hier_attach(comm), rank, size;
     *newcomm = MPI_COMM_NULL;
     if (rc != MPI_SUCCESS) return rc;
-    if (mode == TC_SPLIT_GUIDED) { /* every rank must name the same type */
-        uint64_t h = str_hash(rtype);
-        long long mm[2] = { (long long)(h >> 1), -(long long)(h >> 1) }, out[2];
-        PMPI_Allreduce(mm, out, 2, MPI_LONG_LONG, MPI_MAX, comm);
-        if (out[0] != -out[1]) {
-            fprintf(stderr, "topocoll: MPI_Comm_split_type: processes gave different "
-                            "mpi_hw_resource_type values\n");
-            return MPI_ERR_INFO_VALUE;
-        }
-    }
+    if (mode == TC_SPLIT_GUIDED && (rc = guided_types_agree(comm, rtype)) != MPI_SUCCESS) return rc;
     tc_htab_t *t = htab_get(comm);
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
@@ -358,63 +443,14 @@ int tc_hier_split(MPI_Comm comm, tc_split_mode_t mode, const char *rtype, int ke
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
-    int gkind = 0;
-    hwloc_obj_type_t gtype = HWLOC_OBJ_MACHINE;
-    int known = mode == TC_SPLIT_GUIDED ? parse_rtype(rtype, &gkind, &gtype) : 1;
-    for (int r = 0; r < size; r++) {
-        sel[r] = NULL;
-        if (mode == TC_SPLIT_UNGUIDED) {
-            nlv[r] = path_levels(&t->paths[r], lv + (size_t)r * TC_HPATH_MAX);
-        } else if (known) {
-            const tc_hpath_t *p = &t->paths[r];
-            for (int i = 0; i < p->n && !sel[r]; i++)
-                if (p->el[i].kind == gkind && p->el[i].type == (int32_t)gtype) sel[r] = &p->el[i];
-        }
-    }
-    if (mode == TC_SPLIT_UNGUIDED) {
-        int d = nlv[0];
-        for (int r = 1; r < size; r++) {
-            int i = 0;
-            while (i < d && i < nlv[r] && hel_eq(&lv[i], &lv[(size_t)r * TC_HPATH_MAX + i])) i++;
-            d = i;
-        }
-        for (int r = 0; r < size; r++)
-            if (nlv[r] > d) sel[r] = &lv[(size_t)r * TC_HPATH_MAX + d];
-    }
-    /* Siblings numbered by their lowest rank. */
-    int nsib = 0;
-    for (int r = 0; r < size; r++) {
-        sib[r] = MPI_UNDEFINED;
-        if (!sel[r]) continue;
-        for (int q = 0; q < r && sib[r] == MPI_UNDEFINED; q++)
-            if (sel[q] && hel_eq(sel[q], sel[r])) sib[r] = sib[q];
-        if (sib[r] == MPI_UNDEFINED) sib[r] = nsib++;
-    }
-    rc = PMPI_Comm_split(comm, sib[rank], key, newcomm);
-    if (rc != MPI_SUCCESS || *newcomm == MPI_COMM_NULL) goto out;
-    tc_htab_t *h = htab_translate(*newcomm, comm, t);
-    if (!h) {
-        rc = MPI_ERR_NO_MEM;
-        goto out;
-    }
-    h->has_level = 1;
-    h->num = nsib;
-    h->index = sib[rank];
-    snprintf(h->type, sizeof(h->type), "%s", tc_hel_name(sel[rank]));
-    if (mode == TC_SPLIT_GUIDED)
-        snprintf(h->mpi_type, sizeof(h->mpi_type), "%s", rtype);
+    if (mode == TC_SPLIT_UNGUIDED)
+        parts_unguided(t, size, lv, nlv, sel);
     else
-        snprintf(h->mpi_type, sizeof(h->mpi_type), "%s",
-                 sel[rank]->kind == TC_HK_NODE ? "mpi_shared_memory" : tc_hel_name(sel[rank]));
-    rc = htab_attach(*newcomm, h);
-    if (rc == MPI_SUCCESS) { /* also hand the key to the MPI library (it may keep it) */
-        MPI_Info info;
-        if (PMPI_Info_create(&info) == MPI_SUCCESS) {
-            PMPI_Info_set(info, "mpi_hw_resource_type", h->mpi_type);
-            PMPI_Comm_set_info(*newcomm, info);
-            PMPI_Info_free(&info);
-        }
-    }
+        parts_guided(t, size, rtype, sel);
+    int nsib = parts_number(size, sel, sib);
+    rc = PMPI_Comm_split(comm, sib[rank], key, newcomm);
+    if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL)
+        rc = level_attach(*newcomm, comm, t, mode, rtype, sel[rank], nsib, sib[rank]);
 out:
     free(lv);
     free(nlv);

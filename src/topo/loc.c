@@ -63,12 +63,10 @@ static uint64_t fnv1a(const char *s, uint64_t h)
     return h;
 }
 
-static void loc_compute(void)
+/* The process's rank and size on its host: given, from the launcher, or
+ * alone (then virtual nodes cannot be cut). */
+static void host_rank_find(tc_loc_t *l, const tc_config_t *cfg)
 {
-    tc_loc_t *l = &g_loc;
-    const tc_config_t *cfg = tc_config_get();
-    char host[TC_LOC_NAME_MAX] = "localhost";
-
     pthread_mutex_lock(&g_host_lock);
     g_loc_done = 1;
     int given = g_host_given;
@@ -86,7 +84,11 @@ static void loc_compute(void)
         l->hrank = 0;
         l->hsize = 1;
     }
+}
 
+/* The process's virtual node, and its rank and size there. */
+static void vnode_assign(tc_loc_t *l, const tc_config_t *cfg)
+{
     /* Virtual node: block (balanced chunks) or cyclic over the host ranks. */
     int k = cfg->virtual_nodes < l->hsize ? cfg->virtual_nodes : l->hsize;
     l->nvnodes = k;
@@ -104,6 +106,12 @@ static void loc_compute(void)
             l->vlsize++;
         }
     }
+}
+
+/* The node's name (the host's, or vnK) and its id (host and virtual node). */
+static void node_name(tc_loc_t *l, const tc_config_t *cfg)
+{
+    char host[TC_LOC_NAME_MAX] = "localhost";
     gethostname(host, sizeof(host) - 1);
     host[sizeof(host) - 1] = 0;
     if (cfg->virtual_nodes > 1)
@@ -113,7 +121,11 @@ static void loc_compute(void)
     char vn[32];
     snprintf(vn, sizeof(vn), "#%d", l->vnode);
     l->node_id = fnv1a(vn, fnv1a(host, 0xcbf29ce484222325ULL));
+}
 
+/* The process's cpuset: its real binding, or the emulated policy's. */
+static void binding_apply(tc_loc_t *l, const tc_config_t *cfg)
+{
     /* Binding: the same policy code as before, now on the virtual node's
      * fixed local rank rather than a communicator's. */
     const tc_topo_t *topo = tc_topo_process();
@@ -134,7 +146,12 @@ static void loc_compute(void)
     } else {
         tc_binding_format(&pol, l->binding, sizeof(l->binding));
     }
+}
 
+/* The switches above the node, from TOPOCOLL_NETWORK_TOPOLOGY (none when
+ * unset, or when the file does not give them: one warning). */
+static void switches_find(tc_loc_t *l, const tc_config_t *cfg)
+{
     const char *net = cfg->network_topology;
     if (net && *net) {
         char err[160];
@@ -145,6 +162,17 @@ static void loc_compute(void)
         }
         l->nswitch = n;
     }
+}
+
+static void loc_compute(void)
+{
+    tc_loc_t *l = &g_loc;
+    const tc_config_t *cfg = tc_config_get();
+    host_rank_find(l, cfg);
+    vnode_assign(l, cfg);
+    node_name(l, cfg);
+    binding_apply(l, cfg);
+    switches_find(l, cfg);
 }
 
 const tc_loc_t *tc_loc_process(void)
@@ -220,14 +248,34 @@ typedef struct {
     int parent;
 } netsw_t;
 
-int tc_netconf_path(const char *path, const char *nodename, int *idx, char names[][TC_LOC_NAME_MAX],
-                    char *err, size_t errlen)
+/* One line's keys (from @tok on) into switch @s: 0, or -1 when a token
+ * is not KEY=VALUE or no SwitchName names the switch. */
+static int netconf_switch(char *tok, char **save, netsw_t *s)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "cannot open the file");
-        return -1;
+    int named = 0;
+    for (; tok; tok = strtok_r(NULL, " \t\r\n", save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) return -1;
+        *eq = 0;
+        if (strcasecmp(tok, "SwitchName") == 0) {
+            snprintf(s->name, sizeof(s->name), "%s", eq + 1);
+            named = 1;
+        } else if (strcasecmp(tok, "Nodes") == 0) {
+            free(s->nodes);
+            s->nodes = strdup(eq + 1);
+        } else if (strcasecmp(tok, "Switches") == 0) {
+            free(s->switches);
+            s->switches = strdup(eq + 1);
+        }
+        /* LinkSpeed and other keys: ignored */
     }
+    return named ? 0 : -1;
+}
+
+/* The switches of topology.conf @f, one per line, into *@swp (*@nswp of
+ * them, set even on error for the caller to free): 0, or -1 with @err. */
+static int netconf_read(FILE *f, netsw_t **swp, int *nswp, char *err, size_t errlen)
+{
     netsw_t *sw = NULL;
     int nsw = 0, cap = 0, rc = 0, lineno = 0;
     char *line = NULL;
@@ -251,64 +299,66 @@ int tc_netconf_path(const char *path, const char *nodename, int *idx, char names
         netsw_t *s = &sw[nsw];
         memset(s, 0, sizeof(*s));
         s->parent = -1;
-        int named = 0;
-        for (; tok; tok = strtok_r(NULL, " \t\r\n", &save)) {
-            char *eq = strchr(tok, '=');
-            if (!eq) {
-                rc = -1;
-                break;
-            }
-            *eq = 0;
-            if (strcasecmp(tok, "SwitchName") == 0) {
-                snprintf(s->name, sizeof(s->name), "%s", eq + 1);
-                named = 1;
-            } else if (strcasecmp(tok, "Nodes") == 0) {
-                free(s->nodes);
-                s->nodes = strdup(eq + 1);
-            } else if (strcasecmp(tok, "Switches") == 0) {
-                free(s->switches);
-                s->switches = strdup(eq + 1);
-            }
-            /* LinkSpeed and other keys: ignored */
-        }
+        rc = netconf_switch(tok, &save, s);
         nsw++;
-        if (rc != 0 || !named) {
+        if (rc != 0) {
             snprintf(err, errlen, "line %d: expected SwitchName=... [Nodes=...] [Switches=...]",
                      lineno);
-            rc = -1;
             break;
         }
     }
     free(line);
-    fclose(f);
+    *swp = sw;
+    *nswp = nsw;
+    return rc;
+}
+
+/* The switches above @nodename, top first, into @idx and @names: how
+ * many, or -1 with @err (too many levels, or a cycle). */
+static int netconf_chain(netsw_t *sw, int nsw, const char *nodename, int *idx,
+                         char names[][TC_LOC_NAME_MAX], char *err, size_t errlen)
+{
     int n = 0;
-    if (rc == 0) {
-        for (int i = 0; i < nsw; i++)
-            for (int j = 0; j < nsw && sw[i].parent < 0; j++)
-                if (j != i && sw[j].switches && tc_hostlist_match(sw[j].switches, sw[i].name))
-                    sw[i].parent = j;
-        int leaf = -1;
-        for (int i = 0; i < nsw && leaf < 0; i++)
-            if (sw[i].nodes && tc_hostlist_match(sw[i].nodes, nodename)) leaf = i;
-        int chain[TC_LOC_MAX_SWITCHES];
-        for (int s = leaf; s >= 0; s = sw[s].parent) {
-            if (n == TC_LOC_MAX_SWITCHES) {
-                snprintf(err, errlen, "more than %d switch levels above %s (or a cycle)",
-                         TC_LOC_MAX_SWITCHES, nodename);
-                rc = -1;
-                break;
-            }
-            chain[n++] = s;
+    for (int i = 0; i < nsw; i++)
+        for (int j = 0; j < nsw && sw[i].parent < 0; j++)
+            if (j != i && sw[j].switches && tc_hostlist_match(sw[j].switches, sw[i].name))
+                sw[i].parent = j;
+    int leaf = -1;
+    for (int i = 0; i < nsw && leaf < 0; i++)
+        if (sw[i].nodes && tc_hostlist_match(sw[i].nodes, nodename)) leaf = i;
+    int chain[TC_LOC_MAX_SWITCHES];
+    for (int s = leaf; s >= 0; s = sw[s].parent) {
+        if (n == TC_LOC_MAX_SWITCHES) {
+            snprintf(err, errlen, "more than %d switch levels above %s (or a cycle)",
+                     TC_LOC_MAX_SWITCHES, nodename);
+            return -1;
         }
-        for (int i = 0; rc == 0 && i < n; i++) { /* top first */
-            idx[i] = chain[n - 1 - i];
-            snprintf(names[i], TC_LOC_NAME_MAX, "%s", sw[chain[n - 1 - i]].name);
-        }
+        chain[n++] = s;
     }
+    for (int i = 0; i < n; i++) { /* top first */
+        idx[i] = chain[n - 1 - i];
+        snprintf(names[i], TC_LOC_NAME_MAX, "%s", sw[chain[n - 1 - i]].name);
+    }
+    return n;
+}
+
+int tc_netconf_path(const char *path, const char *nodename, int *idx, char names[][TC_LOC_NAME_MAX],
+                    char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "cannot open the file");
+        return -1;
+    }
+    netsw_t *sw = NULL;
+    int nsw = 0;
+    int rc = netconf_read(f, &sw, &nsw, err, errlen);
+    fclose(f);
+    int n = rc == 0 ? netconf_chain(sw, nsw, nodename, idx, names, err, errlen) : -1;
     for (int i = 0; i < nsw; i++) {
         free(sw[i].nodes);
         free(sw[i].switches);
     }
     free(sw);
-    return rc == 0 ? n : -1;
+    return n;
 }
