@@ -16,17 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static int checks, failures, wrank;
-#define CHECK(cond, ...)                                                          \
-    do {                                                                          \
-        checks++;                                                                 \
-        if (!(cond)) {                                                            \
-            failures++;                                                           \
-            fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                         \
-            fputc('\n', stderr);                                                  \
-        }                                                                         \
-    } while (0)
+#include "check.h"
+
+static int wrank;
 
 static double now(void)
 {
@@ -99,6 +91,7 @@ int main(int argc, char **argv)
     int size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    tc_rank = wrank;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm rev, half;
     rounds(MPI_COMM_WORLD, "world", 300);
@@ -108,9 +101,9 @@ int main(int argc, char **argv)
     rounds(half, "half", 150);
     MPI_Comm_free(&rev);
     MPI_Comm_free(&half);
-    int tot[2] = { failures, checks }, sum[2];
+    int tot[2] = { tc_failures, tc_checks }, sum[2];
     PMPI_Reduce(tot, sum, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (wrank == 0) printf("test_barrier np=%d: %d checks, %d failed\n", size, sum[1], sum[0]);
     MPI_Finalize();
-    return failures ? 1 : 0;
+    return tc_failures ? 1 : 0;
 }

@@ -16,19 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, checks;
-static int wrank;
+#include "check.h"
 
-#define CHECK(cond, ...)                                                          \
-    do {                                                                          \
-        checks++;                                                                 \
-        if (!(cond)) {                                                            \
-            failures++;                                                           \
-            fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                         \
-            fputc('\n', stderr);                                                  \
-        }                                                                         \
-    } while (0)
+static int wrank;
 
 static void fill(unsigned char *b, size_t n, unsigned seed)
 {
@@ -243,6 +233,7 @@ int main(int argc, char **argv)
     int size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    tc_rank = wrank;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int big = size <= 4;
     MPI_Comm dup, rev, half;
@@ -264,9 +255,9 @@ int main(int argc, char **argv)
     MPI_Comm_free(&rev);
     MPI_Comm_free(&half);
 
-    int tot[2] = { failures, checks }, sum[2];
+    int tot[2] = { tc_failures, tc_checks }, sum[2];
     MPI_Reduce(tot, sum, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (wrank == 0) printf("test_bcast np=%d: %d checks, %d failed\n", size, sum[1], sum[0]);
     MPI_Finalize();
-    return failures ? 1 : 0;
+    return tc_failures ? 1 : 0;
 }

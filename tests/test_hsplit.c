@@ -21,24 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int g_rank, g_size, g_fail;
-static long g_checks, g_native; /* checks; comparisons with MPICH's own HW_GUIDED */
+#include "check.h"
+
+static int g_rank, g_size;
+static long g_native; /* comparisons with MPICH's own HW_GUIDED */
 static hwloc_topology_t g_hw;
 static topocoll_location_t *g_loc; /* [g_size] */
 static hwloc_bitmap_t *g_set;      /* [g_size] */
-
-#define CHECK(cond, ...)                                                              \
-    do {                                                                              \
-        g_checks++;                                                                   \
-        if (!(cond)) {                                                                \
-            g_fail++;                                                                 \
-            if (g_fail < 20) {                                                        \
-                fprintf(stderr, "rank %d: FAIL %s:%d: ", g_rank, __FILE__, __LINE__); \
-                fprintf(stderr, __VA_ARGS__);                                         \
-                fputc('\n', stderr);                                                  \
-            }                                                                         \
-        }                                                                             \
-    } while (0)
 
 /* World ranks of @comm's ranks. */
 static int *world_ranks(MPI_Comm comm, int *n)
@@ -390,6 +379,8 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    tc_rank = g_rank;
+    tc_print_max = 19;
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     int expect_switch = argc > 1 && strcmp(argv[1], "--expect-switch") == 0;
 
@@ -435,13 +426,13 @@ int main(int argc, char **argv)
     min_levels();
     errors();
 
-    long total = 0, native = 0;
-    int fails = 0;
-    MPI_Reduce(&g_checks, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    long native = 0;
+    int total = 0, fails = 0;
+    MPI_Reduce(&tc_checks, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&g_native, &native, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Allreduce(&g_fail, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&tc_failures, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (g_rank == 0)
-        printf("test_hsplit np=%d (%s, binding %s, %d virtual node(s)%s): %ld checks (%ld against "
+        printf("test_hsplit np=%d (%s, binding %s, %d virtual node(s)%s): %d checks (%ld against "
                "MPICH's own "
                "HW_GUIDED), %d failed\n",
                g_size, xml ? xml : "this host", me.binding, me.nvnodes,

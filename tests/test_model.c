@@ -9,17 +9,8 @@
 #include <math.h>
 #include <stdio.h>
 
-static int checks, failures;
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        checks++;                                                \
-        if (!(cond)) {                                           \
-            failures++;                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fputc('\n', stderr);                                 \
-        }                                                        \
-    } while (0)
+#include "check.h"
+
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-3)
 
 int main(void)
@@ -122,6 +113,6 @@ int main(void)
           "odd-even on 16 cores");
     CHECK(tc_place_oddeven(2, 2, 0) == -1, "no free core");
 
-    printf("test_model: %d checks, %d failures\n", checks, failures);
-    return failures != 0;
+    printf("test_model: %d checks, %d failures\n", tc_checks, tc_failures);
+    return tc_failures != 0;
 }

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size, fails;
+#include "check.h"
+
+static int rank, size;
 
 /* processes on this rank's node (topocoll's view of MPI_COMM_WORLD) */
 static int after_ls(void)
@@ -27,17 +29,6 @@ static int after_ls(void)
     return topocoll_comm_query(MPI_COMM_WORLD, &i) == MPI_SUCCESS && i.enabled ? i.local_size
                                                                                : size;
 }
-
-#define CHECK(cond, ...)                                                            \
-    do {                                                                            \
-        if (!(cond)) {                                                              \
-            if (fails++ < 10) {                                                     \
-                fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__); \
-                fprintf(stderr, __VA_ARGS__);                                       \
-                fprintf(stderr, "\n");                                              \
-            }                                                                       \
-        }                                                                           \
-    } while (0)
 
 /* A non-commutative op (2x2 integer matrix product, row-major): the
  * result shows any departure from rank order. */
@@ -169,6 +160,8 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    tc_rank = rank;
+    tc_print_max = 10;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm dup, rev;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
@@ -443,7 +436,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&dup);
     MPI_Comm_free(&rev);
     int all = 0;
-    PMPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    PMPI_Allreduce(&tc_failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("test_nbc: %d processes, %s (%d failures)\n", size, all ? "FAILED" : "passed", all);
     MPI_Finalize();

@@ -22,17 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int checks, failures;
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        checks++;                                                \
-        if (!(cond)) {                                           \
-            failures++;                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fputc('\n', stderr);                                 \
-        }                                                        \
-    } while (0)
+#include "check.h"
 
 static tc_topo_t *load(const char *dir, const char *name)
 {
@@ -209,6 +199,6 @@ int main(int argc, char **argv)
     }
     cards(argv[1]);
     election();
-    printf("test_nic: %d checks, %d failures\n", checks, failures);
-    return failures != 0;
+    printf("test_nic: %d checks, %d failures\n", tc_checks, tc_failures);
+    return tc_failures != 0;
 }

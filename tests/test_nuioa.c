@@ -27,19 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int wrank, checks, failures;
-#define CHECK(cond, ...)                                                              \
-    do {                                                                              \
-        checks++;                                                                     \
-        if (!(cond)) {                                                                \
-            failures++;                                                               \
-            if (failures < 40) {                                                      \
-                fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
-                fprintf(stderr, __VA_ARGS__);                                         \
-                fputc('\n', stderr);                                                  \
-            }                                                                         \
-        }                                                                             \
-    } while (0)
+#include "check.h"
+
+static int wrank;
 
 #define MAXNIC 4
 typedef struct {
@@ -106,6 +96,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    tc_rank = wrank;
+    tc_print_max = 39;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     topocoll_comm_attach(MPI_COMM_WORLD);
     topocoll_comm_info_t info;
@@ -114,7 +106,7 @@ int main(int argc, char **argv)
         topocoll_location(&loc) != MPI_SUCCESS) {
         CHECK(size == 1, "not attached");
         MPI_Finalize();
-        return failures != 0;
+        return tc_failures != 0;
     }
     hwloc_topology_t hw;
     hwloc_topology_init(&hw);
@@ -216,7 +208,7 @@ int main(int argc, char **argv)
         CHECK(net + moved == n, "rank %d: %llu B from the network + %llu copied, of %zu", wrank,
               (unsigned long long)net, (unsigned long long)moved, n);
 
-    int sum[2] = { failures, checks }, tot[2];
+    int sum[2] = { tc_failures, tc_checks }, tot[2];
     MPI_Reduce(sum, tot, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (wrank == 0)
         printf("test_nuioa np=%d policy=%s nics=%d: %d checks, %d failed\n", size, pol, nn, tot[1],
@@ -230,7 +222,7 @@ int main(int argc, char **argv)
     free(views);
     free(buf);
     free(ref);
-    int bad = failures;
+    int bad = tc_failures;
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();
     return bad != 0;

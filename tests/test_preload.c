@@ -19,17 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static int checks, failures, rank;
-#define CHECK(cond, ...)                                                         \
-    do {                                                                         \
-        checks++;                                                                \
-        if (!(cond)) {                                                           \
-            failures++;                                                          \
-            fprintf(stderr, "[rank %d] FAIL %s:%d: ", rank, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                        \
-            fputc('\n', stderr);                                                 \
-        }                                                                        \
-    } while (0)
+#include "check.h"
+
+static int rank;
 
 /* Mirrors topocoll_comm_info_t (this program does not include
  * topocoll.h).  The library fills the whole struct, which grows with new
@@ -80,6 +72,7 @@ int main(int argc, char **argv)
     int size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    tc_rank = rank;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int (*query)(MPI_Comm, info_t *) =
         (int (*)(MPI_Comm, info_t *))dlsym(RTLD_DEFAULT, "topocoll_comm_query");
@@ -164,13 +157,14 @@ int main(int argc, char **argv)
     int world[4] = { 1, 2, 3, 4 };
     MPI_Bcast(world, 4, MPI_INT, size - 1, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
-    int tot[2] = { failures, checks }, sum[2];
+    int tot[2] = { tc_failures, tc_checks }, sum[2];
     MPI_Reduce(tot, sum, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Finalize();
     CHECK(our_mappings() == 0, "%d segments still mapped after MPI_Finalize", our_mappings());
     CHECK(shm_names() == 0, "names left in /dev/shm after MPI_Finalize");
     if (rank == 0)
-        printf("test_preload np=%d: %d checks, %d failed\n", size, sum[1] + 2, sum[0] + failures);
+        printf("test_preload np=%d: %d checks, %d failed\n", size, sum[1] + 2,
+               sum[0] + tc_failures);
     free(g_pids);
-    return failures ? 1 : 0;
+    return tc_failures ? 1 : 0;
 }

@@ -22,20 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures, checks, wrank;
+#include "check.h"
 
-#define CHECK(cond, ...)                                                              \
-    do {                                                                              \
-        checks++;                                                                     \
-        if (!(cond)) {                                                                \
-            failures++;                                                               \
-            if (failures < 40) {                                                      \
-                fprintf(stderr, "[rank %d] FAIL %s:%d: ", wrank, __FILE__, __LINE__); \
-                fprintf(stderr, __VA_ARGS__);                                         \
-                fputc('\n', stderr);                                                  \
-            }                                                                         \
-        }                                                                             \
-    } while (0)
+static int wrank;
 
 enum {
     K_I8,
@@ -558,6 +547,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    tc_rank = wrank;
+    tc_print_max = 39;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm dup, rev, half;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
@@ -578,9 +569,9 @@ int main(int argc, char **argv)
     MPI_Comm_free(&dup);
     MPI_Comm_free(&rev);
     MPI_Comm_free(&half);
-    int tot[2] = { failures, checks }, sum[2];
+    int tot[2] = { tc_failures, tc_checks }, sum[2];
     MPI_Reduce(tot, sum, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (wrank == 0) printf("test_reduce np=%d: %d checks, %d failures\n", size, sum[1], sum[0]);
     MPI_Finalize();
-    return wrank == 0 && sum[0] ? 1 : (failures ? 1 : 0);
+    return wrank == 0 && sum[0] ? 1 : (tc_failures ? 1 : 0);
 }

@@ -14,17 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int checks, failures, rank;
-#define CHECK(cond, ...)                                                         \
-    do {                                                                         \
-        checks++;                                                                \
-        if (!(cond)) {                                                           \
-            failures++;                                                          \
-            fprintf(stderr, "[rank %d] FAIL %s:%d: ", rank, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                        \
-            fputc('\n', stderr);                                                 \
-        }                                                                        \
-    } while (0)
+#include "check.h"
+
+static int rank;
 
 static unsigned char pat(size_t i) { return (unsigned char)(i * 7 + 3); }
 
@@ -40,6 +32,7 @@ int main(int argc, char **argv)
         topocoll_progress_init(MPI_THREAD_FUNNELED) == 0 && topocoll_progress_core() == -1;
     topocoll_progress_init(provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    tc_rank = rank;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm comm = MPI_COMM_WORLD;
     CHECK(none_started, "a progress thread started without MPI_THREAD_MULTIPLE");
@@ -369,12 +362,12 @@ int main(int argc, char **argv)
     free(a);
     free(s0);
     free(s2);
-    int tot[2] = { failures, checks }, sum[2];
+    int tot[2] = { tc_failures, tc_checks }, sum[2];
     PMPI_Reduce(tot, sum, 2, MPI_INT, MPI_SUM, 0, comm);
     if (rank == 0)
         printf("test_region np=%d single_copy=%s: %d checks, %d failed\n", size,
                none ? "none" : "cma", sum[1], sum[0]);
     topocoll_progress_fini();
     MPI_Finalize();
-    return failures ? 1 : 0;
+    return tc_failures ? 1 : 0;
 }

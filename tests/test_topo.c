@@ -16,17 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int checks, failures;
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        checks++;                                                \
-        if (!(cond)) {                                           \
-            failures++;                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fputc('\n', stderr);                                 \
-        }                                                        \
-    } while (0)
+#include "check.h"
 
 /* hwloc's answer: logical index of the level-@l object containing @set,
  * found by walking up from the deepest object covering it. */
@@ -51,7 +41,7 @@ static void check_topology(const char *path)
 {
     tc_topo_t *t;
     CHECK(tc_topo_load(path, &t) == 0, "load %s", path);
-    if (failures) return;
+    if (tc_failures) return;
     hwloc_topology_t hw = t->hw;
     const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     CHECK(t->emulated && t->nobjs[TC_LVL_PU] > 0 && t->nobjs[TC_LVL_CORE] > 0, "%s: levels", name);
@@ -245,6 +235,6 @@ int main(int argc, char **argv)
     }
     if (d) closedir(d);
     CHECK(n >= 4, "only %d XML topologies found in %s", n, argv[1]);
-    printf("test_topo: %d topologies, %d checks, %d failed\n", n, checks, failures);
-    return failures ? 1 : 0;
+    printf("test_topo: %d topologies, %d checks, %d failed\n", n, tc_checks, tc_failures);
+    return tc_failures ? 1 : 0;
 }
