@@ -137,6 +137,8 @@ typedef struct topocoll_comm_info {
     /* Calls left to the native MPI by choice on several nodes: at or below
      * TOPOCOLL_*_FLAT_MAX, or measured faster there (TOPOCOLL_XTUNE). */
     uint64_t bcast_native, reduce_native, allreduce_native, allgather_native;
+    /* Appended: MPI_Iscan (before, not counted). */
+    uint64_t scan_calls, scan_fallbacks;
 } topocoll_comm_info_t;
 
 /**

@@ -16,24 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, checks, rank;
-#define CHECK(cond, ...)                                                         \
-    do {                                                                         \
-        checks++;                                                                \
-        if (!(cond)) {                                                           \
-            failures++;                                                          \
-            fprintf(stderr, "[rank %d] FAIL %s:%d: ", rank, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                        \
-            fputc('\n', stderr);                                                 \
-        }                                                                        \
-    } while (0)
+#include "check.h"
+
+static int rank;
 
 static void drain(tc_ctx_t *c, int (*work)(void *), void *op, int *rc)
 {
     tc_backoff_t b;
     tc_backoff_init(&b, c->spin);
     int flag;
-    while ((*rc = work(op)) == TC_OP_PENDING) { /* the MPI progress a request would give */
+    while ((*rc = work(op)) == TC_INPROGRESS) { /* the MPI progress a request would give */
         PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->pcomm, &flag, MPI_STATUS_IGNORE);
         tc_backoff(&b);
     }
@@ -46,6 +38,7 @@ int main(int argc, char **argv)
     int size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    tc_rank = rank;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     topocoll_comm_attach(MPI_COMM_WORLD);
     tc_ctx_t *c = tc_ctx_lookup(MPI_COMM_WORLD);
@@ -98,11 +91,11 @@ int main(int argc, char **argv)
         free(ref);
         free(out);
     }
-    int tot[2] = { failures, checks }, sum[2];
+    int tot[2] = { tc_failures, tc_checks }, sum[2];
     PMPI_Reduce(tot, sum, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
         printf("test_nbsteps np=%d nodes=%d: %d checks, %d failures\n", size, c->map.nnodes, sum[1],
                sum[0]);
     MPI_Finalize();
-    return failures ? 1 : 0;
+    return tc_failures ? 1 : 0;
 }

@@ -39,6 +39,7 @@
 #include "coll/tune.h"
 #include "hier/hier.h"
 #include "coll/model.h"
+#include "progress/progress.h"
 #include "nbc/nbc.h"
 #include "topo/nic.h"
 #include "topo/topo.h"
@@ -277,8 +278,8 @@ static void placement_report(const tc_ctx_t *c, int comm_cores, int rank, int si
     const tc_topo_t *t = tc_topo_process();
     int mine[3] = { -1, -1, -1 };
     for (int p = 0; p < 3 && t && c && c->enabled; p++) {
-        hwloc_obj_t core = tc_nb_place(t->hw, c->map.bound, c->map.cpuset, c->map.lrank,
-                                       c->map.lsize, comm_cores, (tc_place_policy_t)p);
+        hwloc_obj_t core = tc_progress_place(t->hw, c->map.bound, c->map.cpuset, c->map.lrank,
+                                             c->map.lsize, comm_cores, (tc_place_policy_t)p);
         mine[p] = core ? (int)core->logical_index : -1;
     }
     int *all = rank == 0 ? malloc(sizeof(int) * 3 * (size_t)size) : NULL;

@@ -1,54 +1,131 @@
 /*
- * api/api_int -- argument screening shared by the blocking calls (api.c)
- * and the nonblocking ones (nbc_api.c).  Internal.
+ * api/api_int -- what the blocking calls (api.c) and the nonblocking ones
+ * (nbc_api.c) share (api/screen.c): each collective's argument screening
+ * and buffer preparation, written once; the blocking driver over coll/'s
+ * operations table; and the one place a failure becomes an MPI error.
  *
- * Owns nothing.  May call: coll/, PMPI.
+ * Screening answers the same on every rank of a correct program, so
+ * either every rank runs the call through topocoll or every rank passes
+ * it to the native MPI.
+ *
+ * Failures.  A failure every rank sees alike (the context's set-up, a
+ * datatype/op pair topocoll does not handle) sends the call to the native
+ * MPI, said in a debug line.  A resource failure on one rank after the
+ * decision (no memory for a packed copy or a request) cannot go native:
+ * the other ranks are already inside topocoll's algorithm, and a native
+ * call on one rank would hang the job.  It fails the call on that rank
+ * with MPI_ERR_NO_MEM through the communicator's error handler, after one
+ * line saying so.  topocoll itself never aborts the job; the handler
+ * MPI_ERRORS_ARE_FATAL does, on the whole communicator (tc_api_finish).
+ *
+ * Owns nothing.  May call: nbc/, coll/, xfer/, base/, PMPI.
  */
 #ifndef TC_API_INT_H
 #define TC_API_INT_H
 
+#include "../base/status.h"
+#include "../coll/coll.h"
 #include "../coll/ctx.h"
 #include "../coll/op.h"
 
 #include <mpi.h>
 #include <stddef.h>
 
+/* What a screening decided (an MPI error class already raised otherwise). */
+enum {
+    TC_API_RUN = -1,    /* topocoll runs the call: the plan says on what */
+    TC_API_NATIVE = -2, /* the native MPI runs it: the plan says why */
+    TC_API_NOTHING = -3 /* nothing to move: MPI_SUCCESS (or the native's trivial request) */
+};
+
+/* A screened call. */
+typedef struct tc_api_plan {
+    tc_ctx_t *ctx;   /* the context (may be set for a native call: its statistics) */
+    const char *why; /* native: why (TOPOCOLL_VERBOSE=2) */
+    int fallback;    /* native: 1 counts as a fallback in ctx's statistics */
+    size_t bytes;    /* Bcast's bytes, a reduction's span, Allgather's block */
+    tc_rtype_t t;    /* reductions: datatype and op */
+    const void *in;  /* reductions: the operand (MPI_IN_PLACE resolved) */
+} tc_api_plan_t;
+
 /** An erroneous argument: one line on stderr, the error class through
  *  @comm's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL), returned. */
 int tc_api_arg_error(MPI_Comm comm, int cls, const char *call, const char *what, long long v);
 
-/** tc_api_check_reduction's answer for arguments only the native MPI
- *  judges (no MPI error code is negative). */
-#define TC_API_TO_NATIVE (-2)
+/** Debug line (TOPOCOLL_VERBOSE=2): @call passed to the native MPI. */
+void tc_api_why_native(const char *call, const char *why);
 
-/** The checks every reduction makes: MPI_SUCCESS, the error raised
- *  (MPI_COMM_NULL, negative count: the native MPI may not survive them),
- *  or TC_API_TO_NATIVE (null datatype or op): the caller passes the call
- *  to the native MPI, whose error class the user expects. */
-int tc_api_check_reduction(const char *call, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
-
-/** The context and reduction type when topocoll handles a reduction,
- *  NULL (with @why) when it goes native; *@is_fallback when the context
- *  exists but the call is passed on (counted as a fallback). */
-tc_ctx_t *tc_api_reduction_ctx(int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_rtype_t *t,
-                               int *is_fallback, const char **why);
+/** @plan's native call: counted (fallback) and said; then the caller
+ *  calls the native MPI. */
+void tc_api_native(const char *call, const tc_api_plan_t *plan, int stat);
 
 /** 1 if @count elements of @dt are one contiguous run of @bytes bytes,
  *  starting at buf + *@lb_out. */
 int tc_api_contiguous(int count, MPI_Datatype dt, size_t bytes, MPI_Aint *lb_out);
 
-/** The screening MPI_Allgather and MPI_Iallgather share.  Returns the error
- *  class already raised for an erroneous argument, else MPI_SUCCESS with
- *  *@ctx the context topocoll runs the call on (NULL: native), or with
- *  *@is_fallback set when the context exists but the call goes native
- *  (counted as a fallback); *@block the bytes per rank, *@why the reason.
- *  Every test gives the same answer on every rank of a correct program. */
-int tc_api_allgather_screen(const char *call, const void *sendbuf, int sendcount,
-                            MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
-                            MPI_Comm comm, size_t *block, tc_ctx_t **ctx, int *is_fallback,
-                            const char **why);
+/* ---- Screening, one per collective ----------------------------------------- */
 
-/** Debug line (TOPOCOLL_VERBOSE=2): @call passed to the native MPI. */
-void tc_api_why_native(const char *call, const char *why);
+/** Bcast (MPI_Bcast, MPI_Ibcast). */
+int tc_api_screen_bcast(const char *call, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                        tc_api_plan_t *plan);
+
+/** Reduce (MPI_Reduce, MPI_Ireduce): the arguments MPI checks, the root,
+ *  MPI_IN_PLACE at a non-root, aliasing, single copy. */
+int tc_api_screen_reduce(const char *call, const void *sendbuf, const void *recvbuf, int count,
+                         MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, tc_api_plan_t *plan);
+
+/** Allreduce (MPI_Allreduce, MPI_Iallreduce): as Reduce, without a root.
+ *  Single copy is the caller's check (tc_api_single_copy_ok): the split
+ *  tree does without. */
+int tc_api_screen_allreduce(const char *call, const void *sendbuf, const void *recvbuf, int count,
+                            MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_plan_t *plan);
+
+/** Scan (MPI_Iscan). */
+int tc_api_screen_scan(const char *call, const void *sendbuf, const void *recvbuf, int count,
+                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_plan_t *plan);
+
+/** Allgather (MPI_Allgather, MPI_Iallgather). */
+int tc_api_screen_allgather(const char *call, const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
+                            MPI_Comm comm, tc_api_plan_t *plan);
+
+/** 1 if a reduction of plan->bytes can run on plan->ctx: through the
+ *  shared segment, or by single copy where every node has it; else
+ *  TC_API_NATIVE's plan (a fallback). */
+int tc_api_single_copy_ok(tc_api_plan_t *plan);
+
+/* ---- Buffers: contiguous bytes, packed copies otherwise ----------------------- */
+
+/** The bytes a Bcast of @count @dt at @buffer moves: @buffer's own when
+ *  contiguous (*@tmp NULL), else a packed copy in *@tmp (the root packs
+ *  it; the others unpack it after the call: tc_api_bcast_unpack).
+ *  TC_OK or TC_ERR_NOMEM. */
+tc_status_t tc_api_bcast_buffer(const tc_api_plan_t *plan, void *buffer, int count, MPI_Datatype dt,
+                                int root, MPI_Comm comm, void **bytes, char **tmp);
+
+/** An Allgather's contiguous input and output: *@in our block, *@out the
+ *  size blocks; packed copies in @tmp[0] (output: unpack it after the call
+ *  into @recvbuf) and @tmp[1] (input) when the datatypes are not
+ *  contiguous.  TC_OK or TC_ERR_NOMEM (@tmp freed). */
+tc_status_t tc_api_allgather_buffers(const tc_api_plan_t *plan, const void *sendbuf, int sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm, const void **in,
+                                     char **out, char *tmp[2]);
+
+/* ---- Running and failing ----------------------------------------------------- */
+
+/** Run operation @kind (coll/coll) with @a on @c to completion (the
+ *  blocking calls), counting it.  Its status. */
+tc_status_t tc_api_run(tc_ctx_t *c, int kind, const tc_coll_args_t *a);
+
+/** The MPI error code of a failure @st of @call on @c (TC_OK:
+ *  MPI_SUCCESS): one line naming the cause (stale cookie, rights, the
+ *  kernel's errno, the MPI error), and @c is never kept for reuse.  The
+ *  nonblocking engine's hook (tc_nb_on_error) too. */
+int tc_api_error(tc_ctx_t *c, tc_status_t st, const char *call);
+
+/** A blocking call's end: MPI_SUCCESS, or @st's MPI error code through
+ *  @comm's error handler (tc_api_error). */
+int tc_api_finish(tc_ctx_t *c, MPI_Comm comm, tc_status_t st, const char *call);
 
 #endif

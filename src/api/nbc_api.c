@@ -5,18 +5,40 @@
  * every rank queues the operation or every rank passes it to PMPI_I*),
  * buffers packed when not contiguous, then nbc/ queues the operation.
  *
- * Owns nothing beyond the calls.  May call: nbc/, coll/, base/, PMPI.
+ * Owns nothing beyond the calls.  May call: progress/, nbc/, coll/, base/,
+ * PMPI.
  */
 #include "topocoll.h"
 
 #include "../base/log.h"
 #include "../coll/fold.h"
 #include "../nbc/nbc.h"
+#include "../progress/progress.h"
 #include "api_int.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The engine's error hook (tc_nb_on_error): set once, before the first
+ * nonblocking operation starts. */
+static pthread_once_t g_hook_once = PTHREAD_ONCE_INIT;
+static void hook_init(void) { tc_nb_on_error(tc_api_error); }
+
+/* A new operation of @kind on @plan's context, or NULL (no memory). */
+static tc_nb_t *nb_new(const tc_api_plan_t *plan, int kind, const char *call)
+{
+    pthread_once(&g_hook_once, hook_init);
+    return tc_nb_new(plan->ctx, kind, call);
+}
+
+/* A local resource failure after the decision (api_int.h): the call fails
+ * on this rank, said in one line, through @comm's handler. */
+static int nb_nomem(tc_ctx_t *c, MPI_Comm comm, const char *call)
+{
+    return tc_api_finish(c, comm, TC_ERR_NOMEM, call);
+}
 
 /* Keep a reference to the user's datatype until the operation completes
  * (the application may free its handle once the call returns). */
@@ -28,21 +50,6 @@ static int keep_type(tc_nb_t *op, void *ubuf, int ucount, MPI_Datatype dt)
     return 0;
 }
 
-/* Queue a reduction-type operation (@kind) of @count elements of @t. */
-static int nb_reduction(tc_ctx_t *c, int kind, const void *in, void *out, int count,
-                        const tc_rtype_t *t, int root, int split, MPI_Request *request)
-{
-    tc_nb_t *op = tc_nb_new(c, kind);
-    if (!op) return -1;
-    op->in = in;
-    op->out = out;
-    op->n = (size_t)count;
-    op->t = *t;
-    op->root = root;
-    if (split) op->split = tc_tree_split(c, c->cfg->comm_cores);
-    return tc_nb_start(op, request);
-}
-
 static void nb_discard(tc_nb_t *op)
 {
     free(op->tmp[0]);
@@ -51,51 +58,48 @@ static void nb_discard(tc_nb_t *op)
     free(op);
 }
 
+/* Start a reduction-type operation (@kind) of @count elements screened in
+ * @plan. */
+static int nb_reduction(const tc_api_plan_t *plan, int kind, const char *call, void *out, int count,
+                        int root, int split, MPI_Comm comm, MPI_Request *request)
+{
+    tc_nb_t *op = nb_new(plan, kind, call);
+    if (!op) return nb_nomem(plan->ctx, comm, call);
+    op->a.in = plan->in;
+    op->a.out = out;
+    op->a.n = (size_t)count;
+    op->t = plan->t;
+    op->a.root = root;
+    if (split) op->a.split = tc_tree_split(plan->ctx, plan->ctx->cfg->comm_cores);
+    return tc_nb_start(op, request);
+}
+
 int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                     MPI_Request *request)
 {
-    int size, tsize, inter = 0, rank;
-    MPI_Aint lb;
-    if (!request || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
-        inter || datatype == MPI_DATATYPE_NULL || count < 0 ||
-        PMPI_Comm_size(comm, &size) != MPI_SUCCESS || root < 0 || root >= size ||
-        PMPI_Type_size(datatype, &tsize) != MPI_SUCCESS)
-        goto native;
-    size_t bytes = (size_t)tsize * (size_t)count;
-    if (size == 1 || bytes == 0)
-        goto native; /* nothing to move: the native call's trivial request */
-    tc_ctx_t *c = tc_ctx_get(comm, bytes);
-    if (!c) goto native;
-    if (!c->enabled) {
-        c->bcast_fallbacks += !c->cold;
-        goto native;
+    tc_api_plan_t p;
+    int rc = tc_api_screen_bcast("MPI_Ibcast", count, datatype, root, comm, &p);
+    if (rc == TC_API_RUN && !request) rc = TC_API_NATIVE;
+    if (rc != TC_API_RUN) { /* (nothing to move: the native call's trivial request) */
+        tc_api_native("MPI_Ibcast", &p, TC_STAT_BCAST);
+        return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
     }
-    /* with communication cores: the split tree (progress-threads paper, section 6) */
-    int tree = c->cfg->nbc_split_tree &&
-               bytes <= (size_t)INT_MAX; /* (the tree sends the bytes as one message) */
-    tc_nb_t *op = tc_nb_new(c, tree ? TC_NB_TREE_BCAST : TC_NB_BCAST);
-    if (!op) goto native;
-    op->n = bytes;
-    op->root = root;
-    if (tree) op->split = tc_tree_split(c, c->cfg->comm_cores);
-    if (tc_api_contiguous(count, datatype, bytes, &lb)) {
-        op->out = (char *)buffer + lb;
-    } else {
-        /* packed into a copy; the receivers unpack it at completion */
-        int pos = 0;
-        PMPI_Comm_rank(comm, &rank);
-        if (!(op->tmp[0] = malloc(bytes)) ||
-            (rank != root && keep_type(op, buffer, count, datatype) != 0)) {
-            nb_discard(op);
-            goto native;
-        }
-        if (rank == root) PMPI_Pack(buffer, count, datatype, op->tmp[0], (int)bytes, &pos, comm);
-        op->out = op->tmp[0];
+    tc_ctx_t *c = p.ctx;
+    /* with communication cores: the split tree (progress-threads paper,
+     * section 6), which sends the bytes as one message */
+    int tree = c->cfg->nbc_split_tree && p.bytes <= (size_t)INT_MAX;
+    tc_nb_t *op = nb_new(&p, tree ? TC_COLL_TREE_BCAST : TC_COLL_BCAST, "MPI_Ibcast");
+    if (!op) return nb_nomem(c, comm, "MPI_Ibcast");
+    op->a.n = p.bytes;
+    op->a.root = root;
+    if (tree) op->a.split = tc_tree_split(c, c->cfg->comm_cores);
+    if (tc_api_bcast_buffer(&p, buffer, count, datatype, root, comm, &op->a.out, &op->tmp[0]) !=
+            TC_OK ||
+        (op->tmp[0] && c->map.rank != root && keep_type(op, buffer, count, datatype) != 0)) {
+        nb_discard(op); /* (the receivers unpack the packed copy at completion) */
+        return nb_nomem(c, comm, "MPI_Ibcast");
     }
     return tc_nb_start(op, request);
-native:
-    tc_api_why_native("MPI_Ibcast", "argument the native MPI will check, or topocoll disabled");
-    return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 }
 
 int topocoll_ibarrier(MPI_Comm comm, MPI_Request *request)
@@ -105,207 +109,105 @@ int topocoll_ibarrier(MPI_Comm comm, MPI_Request *request)
         inter || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         return PMPI_Ibarrier(comm, request);
     if (size == 1) return PMPI_Ibarrier(comm, request);
-    tc_ctx_t *c = tc_ctx_get(comm, 0);
-    tc_nb_t *op = c && c->enabled ? tc_nb_new(c, TC_NB_BARRIER) : NULL;
-    if (!op) return PMPI_Ibarrier(comm, request);
+    tc_api_plan_t p = { .ctx = tc_ctx_get(comm, 0) };
+    if (!p.ctx || !p.ctx->enabled) return PMPI_Ibarrier(comm, request);
+    tc_nb_t *op = nb_new(&p, TC_COLL_BARRIER, "MPI_Ibarrier");
+    if (!op) return nb_nomem(p.ctx, comm, "MPI_Ibarrier");
     return tc_nb_start(op, request);
 }
 
 int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op_, int root, MPI_Comm comm, MPI_Request *request)
 {
-    tc_rtype_t t;
-    int fb = 0, size = 0, rank = 0, err, inter = 0;
-    const char *why = "";
-    tc_ctx_t *c = NULL;
-    if ((err = tc_api_check_reduction("MPI_Ireduce", count, datatype, op_, comm)) ==
-        TC_API_TO_NATIVE)
+    tc_api_plan_t p;
+    int rc =
+        tc_api_screen_reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op_, root, comm, &p);
+    if (rc == TC_API_RUN && !request) rc = TC_API_NATIVE;
+    if (rc == TC_API_NATIVE) {
+        tc_api_native("MPI_Ireduce", &p, TC_STAT_REDUCE);
         return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op_, root, comm, request);
-    if (err != MPI_SUCCESS) return err;
-    if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
-        PMPI_Comm_size(comm, &size) == MPI_SUCCESS && (root < 0 || root >= size))
-        return tc_api_arg_error(comm, MPI_ERR_ROOT, "MPI_Ireduce", "invalid root", root);
-    if (!request) goto native;
-    c = tc_api_reduction_ctx(count, datatype, op_, comm, &t, &fb, &why);
-    if (!c || fb) goto native;
-    PMPI_Comm_rank(comm, &rank);
-    if (sendbuf == MPI_IN_PLACE && rank != root) {
-        why = "MPI_IN_PLACE at a non-root";
-        goto native;
     }
-    const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    if (rank == root && in == recvbuf && sendbuf != MPI_IN_PLACE) {
-        why = "aliased buffers";
-        goto native;
-    }
-    if (!tc_fold_uses_cico(c, tc_span(&t, (size_t)count)) && !c->all_sc) {
-        why = "single copy unavailable";
-        fb = 1;
-        goto native;
-    }
-    int tree = c->cfg->nbc_split_tree && t.commutative;
-    int rc = nb_reduction(c, tree ? TC_NB_TREE_REDUCE : TC_NB_REDUCE, in, recvbuf, count, &t, root,
-                          tree, request);
-    if (rc >= 0) return rc;
-native:
-    if (c && fb) c->reduce_fallbacks++;
-    tc_api_why_native("MPI_Ireduce", why);
-    return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op_, root, comm, request);
+    if (rc != TC_API_RUN) return rc;
+    int tree = p.ctx->cfg->nbc_split_tree && p.t.commutative;
+    return nb_reduction(&p, tree ? TC_COLL_TREE_REDUCE : TC_COLL_REDUCE, "MPI_Ireduce", recvbuf,
+                        count, root, tree, comm, request);
+}
+
+/* The slice communicators an Iallreduce by single copy across nodes uses
+ * are made once, by a blocking split: with this communicator's queue
+ * empty, on every rank at this call (the same decision everywhere). */
+static int slices_ready(tc_api_plan_t *p)
+{
+    tc_ctx_t *c = p->ctx;
+    if (tc_fold_uses_cico(c, p->bytes) || c->map.nnodes == 1 || c->slice_ready) return 1;
+    tc_nb_drain(c);
+    if (tc_ctx_slices(c) == MPI_SUCCESS) return 1;
+    p->why = "slice communicators";
+    p->fallback = 1;
+    return 0;
 }
 
 int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                         MPI_Op op_, MPI_Comm comm, MPI_Request *request)
 {
-    tc_rtype_t t;
-    int fb = 0, err;
-    const char *why = "";
-    tc_ctx_t *c = NULL;
-    if ((err = tc_api_check_reduction("MPI_Iallreduce", count, datatype, op_, comm)) ==
-        TC_API_TO_NATIVE)
+    tc_api_plan_t p;
+    int rc =
+        tc_api_screen_allreduce("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op_, comm, &p);
+    if (rc == TC_API_RUN && !request) rc = TC_API_NATIVE;
+    /* with communication cores: the split tree (its Bcast phase sends the
+     * bytes as one message) */
+    int tree = rc == TC_API_RUN && p.ctx->cfg->nbc_split_tree && p.t.commutative &&
+               p.bytes <= (size_t)INT_MAX;
+    if (rc == TC_API_RUN && !tree && (!tc_api_single_copy_ok(&p) || !slices_ready(&p)))
+        rc = TC_API_NATIVE;
+    if (rc == TC_API_NATIVE) {
+        tc_api_native("MPI_Iallreduce", &p, TC_STAT_ALLREDUCE);
         return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op_, comm, request);
-    if (err != MPI_SUCCESS) return err;
-    if (!request) goto native;
-    c = tc_api_reduction_ctx(count, datatype, op_, comm, &t, &fb, &why);
-    if (!c || fb) goto native;
-    const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    if (in == recvbuf && sendbuf != MPI_IN_PLACE) {
-        why = "aliased buffers";
-        fb = 1;
-        goto native;
     }
-    if (c->cfg->nbc_split_tree && t.commutative && tc_span(&t, (size_t)count) <= (size_t)INT_MAX) {
-        /* with communication cores: the split tree (its Bcast phase sends the bytes as one message)
-         */
-        int rc = nb_reduction(c, TC_NB_TREE_ALLREDUCE, in, recvbuf, count, &t, 0, 1, request);
-        if (rc >= 0) return rc;
-        goto native;
-    }
-    int cico = tc_fold_uses_cico(c, tc_span(&t, (size_t)count));
-    if (!cico && !c->all_sc) {
-        why = "single copy unavailable";
-        fb = 1;
-        goto native;
-    }
-    if (!cico && c->map.nnodes > 1 && !c->slice_ready) {
-        /* The slice communicators are made once, by a blocking split: with
-         * this communicator's queue empty, on every rank at this call. */
-        tc_nb_drain(c);
-        if (tc_ctx_slices(c) != MPI_SUCCESS) {
-            why = "slice communicators";
-            fb = 1;
-            goto native;
-        }
-    }
-    int rc = nb_reduction(c, TC_NB_ALLREDUCE, in, recvbuf, count, &t, 0, 0, request);
-    if (rc >= 0) return rc;
-native:
-    if (c && fb) c->allreduce_fallbacks++;
-    tc_api_why_native("MPI_Iallreduce", why);
-    return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op_, comm, request);
+    if (rc != TC_API_RUN) return rc;
+    return nb_reduction(&p, tree ? TC_COLL_TREE_ALLREDUCE : TC_COLL_ALLREDUCE, "MPI_Iallreduce",
+                        recvbuf, count, 0, tree, comm, request);
 }
 
 int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    int size, rank, fb, rc;
-    const char *why;
-    tc_ctx_t *c;
-    size_t block = 0;
-    int in_place = sendbuf == MPI_IN_PLACE;
-    if ((rc = tc_api_allgather_screen("MPI_Iallgather", sendbuf, sendcount, sendtype, recvcount,
-                                      recvtype, comm, &block, &c, &fb, &why)) != MPI_SUCCESS)
-        return rc;
-    if (!request || !c || fb) goto native;
-    PMPI_Comm_size(comm, &size);
-    PMPI_Comm_rank(comm, &rank);
-
-    tc_nb_t *op = tc_nb_new(c, TC_NB_ALLGATHER);
-    if (!op) {
-        fb = 1;
-        goto native;
+    tc_api_plan_t p;
+    int rc = tc_api_screen_allgather("MPI_Iallgather", sendbuf, sendcount, sendtype, recvcount,
+                                     recvtype, comm, &p);
+    if (rc == TC_API_RUN && !request) rc = TC_API_NATIVE;
+    if (rc == TC_API_NATIVE) {
+        tc_api_native("MPI_Iallgather", &p, TC_STAT_ALLGATHER);
+        return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                               request);
     }
-    op->n = block;
-    MPI_Aint rlb, slb, rext, rlb2;
-    PMPI_Type_get_extent(recvtype, &rlb2, &rext);
-    int rcontig = tc_api_contiguous(recvcount, recvtype, block, &rlb) &&
-                  (size_t)rext * (size_t)recvcount == block;
-    int scontig = in_place || tc_api_contiguous(sendcount, sendtype, block, &slb);
-    if (rcontig) {
-        op->out = (char *)recvbuf + rlb;
-    } else {
-        if (!(op->tmp[0] = malloc(block * (size_t)size)) ||
-            keep_type(op, recvbuf, recvcount * size, recvtype) != 0) {
-            nb_discard(op);
-            fb = 1;
-            goto native;
-        }
-        op->out = op->tmp[0];
+    if (rc != TC_API_RUN) return rc;
+    tc_nb_t *op = nb_new(&p, TC_COLL_ALLGATHER, "MPI_Iallgather");
+    if (!op) return nb_nomem(p.ctx, comm, "MPI_Iallgather");
+    op->a.n = p.bytes;
+    char *out;
+    if (tc_api_allgather_buffers(&p, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                 comm, &op->a.in, &out, op->tmp) != TC_OK ||
+        (op->tmp[0] && keep_type(op, recvbuf, recvcount * p.ctx->map.size, recvtype) != 0)) {
+        nb_discard(op);
+        return nb_nomem(p.ctx, comm, "MPI_Iallgather");
     }
-    char *out = op->out;
-    if (in_place) {
-        if (!rcontig) {
-            int pos = 0;
-            PMPI_Pack((char *)recvbuf + (MPI_Aint)rank * recvcount * rext, recvcount, recvtype,
-                      out + (size_t)rank * block, (int)block, &pos, comm);
-        }
-        op->in = out + (size_t)rank * block;
-    } else if (scontig) {
-        op->in = (const char *)sendbuf + slb;
-    } else {
-        int pos = 0;
-        if (!(op->tmp[1] = malloc(block))) {
-            nb_discard(op);
-            fb = 1;
-            goto native;
-        }
-        PMPI_Pack(sendbuf, sendcount, sendtype, op->tmp[1], (int)block, &pos, comm);
-        op->in = op->tmp[1];
-    }
+    op->a.out = out;
     return tc_nb_start(op, request);
-native:
-    if (c && fb) c->allgather_fallbacks++;
-    tc_api_why_native("MPI_Iallgather", why);
-    return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                           request);
 }
 
 int topocoll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op_,
                    MPI_Comm comm, MPI_Request *request)
 {
-    tc_rtype_t t;
-    int err, inter = 0, size;
-    const char *why = "";
-    if ((err = tc_api_check_reduction("MPI_Iscan", count, datatype, op_, comm)) == TC_API_TO_NATIVE)
+    tc_api_plan_t p;
+    int rc = tc_api_screen_scan("MPI_Iscan", sendbuf, recvbuf, count, datatype, op_, comm, &p);
+    if (rc == TC_API_RUN && !request) rc = TC_API_NATIVE;
+    if (rc == TC_API_NATIVE) {
+        tc_api_native("MPI_Iscan", &p, TC_STAT_SCAN);
         return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op_, comm, request);
-    if (err != MPI_SUCCESS) return err;
-    if (!request || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
-        why = "intercommunicator";
-        goto native;
     }
-    if (!tc_op_classify(datatype, op_, &t)) {
-        why = "datatype/op pair not handled";
-        goto native;
-    }
-    const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    if (in == recvbuf && sendbuf != MPI_IN_PLACE) {
-        why = "aliased buffers";
-        goto native;
-    }
-    PMPI_Comm_size(comm, &size);
-    if (count == 0 || size == 1) {
-        why = "nothing to combine";
-        goto native;
-    }
-    tc_ctx_t *c = tc_ctx_get(comm, tc_span(&t, (size_t)count));
-    if (!c || !c->enabled) {
-        why = "topocoll disabled on this communicator, or not built yet";
-        goto native;
-    }
-    int rc = nb_reduction(c, TC_NB_SCAN, in, recvbuf, count, &t, 0, 0, request);
-    if (rc >= 0) return rc;
-native:
-    tc_api_why_native("MPI_Iscan", why);
-    return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op_, comm, request);
+    if (rc != TC_API_RUN) return rc;
+    return nb_reduction(&p, TC_COLL_SCAN, "MPI_Iscan", recvbuf, count, 0, 0, comm, request);
 }
 
 /* ---- Completion and progress ------------------------------------------------- */
@@ -339,9 +241,9 @@ int topocoll_request_get_status(MPI_Request r, int *flag, MPI_Status *st)
     return tc_nb_request_get_status(r, flag, st);
 }
 
-int topocoll_progress_thread_level(int required) { return tc_nb_thread_level(required); }
+int topocoll_progress_thread_level(int required) { return tc_progress_thread_level(required); }
 
-int topocoll_progress_init(int provided) { return tc_nb_threads_start(provided); }
+int topocoll_progress_init(int provided) { return tc_progress_start(provided); }
 
 void topocoll_progress_fini(void)
 {
@@ -349,7 +251,7 @@ void topocoll_progress_fini(void)
     tc_backoff_t b;
     tc_backoff_init(&b, 0);
     while (tc_nb_progress() > 0) tc_backoff(&b);
-    tc_nb_threads_stop();
+    tc_progress_stop();
 }
 
-int topocoll_progress_core(void) { return tc_nb_thread_core(); }
+int topocoll_progress_core(void) { return tc_progress_core(); }

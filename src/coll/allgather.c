@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TC_TAG_ALLGATHER 0x7c03
+#include "tags.h"
 
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
@@ -34,12 +34,12 @@ const char *tc_allgather_alg_name(int alg)
 
 /* Node n's runs of consecutive ranks: op->runs[2 * i] first rank,
  * [2 * i + 1] ranks, for i in [op->run_of[n], op->run_of[n + 1]). */
-static int node_runs(tc_allgather_t *op)
+static tc_status_t node_runs(tc_allgather_t *op)
 {
     const tc_nodemap_t *m = &op->ctx->map;
     int nn = m->nnodes, i = 0;
     op->run_of = malloc(sizeof(int) * ((size_t)nn + 1 + 2 * (size_t)m->size));
-    if (!op->run_of) return MPI_ERR_NO_MEM;
+    if (!op->run_of) return TC_ERR_NOMEM;
     op->runs = op->run_of + nn + 1;
     for (int n = 0; n < nn; n++) {
         op->run_of[n] = i;
@@ -55,7 +55,7 @@ static int node_runs(tc_allgather_t *op)
         }
     }
     op->run_of[nn] = i;
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* The node whose blocks step k sends (@recv 0) or receives (@recv 1). */
@@ -97,7 +97,47 @@ static size_t node_pieces(const tc_allgather_t *op, int n)
     return c;
 }
 
-int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t block)
+/* The node leader's streams of pieces to and from the other nodes (the
+ * leaders' ring): the node runs, each step's first piece, the requests. */
+static tc_status_t init_leader_streams(tc_allgather_t *op)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    tc_status_t rc = node_runs(op);
+    if (rc != TC_OK) return rc;
+    /* the streams' bases: pieces before each step */
+    if (!(op->rbase = malloc(sizeof(size_t) * 2 * (size_t)m->nnodes))) return TC_ERR_NOMEM;
+    op->sbase = op->rbase + m->nnodes;
+    op->rbase[0] = op->sbase[0] = 0;
+    for (int k = 1; k < m->nnodes; k++) {
+        op->rbase[k] = op->rbase[k - 1] + node_pieces(op, step_node(op, k - 1, 1));
+        op->sbase[k] = op->sbase[k - 1] + node_pieces(op, step_node(op, k - 1, 0));
+    }
+    op->stotal = op->sbase[m->nnodes - 1];
+    op->rreq = malloc(sizeof(MPI_Request) * 2 * TC_AG_WINDOW);
+    if (!op->rreq) return TC_ERR_NOMEM;
+    op->sreq = op->rreq + TC_AG_WINDOW;
+    for (int i = 0; i < 2 * TC_AG_WINDOW; i++) op->rreq[i] = MPI_REQUEST_NULL;
+    return TC_OK;
+}
+
+/* The ring over every process: neighbours and requests. */
+static tc_status_t init_ring(tc_allgather_t *op)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    int n = m->size, p = m->ring_pos;
+    op->left = m->ring[(p - 1 + n) % n];
+    op->right = m->ring[(p + 1) % n];
+    op->lsame = m->node_of[op->left] == m->node;
+    op->rsame = m->node_of[op->right] == m->node;
+    op->rreq = malloc(sizeof(MPI_Request) * 2 * (size_t)n);
+    if (!op->rreq) return TC_ERR_NOMEM;
+    op->sreq = op->rreq + n;
+    for (int i = 0; i < 2 * n; i++) op->rreq[i] = MPI_REQUEST_NULL;
+    return TC_OK;
+}
+
+tc_status_t tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *out,
+                              size_t block)
 {
     const tc_nodemap_t *m = &ctx->map;
     const uint64_t seq = ++ctx->seq;
@@ -117,7 +157,7 @@ int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *o
         op->tune = tune;
         op->eager = 1;
         tc_ctx_eager(ctx, seq, &op->eager_slot, &op->eager_wait);
-        return MPI_SUCCESS;
+        return TC_OK;
     }
     memset(op, 0, sizeof(*op));
     op->ctx = ctx;
@@ -129,26 +169,13 @@ int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *o
     op->tune = tune;
     if (op->alg == TC_AG_USE_CICO && block > (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot) {
         op->pipe = 1; /* tuned (tc_tune_range): one node, a usable ring */
-        if (!(op->pgot = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return MPI_ERR_NO_MEM;
+        if (!(op->pgot = calloc(2 * (size_t)m->lsize, sizeof(uint64_t)))) return TC_ERR_NOMEM;
     }
     if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t))))
-        return MPI_ERR_NO_MEM;
+        return TC_ERR_NOMEM;
     if (op->alg == TC_AG_USE_LEADER && m->lrank == m->leader_lrank && m->nnodes > 1) {
-        int rc = node_runs(op);
-        if (rc != MPI_SUCCESS) return rc;
-        /* the streams' bases: pieces before each step */
-        if (!(op->rbase = malloc(sizeof(size_t) * 2 * (size_t)m->nnodes))) return MPI_ERR_NO_MEM;
-        op->sbase = op->rbase + m->nnodes;
-        op->rbase[0] = op->sbase[0] = 0;
-        for (int k = 1; k < m->nnodes; k++) {
-            op->rbase[k] = op->rbase[k - 1] + node_pieces(op, step_node(op, k - 1, 1));
-            op->sbase[k] = op->sbase[k - 1] + node_pieces(op, step_node(op, k - 1, 0));
-        }
-        op->stotal = op->sbase[m->nnodes - 1];
-        op->rreq = malloc(sizeof(MPI_Request) * 2 * TC_AG_WINDOW);
-        if (!op->rreq) return MPI_ERR_NO_MEM;
-        op->sreq = op->rreq + TC_AG_WINDOW;
-        for (int i = 0; i < 2 * TC_AG_WINDOW; i++) op->rreq[i] = MPI_REQUEST_NULL;
+        tc_status_t rc = init_leader_streams(op);
+        if (rc != TC_OK) return rc;
     }
     if (op->alg == TC_AG_USE_LEADER && ctx->shm) {
         /* Per-domain relays: each package's relay reads the other nodes'
@@ -160,25 +187,15 @@ int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *o
             op->relay |=
                 i != m->lrank && tc_lead_source(i, L, m->dom_of, m->dom_leader) == m->lrank;
     }
-    if (op->alg == TC_AG_USE_RING) {
-        int n = m->size, p = m->ring_pos;
-        op->left = m->ring[(p - 1 + n) % n];
-        op->right = m->ring[(p + 1) % n];
-        op->lsame = m->node_of[op->left] == m->node;
-        op->rsame = m->node_of[op->right] == m->node;
-        op->rreq = malloc(sizeof(MPI_Request) * 2 * (size_t)n);
-        if (!op->rreq) return MPI_ERR_NO_MEM;
-        op->sreq = op->rreq + n;
-        for (int i = 0; i < 2 * n; i++) op->rreq[i] = MPI_REQUEST_NULL;
-    }
-    return MPI_SUCCESS;
+    if (op->alg == TC_AG_USE_RING) return init_ring(op);
+    return TC_OK;
 }
 
 /* Write our block into every other local process's receive buffer, and
  * into ours, chunk by chunk: the CMA writes copy from the chunk just
  * brought into cache, so the input is read from memory once (letting each
  * peer read it instead costs one more pass over memory per peer). */
-static int push_block(tc_allgather_t *op)
+static tc_status_t push_block(tc_allgather_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     const tc_nodemap_t *m = &op->ctx->map;
@@ -191,36 +208,37 @@ static int push_block(tc_allgather_t *op)
         for (int d = 1; d < s->nlocal; d++) { /* a different first peer for each process */
             int i = (s->me + d) % s->nlocal;
             struct iovec l = { mine + off, len };
-            if (tc_region_copy(s, outc[i], (size_t)m->rank * op->block + off, &l, 1,
-                               TC_DIR_TO_REGION) != (long long)len)
-                return MPI_ERR_INTERN;
+            TC_RETURN_IF_SHORT(tc_region_copy(s, outc[i], (size_t)m->rank * op->block + off, &l, 1,
+                                              TC_DIR_TO_REGION),
+                               len);
         }
     }
     /* Release: our block in every peer's buffer before the flag. */
-    atomic_store_explicit(&s->ctl[s->me].push_seq, op->seq, memory_order_release);
-    return MPI_SUCCESS;
+    atomic_store_explicit(&tc_cctl(s, s->me)->push_seq, op->seq, memory_order_release);
+    return TC_OK;
 }
 
 /* 1 when the block of local process @i is in our buffer. */
 static int block_here(const tc_allgather_t *op, int i)
 {
     const tc_shm_t *s = op->ctx->shm;
-    return i == s->me || atomic_load_explicit(&s->ctl[i].push_seq, memory_order_acquire) == op->seq;
+    return i == s->me ||
+           atomic_load_explicit(&tc_cctl(s, i)->push_seq, memory_order_acquire) == op->seq;
 }
 
 /* ---- one node, small blocks ------------------------------------------------- */
 
-static int cico_work(tc_allgather_t *op)
+static tc_status_t cico_work(tc_allgather_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     const tc_nodemap_t *m = &op->ctx->map;
-    if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
+    if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_INPROGRESS;
     for (int i = 0; i < m->lsize; i++) { /* one node: local rank == rank */
         if (i == s->me) continue;
         memcpy(op->out + (size_t)i * op->block, tc_shm_cico(s, i, 0), op->block);
         s->bytes_cico += op->block;
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Chunk @c of a block cut into @S-byte chunks: its offset, and its
@@ -236,7 +254,7 @@ static size_t ring_chunk(const tc_allgather_t *op, size_t S, uint64_t c, size_t 
  * into our own receive buffer from the same cache lines), the others'
  * chunks out of theirs as they land.  Counters are the broadcast lane's:
  * cumulative, single writer each. */
-static int pipe_work(tc_allgather_t *op)
+static tc_status_t pipe_work(tc_allgather_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     const int nl = s->nlocal, me = s->me;
@@ -282,10 +300,10 @@ static int pipe_work(tc_allgather_t *op)
             }
         }
     }
-    if (op->psent < nc) return TC_OP_PENDING;
+    if (op->psent < nc) return TC_INPROGRESS;
     for (int j = 0; j < nl; j++)
-        if (j != me && op->pgot[j] < nc) return TC_OP_PENDING;
-    return MPI_SUCCESS;
+        if (j != me && op->pgot[j] < nc) return TC_INPROGRESS;
+    return TC_OK;
 }
 
 /* ---- leader-based ------------------------------------------------------------ */
@@ -301,7 +319,7 @@ static int pipe_work(tc_allgather_t *op)
  * pair's messages of one tag in order), TC_AG_WINDOW receives and sends
  * in flight. */
 
-static int leaders_ring(tc_allgather_t *op)
+static tc_status_t leaders_ring(tc_allgather_t *op)
 {
     tc_ctx_t *c = op->ctx;
     const tc_nodemap_t *m = &c->map;
@@ -315,14 +333,14 @@ static int leaders_ring(tc_allgather_t *op)
         /* receives: post up to the window, complete in order */
         while (op->rpost.k < last && op->rpost.q < op->rdone.q + TC_AG_WINDOW) {
             piece(op, &op->rpost, step_node(op, op->rpost.k, 1), &p, &len);
-            rc = PMPI_Irecv(p, (int)len, MPI_BYTE, left, TC_TAG_ALLGATHER, c->pcomm,
-                            &op->rreq[op->rpost.q % TC_AG_WINDOW]);
-            if (rc != MPI_SUCCESS) return rc;
+            rc = tc_status_mpi(PMPI_Irecv(p, (int)len, MPI_BYTE, left, TC_TAG_ALLGATHER, c->pcomm,
+                                          &op->rreq[op->rpost.q % TC_AG_WINDOW]));
+            if (rc != TC_OK) return rc;
             advance(op, &op->rpost, 1);
         }
         if (op->rdone.q < op->rpost.q) {
-            if ((rc = PMPI_Test(&op->rreq[op->rdone.q % TC_AG_WINDOW], &flag, MPI_STATUS_IGNORE)) !=
-                MPI_SUCCESS)
+            if ((rc = tc_status_mpi(PMPI_Test(&op->rreq[op->rdone.q % TC_AG_WINDOW], &flag,
+                                              MPI_STATUS_IGNORE))) != TC_OK)
                 return rc;
             if (flag) {
                 int k = op->rdone.k;
@@ -332,8 +350,8 @@ static int leaders_ring(tc_allgather_t *op)
                     op->steps = (size_t)op->rdone.k;
                     /* Release: the node's blocks (landed by MPI) before the report. */
                     if (c->shm)
-                        atomic_store_explicit(&c->shm->ctl[m->leader_lrank].prog, op->steps + 1,
-                                              memory_order_release);
+                        atomic_store_explicit(&tc_cctl(c->shm, m->leader_lrank)->prog,
+                                              op->steps + 1, memory_order_release);
                 }
             }
         }
@@ -342,26 +360,26 @@ static int leaders_ring(tc_allgather_t *op)
                (op->spost.k == 0 ||
                 op->spost.q - op->sbase[op->spost.k] + op->rbase[op->spost.k - 1] < op->rdone.q)) {
             piece(op, &op->spost, step_node(op, op->spost.k, 0), &p, &len);
-            rc = PMPI_Isend(p, (int)len, MPI_BYTE, right, TC_TAG_ALLGATHER, c->pcomm,
-                            &op->sreq[op->spost.q % TC_AG_WINDOW]);
-            if (rc != MPI_SUCCESS) return rc;
+            rc = tc_status_mpi(PMPI_Isend(p, (int)len, MPI_BYTE, right, TC_TAG_ALLGATHER, c->pcomm,
+                                          &op->sreq[op->spost.q % TC_AG_WINDOW]));
+            if (rc != TC_OK) return rc;
             advance(op, &op->spost, 0);
             moved = 1;
         }
         if (op->sdone_q < op->spost.q) {
-            if ((rc = PMPI_Test(&op->sreq[op->sdone_q % TC_AG_WINDOW], &flag, MPI_STATUS_IGNORE)) !=
-                MPI_SUCCESS)
+            if ((rc = tc_status_mpi(PMPI_Test(&op->sreq[op->sdone_q % TC_AG_WINDOW], &flag,
+                                              MPI_STATUS_IGNORE))) != TC_OK)
                 return rc;
             if (flag) {
                 op->sdone_q++;
                 moved = 1;
             }
         }
-        if (!moved) return MPI_SUCCESS;
+        if (!moved) return TC_OK;
     }
 }
 
-static int leader_work(tc_allgather_t *op)
+static tc_status_t leader_work(tc_allgather_t *op)
 {
     tc_ctx_t *c = op->ctx;
     tc_shm_t *s = c->shm;
@@ -369,166 +387,201 @@ static int leader_work(tc_allgather_t *op)
     int rc;
     if (s && !op->posted) {
         if (!tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal))
-            return TC_OP_PENDING;
+            return TC_INPROGRESS;
         op->posted = 1;
     }
     /* Step 1, the node's blocks: every process writes its block into the
      * others' buffers (the leader's included: the paper's gather by
      * single-copy writes of the non-leaders, extended to all). */
     if (s && !op->wrote) {
-        if ((rc = push_block(op)) != MPI_SUCCESS) return rc;
+        if ((rc = push_block(op)) != TC_OK) return rc;
         op->wrote = 1;
     }
     if (s && op->got == 0) {
         for (int i = 0; i < s->nlocal; i++)
-            if (!block_here(op, i)) return TC_OP_PENDING;
+            if (!block_here(op, i)) return TC_INPROGRESS;
         op->got = 1;
         if (m->lrank == m->leader_lrank)
-            atomic_store_explicit(&s->ctl[m->leader_lrank].prog, 1, memory_order_release);
+            atomic_store_explicit(&tc_cctl(s, m->leader_lrank)->prog, 1, memory_order_release);
     }
     if (m->lrank == m->leader_lrank) { /* step 2: the leaders' ring */
         if (m->nnodes > 1) {
-            if ((rc = leaders_ring(op)) != MPI_SUCCESS) return rc;
-            if (op->steps < (size_t)m->nnodes - 1 || op->sdone_q < op->stotal) return TC_OP_PENDING;
+            if ((rc = leaders_ring(op)) != TC_OK) return rc;
+            if (op->steps < (size_t)m->nnodes - 1 || op->sdone_q < op->stotal) return TC_INPROGRESS;
         }
-        return MPI_SUCCESS;
+        return TC_OK;
     }
     /* step 3: the other nodes' blocks, as the leader (or our relay) reports them */
     const uint64_t *outc = op->cookies + s->nlocal;
     /* Release: a relay's report, the blocks it holds (its node's at first). */
     if (op->relay && op->got == 1)
-        atomic_store_explicit(&s->ctl[s->me].prog, 1, memory_order_release);
-    size_t ready = (size_t)atomic_load_explicit(&s->ctl[op->src].prog, memory_order_acquire);
+        atomic_store_explicit(&tc_cctl(s, s->me)->prog, 1, memory_order_release);
+    size_t ready = (size_t)atomic_load_explicit(&tc_cctl(s, op->src)->prog, memory_order_acquire);
     while (op->got < ready) {
         int n = (m->node - (int)op->got + m->nnodes) % m->nnodes;
         for (int r = 0; r < m->size; r++) {
             if (m->node_of[r] != n) continue;
             size_t off = (size_t)r * op->block;
-            if (tc_region_read(s, outc[op->src], off, op->out + off, op->block) !=
-                (long long)op->block)
-                return MPI_ERR_INTERN;
+            TC_RETURN_IF_SHORT(tc_region_read(s, outc[op->src], off, op->out + off, op->block),
+                               op->block);
         }
         op->got++;
         /* Release: node n's blocks in our buffer before the report. */
-        if (op->relay) atomic_store_explicit(&s->ctl[s->me].prog, op->got, memory_order_release);
+        if (op->relay)
+            atomic_store_explicit(&tc_cctl(s, s->me)->prog, op->got, memory_order_release);
     }
-    return op->got < (size_t)m->nnodes ? TC_OP_PENDING : MPI_SUCCESS;
+    return op->got < (size_t)m->nnodes ? TC_INPROGRESS : TC_OK;
 }
 
 /* ---- ring in physical order ----------------------------------------------------- */
 
-static int ring_work(tc_allgather_t *op)
+/* Held block j (0 = ours) of the ring belongs to rank ring[p - j]. */
+static int ring_rank(const tc_nodemap_t *m, size_t j)
+{
+    const int n = m->size, p = m->ring_pos;
+    return m->ring[(p - (int)(j) % n + n) % n];
+}
+
+/* The ring's start: every local process's buffers known, our block in
+ * every local peer's buffer, and the receives from the left node posted
+ * (every block not owned by our node, in order). */
+static tc_status_t ring_start(tc_allgather_t *op)
 {
     tc_ctx_t *c = op->ctx;
     tc_shm_t *s = c->shm;
     const tc_nodemap_t *m = &c->map;
-    const int n = m->size, p = m->ring_pos;
-    const int rnode = m->node_of[op->right];
-    int flag, rc;
-    /* held block j (0 = ours) belongs to rank ring[p - j] */
-#define RING_RANK(j) (m->ring[(p - (int)(j) % n + n) % n])
+    tc_status_t rc;
     if (s && !op->posted) {
         if (!tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal))
-            return TC_OP_PENDING;
+            return TC_INPROGRESS;
         op->posted = 1;
     }
     if (s && !op->wrote) { /* our block into every local peer's buffer */
-        if ((rc = push_block(op)) != MPI_SUCCESS) return rc;
+        if ((rc = push_block(op)) != TC_OK) return rc;
         op->wrote = 1;
     }
     if (op->have == 0) op->have = 1;
     if (!op->lsame && op->rposted == 0) {
-        /* from the left node: every block not owned by our node, in order */
-        for (int j = 1; j < n; j++) {
-            int r = RING_RANK(j);
+        for (int j = 1; j < m->size; j++) {
+            int r = ring_rank(m, (size_t)j);
             if (m->node_of[r] == m->node) continue;
-            rc = PMPI_Irecv(op->out + (size_t)r * op->block, (int)op->block, MPI_BYTE, op->left,
-                            TC_TAG_ALLGATHER, c->pcomm, &op->rreq[j]);
-            if (rc != MPI_SUCCESS) return rc;
+            rc = tc_status_mpi(PMPI_Irecv(op->out + (size_t)r * op->block, (int)op->block, MPI_BYTE,
+                                          op->left, TC_TAG_ALLGATHER, c->pcomm, &op->rreq[j]));
+            if (rc != TC_OK) return rc;
         }
         op->rposted = 1;
     }
+    return TC_OK;
+}
+
+/* The blocks that have arrived, in ring order: written here by their
+ * owner (our node's), read from the left neighbour (same node), or
+ * received from the left node. */
+static tc_status_t ring_collect(tc_allgather_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const tc_nodemap_t *m = &op->ctx->map;
+    int flag;
+    tc_status_t rc;
+    while (op->have < (size_t)m->size) {
+        int r = ring_rank(m, op->have);
+        size_t off = (size_t)r * op->block;
+        if (m->node_of[r] == m->node) {
+            /* a block of our node: its owner writes it here */
+            if (!block_here(op, m->lrank_of[r])) break;
+        } else if (op->lsame) {
+            /* from another node: along the ring, once the left neighbour holds it */
+            int li = m->lrank_of[op->left];
+            if ((size_t)atomic_load_explicit(&tc_cctl(s, li)->prog, memory_order_acquire) <
+                op->have)
+                break;
+            TC_RETURN_IF_SHORT(
+                tc_region_read(s, op->cookies[s->nlocal + li], off, op->out + off, op->block),
+                op->block);
+        } else {
+            rc = tc_status_mpi(PMPI_Test(&op->rreq[op->have], &flag, MPI_STATUS_IGNORE));
+            if (rc != TC_OK) return rc;
+            if (!flag) break;
+        }
+        op->have++;
+    }
+    /* Release: blocks in our buffer before the right neighbour reads them. */
+    if (s) atomic_store_explicit(&tc_cctl(s, s->me)->prog, op->have, memory_order_release);
+    return TC_OK;
+}
+
+/* To the right node: every block it does not own, in order, as we hold it. */
+static tc_status_t ring_forward(tc_allgather_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    const tc_nodemap_t *m = &c->map;
+    const int n = m->size, rnode = m->node_of[op->right];
+    while (op->sent < (size_t)n - 1 && op->sent < op->have) {
+        int r = ring_rank(m, op->sent);
+        if (m->node_of[r] != rnode) {
+            tc_status_t rc = tc_status_mpi(
+                PMPI_Isend(op->out + (size_t)r * op->block, (int)op->block, MPI_BYTE, op->right,
+                           TC_TAG_ALLGATHER, c->pcomm, &op->sreq[op->sent]));
+            if (rc != TC_OK) return rc;
+        }
+        op->sent++;
+    }
+    return TC_OK;
+}
+
+static tc_status_t ring_work(tc_allgather_t *op)
+{
+    const int n = op->ctx->map.size;
+    int flag;
+    tc_status_t rc = ring_start(op);
+    if (rc != TC_OK) return rc;
     for (;;) {
         size_t before = op->have + op->sent;
-        while (op->have < (size_t)n) {
-            int r = RING_RANK(op->have);
-            size_t off = (size_t)r * op->block;
-            if (m->node_of[r] == m->node) {
-                /* a block of our node: its owner writes it here */
-                if (!block_here(op, m->lrank_of[r])) break;
-            } else if (op->lsame) {
-                /* from another node: along the ring, once the left neighbour holds it */
-                int li = m->lrank_of[op->left];
-                if ((size_t)atomic_load_explicit(&s->ctl[li].prog, memory_order_acquire) < op->have)
-                    break;
-                if (tc_region_read(s, op->cookies[s->nlocal + li], off, op->out + off, op->block) !=
-                    (long long)op->block)
-                    return MPI_ERR_INTERN;
-            } else {
-                if ((rc = PMPI_Test(&op->rreq[op->have], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-                    return rc;
-                if (!flag) break;
-            }
-            op->have++;
-        }
-        /* Release: blocks in our buffer before the right neighbour reads them. */
-        if (s) atomic_store_explicit(&s->ctl[s->me].prog, op->have, memory_order_release);
-        if (!op->rsame) {
-            /* to the right node: every block it does not own, in order */
-            while (op->sent < (size_t)n - 1 && op->sent < op->have) {
-                int r = RING_RANK(op->sent);
-                if (m->node_of[r] != rnode) {
-                    rc = PMPI_Isend(op->out + (size_t)r * op->block, (int)op->block, MPI_BYTE,
-                                    op->right, TC_TAG_ALLGATHER, c->pcomm, &op->sreq[op->sent]);
-                    if (rc != MPI_SUCCESS) return rc;
-                }
-                op->sent++;
-            }
-        }
+        if ((rc = ring_collect(op)) != TC_OK) return rc;
+        if (!op->rsame && (rc = ring_forward(op)) != TC_OK) return rc;
         if (op->have + op->sent == before) break;
     }
-#undef RING_RANK
-    if (op->have < (size_t)n) return TC_OP_PENDING;
+    if (op->have < (size_t)n) return TC_INPROGRESS;
     if (!op->rsame) {
         while (op->sdone < (size_t)n - 1) { /* MPI_REQUEST_NULL for the skipped ones */
-            if ((rc = PMPI_Test(&op->sreq[op->sdone], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-                return rc;
-            if (!flag) return TC_OP_PENDING;
+            rc = tc_status_mpi(PMPI_Test(&op->sreq[op->sdone], &flag, MPI_STATUS_IGNORE));
+            if (rc != TC_OK) return rc;
+            if (!flag) return TC_INPROGRESS;
             op->sdone++;
         }
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Eager (one node, small blocks; coll/ctx tc_ctx_eager): every process
  * puts its block in its item and tags it, then copies every other item
  * out once all are tagged: one exchange; nobody waits for the others to
  * finish (a later writer of the item does). */
-static int eager_work(tc_allgather_t *op)
+static tc_status_t eager_work(tc_allgather_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     if (op->state == ST_START) {
-        if (!tc_shm_eager_put(s, op->in, op->block, op->eager_slot, op->seq, op->eager_wait))
-            return TC_OP_PENDING;
+        if (!tc_shm_item_put(s, op->in, op->block, op->eager_slot, op->seq, op->eager_wait))
+            return TC_INPROGRESS;
         char *mine = op->out + (size_t)s->me * op->block; /* one node: local rank == rank */
         if (op->in != mine) memcpy(mine, op->in, op->block);
         op->state = ST_WORK;
     }
     if (op->state == ST_WORK) {
-        int ready = tc_shm_eager_ready(s, op->eager_slot, op->seq, op->block);
-        if (ready <= 0) return ready < 0 ? MPI_ERR_INTERN : TC_OP_PENDING;
+        int ready = tc_shm_item_ready(s, op->eager_slot, op->seq, op->block);
+        if (ready <= 0) return ready < 0 ? TC_ERR_PROTO : TC_INPROGRESS;
         for (int i = 0; i < s->nlocal; i++)
             if (i != s->me)
                 memcpy(op->out + (size_t)i * op->block,
-                       tc_shm_eager_data(s, i, op->eager_slot, op->block), op->block);
+                       tc_shm_item_data(s, i, op->eager_slot, op->block), op->block);
         s->bytes_cico += op->block * (size_t)(s->nlocal - 1);
-        tc_shm_finish(s, op->seq);
+        tc_cctl_finish(s, op->seq);
         op->state = ST_DONE;
     }
-    return TC_OP_DONE;
+    return TC_OK;
 }
 
-int tc_allgather_work(tc_allgather_t *op)
+tc_status_t tc_allgather_work(tc_allgather_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     const tc_nodemap_t *m = &op->ctx->map;
@@ -536,7 +589,7 @@ int tc_allgather_work(tc_allgather_t *op)
     if (op->eager) return eager_work(op);
     switch (op->state) {
     case ST_START:
-        if (s && !tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
+        if (s && !tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
         tc_tune_start(&op->tune, op->ctx, op->seq); /* before our post: see tune.h */
         if (s) {
             if (op->pipe) {
@@ -555,9 +608,8 @@ int tc_allgather_work(tc_allgather_t *op)
                  * into it; blocks from other nodes are read out of it
                  * along the ring or from the leader */
                 struct iovec iov = { op->out, (size_t)m->size * op->block };
-                if (tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie) !=
-                    0)
-                    return MPI_ERR_INTERN;
+                TC_RETURN_IF_FAILED(
+                    tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie));
                 tc_fold_post(s, op->seq, 0, op->out_cookie);
             }
         }
@@ -573,18 +625,18 @@ int tc_allgather_work(tc_allgather_t *op)
              : op->alg == TC_AG_USE_CICO ? cico_work(op)
              : op->alg == TC_AG_USE_RING ? ring_work(op)
                                          : leader_work(op);
-        if (rc != MPI_SUCCESS) return rc;
-        if (s) tc_shm_finish(s, op->seq);
+        if (rc != TC_OK) return rc;
+        if (s) tc_cctl_finish(s, op->seq);
         op->state = ST_ACK;
         /* fall through */
     case ST_ACK:
         if (s && (op->alg != TC_AG_USE_CICO || tc_tune_waits(&op->tune, op->ctx)) &&
             !tc_shm_all_done(s, op->seq))
-            return TC_OP_PENDING;
+            return TC_INPROGRESS;
         tc_tune_end(&op->tune, op->ctx);
         op->state = ST_DONE;
         /* fall through */
-    default: return TC_OP_DONE;
+    default: return TC_OK;
     }
 }
 

@@ -98,8 +98,9 @@ const char *tc_allgather_alg_name(int alg);
 
 /** Prepare (ctx enabled, block > 0, size > 1).  @in == out + rank*block
  *  means MPI_IN_PLACE.  MPI_SUCCESS or an error code (then call fini). */
-int tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t block);
-int tc_allgather_work(tc_allgather_t *op);
+tc_status_t tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in, void *out,
+                              size_t block);
+tc_status_t tc_allgather_work(tc_allgather_t *op);
 void tc_allgather_fini(tc_allgather_t *op);
 
 #endif

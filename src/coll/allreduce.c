@@ -9,10 +9,55 @@
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 enum { NET_IDLE = 0, NET_REDUCE, NET_BCAST, NET_DONE };
 
-#define TC_TAG_ARING 0x7c05 /* the slices' ring (on the slice communicator) */
+#include "tags.h"
 
-int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                      const tc_rtype_t *t)
+/* An eager Allreduce: the rest of its fields (eager_work, fini). */
+static tc_status_t init_eager(tc_allreduce_t *op)
+{
+    op->state = ST_START;
+    op->eager_done = 0;
+    op->eager = 1;
+    tc_ctx_eager(op->ctx, op->seq, &op->eager_slot, &op->eager_wait);
+    return TC_OK;
+}
+
+/* Single copy: the pieces each worker folds, the slices' ring on several
+ * nodes, the cookies' table and the fold scratch. */
+static tc_status_t init_single_copy(tc_allreduce_t *op)
+{
+    tc_ctx_t *ctx = op->ctx;
+    const tc_nodemap_t *m = &ctx->map;
+    const tc_rtype_t *t = &op->t;
+    int nw = op->multi ? ctx->minlocal : m->lsize;
+    if (m->lrank < nw) op->wid = m->lrank;
+    size_t seg = tc_fold_segsize(ctx, t, op->count, nw);
+    if (op->multi && !ctx->cfg->red_segsize) {
+        /* ring chunks of TC_NET_SEG (see ctx.h) */
+        size_t e = (size_t)TC_NET_SEG * (size_t)m->nnodes * (size_t)nw / t->extent;
+        seg = e ? e : 1;
+    }
+    tc_part_init(&op->part, op->count, seg, nw);
+    if (op->multi) {
+        tc_status_t rc = tc_status_mpi(tc_ctx_slices(ctx));
+        if (rc != TC_OK) return rc;
+        if (op->wid >= 0) {
+            PMPI_Comm_rank(ctx->slice, &op->ring_rank);
+            /* a ring chunk is at most a piece's 1/N, rounded up */
+            size_t piece = op->part.seg / (size_t)nw + 1;
+            op->ring_tmp = tc_ctx_buf(ctx, TC_BUF_NET, tc_span(t, piece / (size_t)m->nnodes + 1));
+            if (!op->ring_tmp) return TC_ERR_NOMEM;
+        }
+    }
+    int nl = m->lsize;
+    op->cookies = calloc(3 * (size_t)nl, sizeof(uint64_t));
+    if (!op->cookies || (op->wid >= 0 && tc_fold_scratch_get(ctx, &op->f) != 0))
+        return TC_ERR_NOMEM;
+    op->push = op->cookies + 2 * nl;
+    return TC_OK;
+}
+
+tc_status_t tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out,
+                              size_t count, const tc_rtype_t *t)
 {
     const tc_nodemap_t *m = &ctx->map;
     const size_t span = tc_span(t, count);
@@ -28,13 +73,9 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
         op->out = out;
         op->count = count;
         op->seq = seq;
-        op->state = ST_START;
         op->cico = 1;
         op->tune = tune;
-        op->eager_done = 0;
-        op->eager = 1;
-        tc_ctx_eager(ctx, seq, &op->eager_slot, &op->eager_wait);
-        return MPI_SUCCESS;
+        return init_eager(op);
     }
     memset(op, 0, sizeof(*op));
     op->ctx = ctx;
@@ -57,47 +98,22 @@ int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *o
             op->pipe = 1;
             op->sent = calloc(2 * (size_t)nl, sizeof(size_t));
             op->base = calloc(3 * (size_t)nl, sizeof(uint64_t));
-            if (!op->sent || !op->base) return MPI_ERR_NO_MEM;
+            if (!op->sent || !op->base) return TC_ERR_NOMEM;
             op->got = op->sent + nl;
-            return MPI_SUCCESS;
+            return TC_OK;
         }
     }
     op->wid = -1;
-    if (op->cico) return MPI_SUCCESS;
+    if (op->cico) return TC_OK;
 
-    int nw = op->multi ? ctx->minlocal : m->lsize;
-    if (m->lrank < nw) op->wid = m->lrank;
-    size_t seg = tc_fold_segsize(ctx, t, count, nw);
-    if (op->multi && !ctx->cfg->red_segsize) {
-        /* ring chunks of TC_NET_SEG (see ctx.h) */
-        size_t e = (size_t)TC_NET_SEG * (size_t)m->nnodes * (size_t)nw / t->extent;
-        seg = e ? e : 1;
-    }
-    tc_part_init(&op->part, count, seg, nw);
-    if (op->multi) {
-        int rc = tc_ctx_slices(ctx);
-        if (rc != MPI_SUCCESS) return rc;
-        if (op->wid >= 0) {
-            PMPI_Comm_rank(ctx->slice, &op->ring_rank);
-            /* a ring chunk is at most a piece's 1/N, rounded up */
-            size_t piece = op->part.seg / (size_t)nw + 1;
-            op->ring_tmp = tc_ctx_buf(ctx, TC_BUF_NET, tc_span(t, piece / (size_t)m->nnodes + 1));
-            if (!op->ring_tmp) return MPI_ERR_NO_MEM;
-        }
-    }
-    int nl = m->lsize;
-    op->cookies = calloc(3 * (size_t)nl, sizeof(uint64_t));
-    if (!op->cookies || (op->wid >= 0 && tc_fold_scratch_get(ctx, &op->f) != 0))
-        return MPI_ERR_NO_MEM;
-    op->push = op->cookies + 2 * nl;
-    return MPI_SUCCESS;
+    return init_single_copy(op);
 }
 
 /* ---- small vectors: through the CICO slots -------------------------------- */
 
 /* Leaders: reduce to node 0's leader, then broadcast (two steps instead of
  * the native allreduce: the result is then bit-identical everywhere). */
-static int cico_network(tc_allreduce_t *op)
+static tc_status_t cico_network(tc_allreduce_t *op)
 {
     tc_ctx_t *c = op->ctx;
     int flag, rc, lr;
@@ -106,29 +122,32 @@ static int cico_network(tc_allreduce_t *op)
     for (;;) {
         switch (op->net_state) {
         case NET_IDLE:
-            rc = PMPI_Ireduce(lr == 0 ? MPI_IN_PLACE : op->out, lr == 0 ? op->out : NULL, n,
-                              op->t.dt, op->t.op, 0, c->llcomm, &op->req);
-            if (rc != MPI_SUCCESS) return rc;
+            rc = tc_status_mpi(PMPI_Ireduce(lr == 0 ? MPI_IN_PLACE : op->out,
+                                            lr == 0 ? op->out : NULL, n, op->t.dt, op->t.op, 0,
+                                            c->llcomm, &op->req));
+            if (rc != TC_OK) return rc;
             op->net_state = NET_REDUCE;
             break;
         case NET_REDUCE:
         case NET_BCAST:
-            if ((rc = PMPI_Test(&op->req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
-            if (!flag) return TC_OP_PENDING;
+            if ((rc = tc_status_mpi(PMPI_Test(&op->req, &flag, MPI_STATUS_IGNORE))) != TC_OK)
+                return rc;
+            if (!flag) return TC_INPROGRESS;
             if (op->net_state == NET_BCAST) {
                 op->net_state = NET_DONE;
-                return MPI_SUCCESS;
+                return TC_OK;
             }
-            if ((rc = PMPI_Ibcast(op->out, n, op->t.dt, 0, c->llcomm, &op->req)) != MPI_SUCCESS)
+            if ((rc = tc_status_mpi(PMPI_Ibcast(op->out, n, op->t.dt, 0, c->llcomm, &op->req))) !=
+                TC_OK)
                 return rc;
             op->net_state = NET_BCAST;
             break;
-        default: return MPI_SUCCESS;
+        default: return TC_OK;
         }
     }
 }
 
-static int cico_work(tc_allreduce_t *op)
+static tc_status_t cico_work(tc_allreduce_t *op)
 {
     tc_ctx_t *c = op->ctx;
     tc_shm_t *s = c->shm;
@@ -138,14 +157,14 @@ static int cico_work(tc_allreduce_t *op)
         if (op->net_state == NET_IDLE && op->in != op->out) memcpy(op->out, op->in, span);
         return cico_network(op);
     }
-    if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
+    if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_INPROGRESS;
     if (!op->multi) {
         /* One node: a reduce-scatter and an allgather through the slots.
          * Process j folds piece j of every slot into its output, then puts
          * the result over its own input's piece j (only it reads piece j);
          * the others copy it from there. */
         if (!op->folded) {
-            if ((rc = tc_fold_slots_share(s, &op->t, op->count, op->out, 1, NULL)) != MPI_SUCCESS)
+            if ((rc = tc_fold_slots_share(s, &op->t, op->count, op->out, 1, NULL)) != TC_OK)
                 return rc;
             op->folded = 1;
         }
@@ -154,19 +173,19 @@ static int cico_work(tc_allreduce_t *op)
     const int L = c->map.leader_lrank;
     if (c->map.lrank == L) {
         if (op->net_state == NET_IDLE &&
-            (rc = tc_fold_slots(s, &op->t, 0, op->count, op->out)) != MPI_SUCCESS)
+            (rc = tc_fold_slots(s, &op->t, 0, op->count, op->out)) != TC_OK)
             return rc;
-        if ((rc = cico_network(op)) != MPI_SUCCESS) return rc;
+        if ((rc = cico_network(op)) != TC_OK) return rc;
         /* Nobody reads our slots any more (only the leader folds here). */
         memcpy(tc_shm_cico(s, L, 0), op->out, span);
         /* Release: the result in the slots before prog. */
-        atomic_store_explicit(&s->ctl[L].prog, 1, memory_order_release);
-        return MPI_SUCCESS;
+        atomic_store_explicit(&tc_cctl(s, L)->prog, 1, memory_order_release);
+        return TC_OK;
     }
-    if (atomic_load_explicit(&s->ctl[L].prog, memory_order_acquire) < 1) return TC_OP_PENDING;
+    if (atomic_load_explicit(&tc_cctl(s, L)->prog, memory_order_acquire) < 1) return TC_INPROGRESS;
     memcpy(op->out, tc_shm_cico(s, L, 0), span);
     s->bytes_cico += span;
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* ---- one node, pipelined copy-in/copy-out through the lanes ------------------ */
@@ -195,94 +214,126 @@ static size_t pipe_chunks(const tc_allreduce_t *op, const tc_part_t *p, int j)
     return (n + op->ce - 1) / op->ce;
 }
 
-static int pipe_work(tc_allreduce_t *op)
+/* Pipelined CICO, copy-in: chunk after chunk of piece j of our input into
+ * our lane to j.  1 if it moved anything. */
+static int pipe_copy_in(tc_allreduce_t *op, const tc_part_t *p)
 {
     tc_shm_t *s = op->ctx->shm;
     const int nl = s->nlocal, me = s->me;
     const size_t ext = op->t.extent;
-    tc_part_t p;
-    tc_part_init(&p, op->count, op->count, nl); /* one segment, piece j owned by local rank j */
-    if (!op->posted) {
-        if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
-        op->posted = 1;
-    }
-    int progress = 1, rc;
+    int progress = 0;
     size_t k;
-    while (progress) {
-        progress = 0;
-        /* Copy-in: chunk after chunk of piece j of our input into our lane to j. */
-        for (int d = 1; d < nl; d++) {
-            int j = (me + d) % nl;
-            for (size_t K = pipe_chunks(op, &p, j); op->sent[j] < K; op->sent[j]++) {
-                uint64_t item = op->base[j] + op->sent[j];
-                /* Acquire: j is done with the item two before, in this slot. */
-                if (item - atomic_load_explicit(tc_shm_lane_got(s, j, me), memory_order_acquire) >=
-                    2)
-                    break;
-                size_t a = pipe_chunk(op, &p, j, op->sent[j], &k);
-                memcpy(tc_shm_lane_slot(s, me, j, item), op->in + a * ext, k * ext);
-                /* Release: the chunk before the count. */
-                atomic_store_explicit(tc_shm_lane_sent(s, me, j), item + 1, memory_order_release);
-                progress = 1;
-            }
+    for (int d = 1; d < nl; d++) {
+        int j = (me + d) % nl;
+        for (size_t K = pipe_chunks(op, p, j); op->sent[j] < K; op->sent[j]++) {
+            uint64_t item = op->base[j] + op->sent[j];
+            /* Acquire: j is done with the item two before, in this slot. */
+            if (item - atomic_load_explicit(tc_shm_lane_got(s, j, me), memory_order_acquire) >= 2)
+                break;
+            size_t a = pipe_chunk(op, p, j, op->sent[j], &k);
+            memcpy(tc_shm_lane_slot(s, me, j, item), op->in + a * ext, k * ext);
+            /* Release: the chunk before the count. */
+            atomic_store_explicit(tc_shm_lane_sent(s, me, j), item + 1, memory_order_release);
+            progress = 1;
         }
-        /* Fold: chunk red of our piece once every process's copy of it has
-         * landed and every reader is done with our broadcast slot. */
-        for (size_t K = pipe_chunks(op, &p, me); op->red < K; op->red++) {
-            uint64_t bitem = op->base[me] + op->red;
-            int ready = 1;
-            for (int i = 0; i < nl && ready; i++) {
-                if (i == me) continue;
-                /* Acquire: the reader's copy-out two items back; the producer's chunk. */
-                ready =
-                    bitem - atomic_load_explicit(tc_shm_lane_bgot(s, i, me), memory_order_acquire) <
+    }
+    return progress;
+}
+
+/* Pipelined CICO, fold: chunk red of our piece once every process's copy
+ * of it has landed and every reader is done with our broadcast slot.
+ * *@progress set if it folded anything. */
+static tc_status_t pipe_fold(tc_allreduce_t *op, const tc_part_t *p, int *progress)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const int nl = s->nlocal, me = s->me;
+    const size_t ext = op->t.extent;
+    tc_status_t rc;
+    size_t k;
+    for (size_t K = pipe_chunks(op, p, me); op->red < K; op->red++) {
+        uint64_t bitem = op->base[me] + op->red;
+        int ready = 1;
+        for (int i = 0; i < nl && ready; i++) {
+            if (i == me) continue;
+            /* Acquire: the reader's copy-out two items back; the producer's chunk. */
+            ready = bitem - atomic_load_explicit(tc_shm_lane_bgot(s, i, me), memory_order_acquire) <
                         2 &&
                     atomic_load_explicit(tc_shm_lane_sent(s, i, me), memory_order_acquire) >
                         op->base[nl + i] + op->red;
-            }
-            if (!ready) break;
-            size_t a = pipe_chunk(op, &p, me, op->red, &k);
-            char *acc = tc_shm_lane_slot(s, me, me, bitem);
-            /* canonical order: x_0 op (x_1 op (... op x_{nl-1})) */
+        }
+        if (!ready) break;
+        size_t a = pipe_chunk(op, p, me, op->red, &k);
+        char *acc = tc_shm_lane_slot(s, me, me, bitem);
+        /* canonical order: x_0 op (x_1 op (... op x_{nl-1})) */
 #define X(r) \
     ((r) == me ? op->in + a * ext : tc_shm_lane_slot(s, (r), me, op->base[nl + (r)] + op->red))
-            memcpy(acc, X(nl - 1), k * ext);
-            for (int r = nl - 2; r >= 0; r--)
-                if ((rc = tc_op_apply(&op->t, X(r), acc, k)) != MPI_SUCCESS) return rc;
+        memcpy(acc, X(nl - 1), k * ext);
+        for (int r = nl - 2; r >= 0; r--)
+            if ((rc = tc_op_apply(&op->t, X(r), acc, k)) != TC_OK) return rc;
 #undef X
-            memcpy(op->out + a * ext, acc, k * ext); /* MPI_IN_PLACE: our operand is read */
-            s->bytes_cico += k * ext * (size_t)nl;
-            /* Release: the producers' slots are free; our result is published. */
-            for (int i = 0; i < nl; i++)
-                if (i != me)
-                    atomic_store_explicit(tc_shm_lane_got(s, me, i), op->base[nl + i] + op->red + 1,
-                                          memory_order_release);
-            atomic_store_explicit(tc_shm_lane_sent(s, me, me), bitem + 1, memory_order_release);
+        memcpy(op->out + a * ext, acc, k * ext); /* MPI_IN_PLACE: our operand is read */
+        s->bytes_cico += k * ext * (size_t)nl;
+        /* Release: the producers' slots are free; our result is published. */
+        for (int i = 0; i < nl; i++)
+            if (i != me)
+                atomic_store_explicit(tc_shm_lane_got(s, me, i), op->base[nl + i] + op->red + 1,
+                                      memory_order_release);
+        atomic_store_explicit(tc_shm_lane_sent(s, me, me), bitem + 1, memory_order_release);
+        *progress = 1;
+    }
+    return TC_OK;
+}
+
+/* Pipelined CICO, copy-out: the other owners' finished chunks.  1 if it
+ * moved anything. */
+static int pipe_copy_out(tc_allreduce_t *op, const tc_part_t *p)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const int nl = s->nlocal, me = s->me;
+    const size_t ext = op->t.extent;
+    int progress = 0;
+    size_t k;
+    for (int d = 1; d < nl; d++) {
+        int j = (me - d + nl) % nl;
+        for (size_t K = pipe_chunks(op, p, j); op->got[j] < K; op->got[j]++) {
+            uint64_t item = op->base[2 * nl + j] + op->got[j];
+            /* Acquire: pairs with the owner's publication. */
+            if (atomic_load_explicit(tc_shm_lane_sent(s, j, j), memory_order_acquire) <= item)
+                break;
+            size_t a = pipe_chunk(op, p, j, op->got[j], &k);
+            memcpy(op->out + a * ext, tc_shm_lane_slot(s, j, j, item), k * ext);
+            s->bytes_cico += k * ext;
+            /* Release: our copy is done, the owner may reuse the slot. */
+            atomic_store_explicit(tc_shm_lane_bgot(s, me, j), item + 1, memory_order_release);
             progress = 1;
         }
-        /* Copy-out: the other owners' finished chunks. */
-        for (int d = 1; d < nl; d++) {
-            int j = (me - d + nl) % nl;
-            for (size_t K = pipe_chunks(op, &p, j); op->got[j] < K; op->got[j]++) {
-                uint64_t item = op->base[2 * nl + j] + op->got[j];
-                /* Acquire: pairs with the owner's publication. */
-                if (atomic_load_explicit(tc_shm_lane_sent(s, j, j), memory_order_acquire) <= item)
-                    break;
-                size_t a = pipe_chunk(op, &p, j, op->got[j], &k);
-                memcpy(op->out + a * ext, tc_shm_lane_slot(s, j, j, item), k * ext);
-                s->bytes_cico += k * ext;
-                /* Release: our copy is done, the owner may reuse the slot. */
-                atomic_store_explicit(tc_shm_lane_bgot(s, me, j), item + 1, memory_order_release);
-                progress = 1;
-            }
-        }
     }
-    if (op->red < pipe_chunks(op, &p, me)) return TC_OP_PENDING;
+    return progress;
+}
+
+static tc_status_t pipe_work(tc_allreduce_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const int nl = s->nlocal, me = s->me;
+    tc_part_t p;
+    tc_part_init(&p, op->count, op->count, nl); /* one segment, piece j owned by local rank j */
+    if (!op->posted) {
+        if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_INPROGRESS;
+        op->posted = 1;
+    }
+    int progress = 1;
+    while (progress) {
+        progress = pipe_copy_in(op, &p);
+        tc_status_t rc = pipe_fold(op, &p, &progress);
+        if (rc != TC_OK) return rc;
+        progress |= pipe_copy_out(op, &p);
+    }
+    if (op->red < pipe_chunks(op, &p, me)) return TC_INPROGRESS;
     for (int j = 0; j < nl; j++)
         if (j != me &&
             (op->sent[j] < pipe_chunks(op, &p, j) || op->got[j] < pipe_chunks(op, &p, j)))
-            return TC_OP_PENDING;
-    return MPI_SUCCESS;
+            return TC_INPROGRESS;
+    return TC_OK;
 }
 
 /* ---- single copy ---------------------------------------------------------- */
@@ -310,7 +361,7 @@ static size_t ring_chunk(size_t n, int N, int c, size_t *k)
  * Segment i's ring starts once it is folded, while the next segment
  * folds.  Never blocks: one step's receive and send are in flight at a
  * time, tested here. */
-static int slice_network(tc_allreduce_t *op)
+static tc_status_t slice_network(tc_allreduce_t *op)
 {
     tc_ctx_t *c = op->ctx;
     MPI_Comm sc = c->slice;
@@ -329,23 +380,25 @@ static int slice_network(tc_allreduce_t *op)
             int rc_chunk = rs ? (r - kk - 1 + 2 * N) % N : (r - kk + N) % N;
             size_t a = ring_chunk(n, N, rc_chunk, &k);
             /* reduce-scatter: into the ring buffer, folded below; allgather: in place */
-            rc = PMPI_Irecv(rs ? op->ring_tmp : piece + a * ext, (int)k, op->t.dt, prev,
-                            TC_TAG_ARING, sc, &op->rreq);
-            if (rc != MPI_SUCCESS) return rc;
+            rc = tc_status_mpi(PMPI_Irecv(rs ? op->ring_tmp : piece + a * ext, (int)k, op->t.dt,
+                                          prev, TC_TAG_ARING, sc, &op->rreq));
+            if (rc != TC_OK) return rc;
             a = ring_chunk(n, N, sc_chunk, &k);
-            rc = PMPI_Isend(piece + a * ext, (int)k, op->t.dt, next, TC_TAG_ARING, sc, &op->sreq);
-            if (rc != MPI_SUCCESS) return rc;
+            rc = tc_status_mpi(
+                PMPI_Isend(piece + a * ext, (int)k, op->t.dt, next, TC_TAG_ARING, sc, &op->sreq));
+            if (rc != TC_OK) return rc;
             op->ring_posted = 1;
         }
         /* completed requests become MPI_REQUEST_NULL: re-testing is cheap */
-        if ((rc = PMPI_Test(&op->rreq, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
-        if (!flag) return MPI_SUCCESS;
-        if ((rc = PMPI_Test(&op->sreq, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
-        if (!flag) return MPI_SUCCESS;
+        if ((rc = tc_status_mpi(PMPI_Test(&op->rreq, &flag, MPI_STATUS_IGNORE))) != TC_OK)
+            return rc;
+        if (!flag) return TC_OK;
+        if ((rc = tc_status_mpi(PMPI_Test(&op->sreq, &flag, MPI_STATUS_IGNORE))) != TC_OK)
+            return rc;
+        if (!flag) return TC_OK;
         if (rs) {
             size_t a = ring_chunk(n, N, (r - kk - 1 + 2 * N) % N, &k);
-            if ((rc = tc_op_apply(&op->t, op->ring_tmp, piece + a * ext, k)) != MPI_SUCCESS)
-                return rc;
+            if ((rc = tc_op_apply(&op->t, op->ring_tmp, piece + a * ext, k)) != TC_OK) return rc;
         }
         op->ring_posted = 0;
         if (++op->ring_step == 2 * (N - 1)) {
@@ -353,7 +406,7 @@ static int slice_network(tc_allreduce_t *op)
             op->bc_done++;
         }
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Worker: write its finished pieces into every other local process's
@@ -361,14 +414,14 @@ static int slice_network(tc_allreduce_t *op)
  * slice's inter-node step), then report them.  (Handing them over through
  * the CICO slots instead was measured: as fast at best, 2x slower in half
  * the runs, likely when the two vCPUs do not share a last-level cache.) */
-static int sc_work(tc_allreduce_t *op)
+static tc_status_t sc_work(tc_allreduce_t *op)
 {
     tc_ctx_t *c = op->ctx;
     tc_shm_t *s = c->shm;
     int rc;
     if (s && !op->posted) {
         if (!tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal))
-            return TC_OP_PENDING;
+            return TC_INPROGRESS;
         /* the other local processes' outputs, where our pieces go */
         for (int i = 0, k = 0; i < s->nlocal; i++)
             if (i != s->me) op->push[k++] = op->cookies[s->nlocal + i];
@@ -382,7 +435,7 @@ static int sc_work(tc_allreduce_t *op)
             if (s) {
                 rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, op->out, op->push,
                                    op->multi ? 0 : npush, &op->f);
-                if (rc != MPI_SUCCESS) return rc;
+                if (rc != TC_OK) return rc;
             } else if (op->in != op->out) {
                 memcpy(op->out + first * op->t.extent, op->in + first * op->t.extent,
                        tc_span(&op->t, n));
@@ -391,27 +444,27 @@ static int sc_work(tc_allreduce_t *op)
         }
         size_t final = op->folded;
         if (op->multi) {
-            if ((rc = slice_network(op)) != MPI_SUCCESS) return rc;
+            if ((rc = slice_network(op)) != TC_OK) return rc;
             for (; op->pushed < op->bc_done; op->pushed++) { /* final pieces to the node */
                 size_t first, n;
                 tc_part_piece(&op->part, op->pushed, op->wid, &first, &n);
-                if (s && (rc = tc_fold_push(s, &op->t, op->out, first, n, op->push, npush)) !=
-                             MPI_SUCCESS)
+                if (s &&
+                    (rc = tc_fold_push(s, &op->t, op->out, first, n, op->push, npush)) != TC_OK)
                     return rc;
             }
             final = op->pushed;
         }
         /* Release: our pieces, written into the peers' outputs, before prog. */
-        if (s && final > atomic_load_explicit(&s->ctl[s->me].prog, memory_order_relaxed))
-            atomic_store_explicit(&s->ctl[s->me].prog, final, memory_order_release);
-        if (final < op->part.nseg) return TC_OP_PENDING;
+        if (s && final > atomic_load_explicit(&tc_cctl(s, s->me)->prog, memory_order_relaxed))
+            atomic_store_explicit(&tc_cctl(s, s->me)->prog, final, memory_order_release);
+        if (final < op->part.nseg) return TC_INPROGRESS;
     }
     /* Acquire: pairs with each worker's release; its pieces are in our output. */
     for (int j = 0; s && j < op->part.nw; j++)
         if (j != op->wid &&
-            atomic_load_explicit(&s->ctl[j].prog, memory_order_acquire) < op->part.nseg)
-            return TC_OP_PENDING;
-    return MPI_SUCCESS;
+            atomic_load_explicit(&tc_cctl(s, j)->prog, memory_order_acquire) < op->part.nseg)
+            return TC_INPROGRESS;
+    return TC_OK;
 }
 
 /* Eager (one node, small vectors; tc_ctx_eager): every process copies its
@@ -419,27 +472,27 @@ static int sc_work(tc_allreduce_t *op)
  * there, in the same order: one exchange, and the same bytes everywhere.
  * Nobody waits for the others to finish: a later writer of the slot
  * does. */
-static int eager_work(tc_allreduce_t *op)
+static tc_status_t eager_work(tc_allreduce_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     int rc;
     if (op->state == ST_START) {
         rc = tc_fold_eager_post(s, &op->t, op->count, op->in, op->eager_slot, op->seq,
                                 op->eager_wait);
-        if (rc != MPI_SUCCESS) return rc;
+        if (rc != TC_OK) return rc;
         op->state = ST_WORK;
     }
     if (op->state == ST_WORK) {
         rc = tc_fold_eager(s, &op->t, op->count, op->eager_slot, op->seq, NULL, op->out, NULL,
                            &op->eager_done);
-        if (rc != MPI_SUCCESS) return rc;
-        tc_shm_finish(s, op->seq);
+        if (rc != TC_OK) return rc;
+        tc_cctl_finish(s, op->seq);
         op->state = ST_DONE;
     }
-    return TC_OP_DONE;
+    return TC_OK;
 }
 
-int tc_allreduce_work(tc_allreduce_t *op)
+tc_status_t tc_allreduce_work(tc_allreduce_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     int rc;
@@ -449,7 +502,7 @@ int tc_allreduce_work(tc_allreduce_t *op)
         if (s) {
             /* Our flags, slots and cookies may still be read for the
              * previous collective. */
-            if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
+            if (!tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
             tc_tune_start(&op->tune, op->ctx, op->seq); /* before our post: see tune.h */
             if (op->pipe) {
                 /* Lane counters now: every item of the previous calls has
@@ -469,13 +522,12 @@ int tc_allreduce_work(tc_allreduce_t *op)
             } else {
                 /* the workers write their results into our output */
                 struct iovec iov = { op->out, tc_span(&op->t, op->count) };
-                if (tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie) !=
-                    0)
-                    return MPI_ERR_INTERN;
+                TC_RETURN_IF_FAILED(
+                    tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie));
                 if (op->in != op->out) {
                     iov.iov_base = (void *)op->in;
-                    if (tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->in_cookie) != 0)
-                        return MPI_ERR_INTERN;
+                    TC_RETURN_IF_FAILED(
+                        tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->in_cookie));
                 }
                 tc_fold_post(s, op->seq, op->in != op->out ? op->in_cookie : op->out_cookie,
                              op->out_cookie);
@@ -485,17 +537,17 @@ int tc_allreduce_work(tc_allreduce_t *op)
         /* fall through */
     case ST_WORK:
         rc = op->pipe ? pipe_work(op) : op->cico ? cico_work(op) : sc_work(op);
-        if (rc != MPI_SUCCESS) return rc;
-        if (s) tc_shm_finish(s, op->seq);
+        if (rc != TC_OK) return rc;
+        if (s) tc_cctl_finish(s, op->seq);
         op->state = ST_ACK;
         /* fall through */
     case ST_ACK:
         /* Peers read our input, output or slots until they finish. */
-        if (s && !tc_shm_all_done(s, op->seq)) return TC_OP_PENDING;
+        if (s && !tc_shm_all_done(s, op->seq)) return TC_INPROGRESS;
         tc_tune_end(&op->tune, op->ctx);
         op->state = ST_DONE;
         /* fall through */
-    default: return TC_OP_DONE;
+    default: return TC_OK;
     }
 }
 

@@ -86,10 +86,10 @@ int tc_allreduce_piped(const tc_ctx_t *ctx, size_t bytes);
 /** Prepare.  @in may equal @out (MPI_IN_PLACE).  Every step is nonblocking,
  *  whoever drives it.  ctx enabled, count > 0, size > 1.  Returns MPI_SUCCESS or an error (then
  * call fini). */
-int tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                      const tc_rtype_t *t);
-/** Advance: TC_OP_DONE, TC_OP_PENDING or an MPI error code. */
-int tc_allreduce_work(tc_allreduce_t *op);
+tc_status_t tc_allreduce_init(tc_allreduce_t *op, tc_ctx_t *ctx, const void *in, void *out,
+                              size_t count, const tc_rtype_t *t);
+/** Advance: TC_OK, TC_INPROGRESS or an MPI error code. */
+tc_status_t tc_allreduce_work(tc_allreduce_t *op);
 void tc_allreduce_fini(tc_allreduce_t *op);
 
 #endif

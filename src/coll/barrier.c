@@ -1,7 +1,7 @@
 /* coll/barrier -- see barrier.h. */
 #include "barrier.h"
 
-#include "bcast.h" /* TC_OP_DONE / TC_OP_PENDING */
+#include "bcast.h" /* TC_OK / TC_INPROGRESS */
 
 enum { ST_ARRIVE = 0, ST_GATHER, ST_NETWORK, ST_RELEASE, ST_DONE };
 
@@ -9,7 +9,7 @@ enum { ST_ARRIVE = 0, ST_GATHER, ST_NETWORK, ST_RELEASE, ST_DONE };
  * (k <= 32 rounds: up to 2^32 local processes). */
 #define ARRIVE(seq, k) ((uint64_t)(seq)*64u + (uint64_t)(k) + 1u)
 
-void tc_barrier_init(tc_barrier_t *op, tc_ctx_t *ctx, int may_block)
+tc_status_t tc_barrier_init(tc_barrier_t *op, tc_ctx_t *ctx, int may_block)
 {
     op->may_block = may_block;
     op->ctx = ctx;
@@ -17,9 +17,10 @@ void tc_barrier_init(tc_barrier_t *op, tc_ctx_t *ctx, int may_block)
     op->state = ST_ARRIVE;
     op->round = 0;
     op->req = MPI_REQUEST_NULL;
+    return TC_OK;
 }
 
-int tc_barrier_work(tc_barrier_t *op)
+tc_status_t tc_barrier_work(tc_barrier_t *op)
 {
     tc_ctx_t *c = op->ctx;
     tc_shm_t *s = c->shm;
@@ -31,7 +32,7 @@ int tc_barrier_work(tc_barrier_t *op)
         /* Release: everything this process did before the barrier
          * happens-before what the others do after it (round 0's signal). */
         if (s)
-            atomic_store_explicit(&s->ctl[s->me].arrive_seq, ARRIVE(op->seq, 0),
+            atomic_store_explicit(&tc_cctl(s, s->me)->arrive_seq, ARRIVE(op->seq, 0),
                                   memory_order_release);
         op->state = ST_GATHER;
         /* fall through */
@@ -43,10 +44,10 @@ int tc_barrier_work(tc_barrier_t *op)
             int from = (s->me - (1 << op->round) + s->nlocal) % s->nlocal;
             /* Acquire: pairs with the partner's release; with the chain of
              * rounds, every local arrival happens-before our exit. */
-            if (atomic_load_explicit(&s->ctl[from].arrive_seq, memory_order_acquire) <
+            if (atomic_load_explicit(&tc_cctl(s, from)->arrive_seq, memory_order_acquire) <
                 ARRIVE(op->seq, op->round))
-                return TC_OP_PENDING;
-            atomic_store_explicit(&s->ctl[s->me].arrive_seq, ARRIVE(op->seq, op->round + 1),
+                return TC_INPROGRESS;
+            atomic_store_explicit(&tc_cctl(s, s->me)->arrive_seq, ARRIVE(op->seq, op->round + 1),
                                   memory_order_release);
         }
         if (!leader) { /* one node: done; several: the leader's release */
@@ -54,19 +55,20 @@ int tc_barrier_work(tc_barrier_t *op)
             goto release;
         }
         if (c->map.nnodes > 1 && op->may_block) {
-            if ((rc = PMPI_Barrier(c->llcomm)) != MPI_SUCCESS) return rc;
+            if ((rc = tc_status_mpi(PMPI_Barrier(c->llcomm))) != TC_OK) return rc;
             op->state = ST_RELEASE;
         } else if (c->map.nnodes > 1) {
             op->state = ST_NETWORK;
-            if ((rc = PMPI_Ibarrier(c->llcomm, &op->req)) != MPI_SUCCESS) return rc;
+            if ((rc = tc_status_mpi(PMPI_Ibarrier(c->llcomm, &op->req))) != TC_OK) return rc;
         } else {
             op->state = ST_RELEASE;
         }
         /* fall through */
     case ST_NETWORK:
         if (op->state == ST_NETWORK) {
-            if ((rc = PMPI_Test(&op->req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
-            if (!flag) return TC_OP_PENDING;
+            if ((rc = tc_status_mpi(PMPI_Test(&op->req, &flag, MPI_STATUS_IGNORE))) != TC_OK)
+                return rc;
+            if (!flag) return TC_INPROGRESS;
             op->state = ST_RELEASE;
         }
         /* fall through */
@@ -76,15 +78,15 @@ int tc_barrier_work(tc_barrier_t *op)
             if (leader) {
                 /* Release: every arrival we acquired (and the other nodes',
                  * ordered by the leaders' barrier) before our release. */
-                atomic_store_explicit(&s->ctl[L].release_seq, op->seq, memory_order_release);
-            } else if (atomic_load_explicit(&s->ctl[L].release_seq, memory_order_acquire) <
+                atomic_store_explicit(&tc_cctl(s, L)->release_seq, op->seq, memory_order_release);
+            } else if (atomic_load_explicit(&tc_cctl(s, L)->release_seq, memory_order_acquire) <
                        op->seq) {
-                return TC_OP_PENDING;
+                return TC_INPROGRESS;
             }
         }
-        if (s) tc_shm_finish(s, op->seq);
+        if (s) tc_cctl_finish(s, op->seq);
         op->state = ST_DONE;
         /* fall through */
-    default: return TC_OP_DONE;
+    default: return TC_OK;
     }
 }

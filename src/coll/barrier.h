@@ -40,8 +40,8 @@ typedef struct tc_barrier {
 
 /** Prepare a barrier on an enabled context; @may_block: the leaders' step
  *  may call the blocking PMPI_Barrier (only from a blocking call). */
-void tc_barrier_init(tc_barrier_t *op, tc_ctx_t *ctx, int may_block);
-/** Advance; TC_OP_DONE (MPI_SUCCESS), TC_OP_PENDING (-1) or an MPI error. */
-int tc_barrier_work(tc_barrier_t *op);
+tc_status_t tc_barrier_init(tc_barrier_t *op, tc_ctx_t *ctx, int may_block);
+/** Advance; TC_OK (MPI_SUCCESS), TC_INPROGRESS (-1) or an MPI error. */
+tc_status_t tc_barrier_work(tc_barrier_t *op);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#define TC_TAG_BCAST 0x7c01
+#include "tags.h"
 
 _Static_assert(TC_BCAST_MAXPART >= TC_RAIL_MAX, "a part per rail");
 
@@ -65,7 +65,7 @@ static int part_source(const tc_bcast_t *op, int i, int r, int root_node)
                           op->relays ? m->dom_leader : NULL);
 }
 
-void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root)
+tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root)
 {
     const tc_nodemap_t *m = &ctx->map;
     memset(op, 0, offsetof(tc_bcast_t, part)); /* the parts in use: below */
@@ -134,9 +134,10 @@ void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int r
         op->eager = 1;
         tc_ctx_eager(ctx, op->seq, &op->eager_slot, &op->eager_wait);
     }
+    return TC_OK;
 }
 
-static int net_progress(tc_bcast_t *op, tc_bcast_part_t *p);
+static tc_status_t net_progress(tc_bcast_t *op, tc_bcast_part_t *p);
 
 /* Eager: the node's producer (the root, or the leader that receives from
  * the parent node and forwards to the child nodes at once) copies into
@@ -144,19 +145,19 @@ static int net_progress(tc_bcast_t *op, tc_bcast_part_t *p);
  * only grow (the producer rewrites slot i for call s + E only after
  * everyone on the node finished s): a newer tag than ours means the
  * protocol broke, an error rather than a wait forever. */
-static int eager_work(tc_bcast_t *op)
+static tc_status_t eager_work(tc_bcast_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
-    char *slot = tc_shm_eager_data(s, op->producer, op->eager_slot, op->bytes);
+    char *slot = tc_shm_item_data(s, op->producer, op->eager_slot, op->bytes);
     tc_bcast_part_t *p = &op->part[0];
     const int net = s->me == op->producer && op->ctx->map.nnodes > 1;
     int rc;
-    if (net && (rc = net_progress(op, p)) != MPI_SUCCESS) return rc;
+    if (net && (rc = net_progress(op, p)) != TC_OK) return rc;
     if (op->state == ST_START) {
         if (s->me == op->producer) {
             if (p->have < op->bytes ||
-                !tc_shm_eager_put(s, op->buf, op->bytes, op->eager_slot, op->seq, op->eager_wait))
-                return TC_OP_PENDING;
+                !tc_shm_item_put(s, op->buf, op->bytes, op->eager_slot, op->seq, op->eager_wait))
+                return TC_INPROGRESS;
             s->bytes_cico += op->bytes;
         }
         op->state = ST_WORK;
@@ -164,22 +165,22 @@ static int eager_work(tc_bcast_t *op)
     if (op->state == ST_WORK) {
         if (s->me != op->producer) {
             /* the pieces published so far (acquire: their bytes are visible) */
-            size_t a = tc_shm_eager_avail(s, op->producer, op->eager_slot, op->seq, op->bytes);
-            if (a == (size_t)-1) return MPI_ERR_INTERN;
+            size_t a = tc_shm_item_avail(s, op->producer, op->eager_slot, op->seq, op->bytes);
+            if (a == (size_t)-1) return TC_ERR_PROTO;
             if (a > op->eager_got) {
                 memcpy(op->buf + op->eager_got, slot + op->eager_got, a - op->eager_got);
                 s->bytes_cico += a - op->eager_got;
                 op->eager_got = a;
             }
-            if (op->eager_got < op->bytes) return TC_OP_PENDING;
+            if (op->eager_got < op->bytes) return TC_INPROGRESS;
         } else if (net && p->send_done < p->nseg) {
-            return TC_OP_PENDING; /* the child nodes' sends still read our buffer */
+            return TC_INPROGRESS; /* the child nodes' sends still read our buffer */
         }
         /* Release: our reads of the slot before the producer may reuse it. */
-        tc_shm_finish(s, op->seq);
+        tc_cctl_finish(s, op->seq);
         op->state = ST_DONE;
     }
-    return TC_OP_DONE;
+    return TC_OK;
 }
 
 static size_t seg_len(const tc_bcast_part_t *p, size_t i)
@@ -192,9 +193,9 @@ static size_t seg_len(const tc_bcast_part_t *p, size_t i)
  * into buf (a window of TC_BCAST_WINDOW), send each segment present to
  * the children.  Without a parent a segment is present once the part's
  * bytes cover it (the root; or a rail leader of the root's node, as it
- * reads them from the root).  Returns MPI_SUCCESS or an error; never
+ * reads them from the root).  Returns TC_OK or an error; never
  * blocks. */
-static int net_progress(tc_bcast_t *op, tc_bcast_part_t *p)
+static tc_status_t net_progress(tc_bcast_t *op, tc_bcast_part_t *p)
 {
     MPI_Comm pc = op->ctx->pcomm;
     char *base = op->buf + p->off;
@@ -207,9 +208,9 @@ static int net_progress(tc_bcast_t *op, tc_bcast_part_t *p)
         if (p->parent >= 0) {
             while (p->recv_posted < p->nseg && p->recv_posted - p->send_done < (size_t)W) {
                 size_t i = p->recv_posted;
-                rc = PMPI_Irecv(base + i * p->seg, (int)seg_len(p, i), MPI_BYTE, p->parent,
-                                TC_TAG_BCAST, pc, &p->rreq[i % W]);
-                if (rc != MPI_SUCCESS) return rc;
+                rc = tc_status_mpi(PMPI_Irecv(base + i * p->seg, (int)seg_len(p, i), MPI_BYTE,
+                                              p->parent, TC_TAG_BCAST, pc, &p->rreq[i % W]));
+                if (rc != TC_OK) return rc;
                 p->recv_posted++;
             }
         } else {
@@ -219,14 +220,14 @@ static int net_progress(tc_bcast_t *op, tc_bcast_part_t *p)
         while (p->recv_done < p->recv_posted && p->recv_done - p->send_done < (size_t)W) {
             size_t i = p->recv_done;
             if (p->parent >= 0) {
-                rc = PMPI_Test(&p->rreq[i % W], &flag, MPI_STATUS_IGNORE);
-                if (rc != MPI_SUCCESS) return rc;
+                rc = tc_status_mpi(PMPI_Test(&p->rreq[i % W], &flag, MPI_STATUS_IGNORE));
+                if (rc != TC_OK) return rc;
                 if (!flag) break;
             }
             for (int c = 0; c < p->nchild; c++) {
-                rc = PMPI_Isend(base + i * p->seg, (int)seg_len(p, i), MPI_BYTE, p->child[c],
-                                TC_TAG_BCAST, pc, &p->sreq[i % W][c]);
-                if (rc != MPI_SUCCESS) return rc;
+                rc = tc_status_mpi(PMPI_Isend(base + i * p->seg, (int)seg_len(p, i), MPI_BYTE,
+                                              p->child[c], TC_TAG_BCAST, pc, &p->sreq[i % W][c]));
+                if (rc != TC_OK) return rc;
             }
             p->recv_done++;
             if (p->parent >= 0) {
@@ -239,15 +240,15 @@ static int net_progress(tc_bcast_t *op, tc_bcast_part_t *p)
             MPI_Request *r = p->sreq[p->send_done % W];
             int all = 1;
             for (int c = 0; c < p->nchild && all; c++) {
-                rc = PMPI_Test(&r[c], &flag, MPI_STATUS_IGNORE);
-                if (rc != MPI_SUCCESS) return rc;
+                rc = tc_status_mpi(PMPI_Test(&r[c], &flag, MPI_STATUS_IGNORE));
+                if (rc != TC_OK) return rc;
                 all = flag;
             }
             if (!all) break;
             p->send_done++;
         }
     } while (p->recv_posted + p->recv_done + p->send_done != before);
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Lowest CICO progress of the other local processes (bytes). */
@@ -258,7 +259,7 @@ static size_t min_consumed(const tc_shm_t *s)
         if (i == s->me) continue;
         /* Acquire: pairs with the consumer's release after it read a slot,
          * so our overwrite of that slot happens after its reads. */
-        uint64_t v = atomic_load_explicit(&s->ctl[i].cons_bytes, memory_order_acquire);
+        uint64_t v = atomic_load_explicit(&tc_cctl(s, i)->cons_bytes, memory_order_acquire);
         if (v < lo) lo = v;
     }
     return (size_t)lo;
@@ -268,7 +269,7 @@ static size_t min_consumed(const tc_shm_t *s)
 static void publish(tc_bcast_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
-    tc_ctl_t *me = &s->ctl[s->me];
+    tc_cctl_t *me = tc_cctl(s, s->me);
     if (op->sc) {
         for (int r = 0; r < op->nparts; r++) {
             tc_bcast_part_t *p = &op->part[r];
@@ -297,11 +298,11 @@ static void publish(tc_bcast_t *op)
 }
 
 /* Copy what part @r's source has published. */
-static int consume(tc_bcast_t *op, int r)
+static tc_status_t consume(tc_bcast_t *op, int r)
 {
     tc_shm_t *s = op->ctx->shm;
     tc_bcast_part_t *p = &op->part[r];
-    tc_ctl_t *src = &s->ctl[p->src];
+    tc_cctl_t *src = tc_cctl(s, p->src);
     /* Acquire: pairs with the source's release of ready_seq in start,
      * after which its cookie and ready_bytes (reset) are visible. */
     if (atomic_load_explicit(&src->ready_seq, memory_order_acquire) != op->seq) return 0;
@@ -313,7 +314,7 @@ static int consume(tc_bcast_t *op, int r)
         uint64_t cookie = atomic_load_explicit(&src->cookie, memory_order_relaxed);
         long long n = tc_region_read(s, cookie, p->off + p->have, op->buf + p->off + p->have,
                                      avail - p->have);
-        if (n < 0) return MPI_ERR_INTERN;
+        if (n < 0) return (tc_status_t)n;
         p->have = avail;
         return 0;
     }
@@ -326,121 +327,135 @@ static int consume(tc_bcast_t *op, int r)
         s->bytes_cico += end - p->have;
         p->have = end;
         /* Release: our reads of the slot happen-before the producer reuses it. */
-        atomic_store_explicit(&s->ctl[s->me].cons_bytes, p->have, memory_order_release);
+        atomic_store_explicit(&tc_cctl(s, s->me)->cons_bytes, p->have, memory_order_release);
     }
     return 0;
 }
 
 /* Root share: write the tail of each receiver's buffer, in local-rank
  * order, as each one exposes it (never waits). */
-static int write_shares(tc_bcast_t *op)
+static tc_status_t write_shares(tc_bcast_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     while (op->share_next < s->nlocal) {
         int i = op->share_next;
         if (i != s->me) {
-            tc_ctl_t *c = &s->ctl[i];
+            tc_cctl_t *c = tc_cctl(s, i);
             /* Acquire: pairs with the receiver's release of recv_seq. */
-            if (atomic_load_explicit(&c->recv_seq, memory_order_acquire) != op->seq)
-                return MPI_SUCCESS;
+            if (atomic_load_explicit(&c->recv_seq, memory_order_acquire) != op->seq) return TC_OK;
             struct iovec l = { op->buf + (op->bytes - op->share), op->share };
-            if (tc_region_copy(s, atomic_load_explicit(&c->recv_cookie, memory_order_relaxed), 0,
-                               &l, 1, TC_DIR_TO_REGION) != (long long)op->share)
-                return MPI_ERR_INTERN;
+            TC_RETURN_IF_SHORT(
+                tc_region_copy(s, atomic_load_explicit(&c->recv_cookie, memory_order_relaxed), 0,
+                               &l, 1, TC_DIR_TO_REGION),
+                op->share);
             /* Release: our writes into its buffer before it reads the flag. */
-            atomic_store_explicit(&s->inbox[i].share_seq, op->seq, memory_order_release);
+            atomic_store_explicit(&s->inbox[i].seq, op->seq, memory_order_release);
         }
         op->share_next++;
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
-int tc_bcast_work(tc_bcast_t *op)
+/* ST_START: the tuner's start, then the source's and the receivers'
+ * announcements (cookies, ready words, the share's region). */
+static tc_status_t bcast_start(tc_bcast_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    if (tc_tune_waits(&op->tune, op->ctx) && !op->tune.t0_ns) {
+        /* The tuner: its choice word may change only once every local
+         * process has finished the previous call (coll/tune). */
+        if (!tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
+        tc_tune_start(&op->tune, op->ctx, op->seq);
+        /* Release: the word before the start every process acquires. */
+        atomic_store_explicit(&tc_cctl(s, 0)->tune_seq, op->seq, memory_order_release);
+    }
+    if (op->am_source && s) {
+        /* Our ready words and CICO slots may still be read by a process
+         * that has not finished the previous collective. */
+        if (!tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
+        tc_cctl_t *me = tc_cctl(s, s->me);
+        if (op->sc) {
+            struct iovec iov = { op->buf, op->bytes };
+            TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie));
+            atomic_store_explicit(&me->cookie, op->cookie, memory_order_relaxed);
+        }
+        for (int r = 0; r < op->nparts; r++)
+            atomic_store_explicit(&me->ready_bytes[r], 0, memory_order_relaxed);
+        /* Release: cookie and the reset ready_bytes before ready_seq. */
+        atomic_store_explicit(&me->ready_seq, op->seq, memory_order_release);
+    }
+    if (op->share && !(s && s->me == op->producer)) {
+        tc_cctl_t *me = tc_cctl(s, s->me);
+        struct iovec iov = { op->buf + (op->bytes - op->share), op->share };
+        TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_WRITE, &op->recv_cookie));
+        atomic_store_explicit(&me->recv_cookie, op->recv_cookie, memory_order_relaxed);
+        /* Release: the cookie before recv_seq. */
+        atomic_store_explicit(&me->recv_seq, op->seq, memory_order_release);
+    }
+    return TC_OK;
+}
+
+/* ST_WORK: one pass over the parts (copy in, network, publish, shares);
+ * TC_OK once this process has all of its data and has given out what
+ * others need from it. */
+static tc_status_t bcast_advance(tc_bcast_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     const int producer = s && s->me == op->producer;
-    int rc;
-    if (op->eager) return eager_work(op);
+    int pending = 0;
+    tc_status_t rc;
+    for (int r = 0; r < op->nparts; r++) {
+        tc_bcast_part_t *p = &op->part[r];
+        if (p->src >= 0 && (rc = consume(op, r)) != TC_OK) return rc;
+        if (p->rep && op->ctx->map.nnodes > 1 && (rc = net_progress(op, p)) != TC_OK) return rc;
+        size_t need = p->len - (r == op->nparts - 1 && !producer ? op->share : 0);
+        if (p->have < need || (p->rep && p->send_done < p->nseg)) pending = 1;
+    }
+    if (op->am_source && s) {
+        publish(op);
+        for (int r = 0; r < op->nparts; r++)
+            if (op->part[r].published < (op->sc ? op->part[r].len : op->bytes)) pending = 1;
+    }
+    if (op->share && producer) {
+        if ((rc = write_shares(op)) != TC_OK) return rc;
+        if (op->share_next < s->nlocal) pending = 1;
+    }
+    /* Acquire: pairs with the producer's release after its write. */
+    if (op->share && !producer &&
+        atomic_load_explicit(&s->inbox[s->me].seq, memory_order_acquire) != op->seq)
+        pending = 1;
+    /* A tuned call: the tuner's start (and its choice word) before our
+     * completion (coll/tune). */
+    if (op->tune.bucket >= 0 &&
+        atomic_load_explicit(&tc_cctl(s, 0)->tune_seq, memory_order_acquire) < op->seq)
+        pending = 1;
+    return pending ? TC_INPROGRESS : TC_OK;
+}
 
+tc_status_t tc_bcast_work(tc_bcast_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    tc_status_t rc;
+    if (op->eager) return eager_work(op);
     switch (op->state) {
     case ST_START:
-        if (tc_tune_waits(&op->tune, op->ctx) && !op->tune.t0_ns) {
-            /* The tuner: its choice word may change only once every local
-             * process has finished the previous call (coll/tune). */
-            if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
-            tc_tune_start(&op->tune, op->ctx, op->seq);
-            /* Release: the word before the start every process acquires. */
-            atomic_store_explicit(&s->ctl[0].tune_seq, op->seq, memory_order_release);
-        }
-        if (op->am_source && s) {
-            /* Our ready words and CICO slots may still be read by a process
-             * that has not finished the previous collective. */
-            if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
-            tc_ctl_t *me = &s->ctl[s->me];
-            if (op->sc) {
-                struct iovec iov = { op->buf, op->bytes };
-                if (tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie) != 0)
-                    return MPI_ERR_INTERN;
-                atomic_store_explicit(&me->cookie, op->cookie, memory_order_relaxed);
-            }
-            for (int r = 0; r < op->nparts; r++)
-                atomic_store_explicit(&me->ready_bytes[r], 0, memory_order_relaxed);
-            /* Release: cookie and the reset ready_bytes before ready_seq. */
-            atomic_store_explicit(&me->ready_seq, op->seq, memory_order_release);
-        }
-        if (op->share && !producer) {
-            tc_ctl_t *me = &s->ctl[s->me];
-            struct iovec iov = { op->buf + (op->bytes - op->share), op->share };
-            if (tc_region_create(s, &iov, 1, TC_RIGHT_WRITE, &op->recv_cookie) != 0)
-                return MPI_ERR_INTERN;
-            atomic_store_explicit(&me->recv_cookie, op->recv_cookie, memory_order_relaxed);
-            /* Release: the cookie before recv_seq. */
-            atomic_store_explicit(&me->recv_seq, op->seq, memory_order_release);
-        }
+        if ((rc = bcast_start(op)) != TC_OK) return rc;
         op->state = ST_WORK;
         /* fall through */
-    case ST_WORK: {
-        int pending = 0;
-        for (int r = 0; r < op->nparts; r++) {
-            tc_bcast_part_t *p = &op->part[r];
-            if (p->src >= 0 && (rc = consume(op, r)) != 0) return rc;
-            if (p->rep && op->ctx->map.nnodes > 1 && (rc = net_progress(op, p)) != MPI_SUCCESS)
-                return rc;
-            size_t need = p->len - (r == op->nparts - 1 && !producer ? op->share : 0);
-            if (p->have < need || (p->rep && p->send_done < p->nseg)) pending = 1;
-        }
-        if (op->am_source && s) {
-            publish(op);
-            for (int r = 0; r < op->nparts; r++)
-                if (op->part[r].published < (op->sc ? op->part[r].len : op->bytes)) pending = 1;
-        }
-        if (op->share && producer) {
-            if ((rc = write_shares(op)) != MPI_SUCCESS) return rc;
-            if (op->share_next < s->nlocal) pending = 1;
-        }
-        /* Acquire: pairs with the producer's release after its write. */
-        if (op->share && !producer &&
-            atomic_load_explicit(&s->inbox[s->me].share_seq, memory_order_acquire) != op->seq)
-            pending = 1;
-        /* A tuned call: the tuner's start (and its choice word) before our
-         * completion (coll/tune). */
-        if (op->tune.bucket >= 0 &&
-            atomic_load_explicit(&s->ctl[0].tune_seq, memory_order_acquire) < op->seq)
-            pending = 1;
-        if (pending) return TC_OP_PENDING;
-        if (s) tc_shm_finish(s, op->seq);
+    case ST_WORK:
+        if ((rc = bcast_advance(op)) != TC_OK) return rc;
+        if (s) tc_cctl_finish(s, op->seq);
         op->state = ST_ACK;
-    }
         /* fall through */
     case ST_ACK:
         /* A single-copy source's buffer is read by the others until they ack. */
         if (((op->am_source && op->sc) || tc_tune_waits(&op->tune, op->ctx)) &&
             !tc_shm_all_done(s, op->seq))
-            return TC_OP_PENDING;
+            return TC_INPROGRESS;
         tc_tune_end(&op->tune, op->ctx);
         op->state = ST_DONE;
         /* fall through */
-    default: return TC_OP_DONE;
+    default: return TC_OK;
     }
 }
 

@@ -32,7 +32,7 @@
  * to the child nodes as soon as the bytes arrive) need not wait for the
  * previous collective to finish on its node, so a run of small broadcasts
  * pipelines like the native eager protocols.  Call s goes through the
- * producer's eager item s mod E (E = min(TC_EAGER_SLOTS, slots); up to
+ * producer's eager item s mod E (E = min(TC_SHM_ITEMS, slots); up to
  * 48 bytes in the tag's cache line, else its slot s mod E, in pieces:
  * xfer/shmseg), tagged s; the producer waits only until every process of
  * the node has finished call s - E (the item's last use) and the last
@@ -125,9 +125,9 @@ int tc_bcast_uses_single_copy(const tc_ctx_t *ctx, size_t bytes);
 
 /** Prepare a broadcast of @bytes contiguous bytes at @buf from @root
  *  (ctx must be enabled, bytes > 0). */
-void tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root);
-/** Advance; TC_OP_DONE (MPI_SUCCESS), TC_OP_PENDING (-1), or an MPI error code. */
-int tc_bcast_work(tc_bcast_t *op);
+tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root);
+/** Advance; TC_OK (MPI_SUCCESS), TC_INPROGRESS (-1), or an MPI error code. */
+tc_status_t tc_bcast_work(tc_bcast_t *op);
 /** Release what init/work acquired (after DONE, or after an error). */
 void tc_bcast_fini(tc_bcast_t *op);
 

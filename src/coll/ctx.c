@@ -4,6 +4,8 @@
 #include "tune.h"
 #include "../base/log.h"
 
+#include <stdatomic.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,9 +44,25 @@ static tc_group_t *g_groups;
 static int g_nkept;
 static uint64_t g_clock;
 
+/* Called with a context before it goes (tc_ctx_on_release): set once. */
+static _Atomic(void (*)(tc_ctx_t *)) g_release_hook;
+
+void tc_ctx_on_release(void (*hook)(tc_ctx_t *c))
+{
+    atomic_store_explicit(&g_release_hook, hook, memory_order_release);
+}
+
+/* The layers above let go of @c (outstanding nonblocking operations
+ * complete first). */
+static void release_hook(tc_ctx_t *c)
+{
+    void (*hook)(tc_ctx_t *) = atomic_load_explicit(&g_release_hook, memory_order_acquire);
+    if (hook) hook(c);
+}
+
 static void ctx_free(tc_ctx_t *c)
 {
-    if (c->nb_drain) c->nb_drain(c); /* outstanding nonblocking operations complete first */
+    release_hook(c);
     tc_tune_report(c);
     tc_shm_destroy(c->shm);
     free(c->scratch);
@@ -93,7 +111,7 @@ static tc_ctx_t *evict_locked(void)
 static void ctx_destroy(tc_cattr_t *link)
 {
     tc_ctx_t *c = (tc_ctx_t *)link;
-    if (c->nb_drain) c->nb_drain(c);
+    release_hook(c);
     tc_group_t *g = c->group;
     if (!g) {
         ctx_free(c);
@@ -110,11 +128,8 @@ static void ctx_destroy(tc_cattr_t *link)
         group_release_locked(g, c->pool_id);
     } else {
         /* what was this communicator's, not the context's */
-        c->bcast_calls = c->bcast_fallbacks = c->bcast_flat = c->barrier_calls =
-            c->bytes_bcast_net = 0;
-        c->reduce_calls = c->reduce_fallbacks = c->reduce_flat = 0;
-        c->allreduce_calls = c->allreduce_fallbacks = c->allreduce_flat = 0;
-        c->allgather_calls = c->allgather_fallbacks = c->allgather_flat = c->nb_calls = 0;
+        memset(c->stat, 0, sizeof(c->stat));
+        c->bytes_bcast_net = 0;
         if (c->shm) c->shm->bytes_sc = c->shm->bytes_cico = 0;
         c->link.comm = MPI_COMM_NULL;
         g->kept[c->pool_id] = c;

@@ -25,9 +25,12 @@
 
 #include "../base/cattr.h"
 #include "../base/config.h"
+#include "../base/status.h"
 #include "../topo/node.h"
 #include "../xfer/shmseg.h"
+#include "ctl.h"
 
+#include <errno.h>
 #include <mpi.h>
 #include <stdint.h>
 
@@ -56,8 +59,43 @@ typedef struct tc_xt_class {
     int nrun[2];
 } tc_xt_class_t;
 
-/* Return values of the collectives' work steps (or an MPI error code). */
-enum { TC_OP_DONE = 0, TC_OP_PENDING = -1 };
+/** The status of a region copy or read that returned @got of @want bytes:
+ *  TC_OK, the region's error (stale cookie, rights, bounds, the kernel's
+ *  errno), or TC_ERR_SYS (EIO) for a short copy. */
+static inline tc_status_t tc_copied(long long got, size_t want)
+{
+    if (got == (long long)want) return TC_OK;
+    return got < 0 ? (tc_status_t)got : tc_status_sys(EIO);
+}
+/* In a step returning tc_status_t: return the failure of a region copy
+ * (@got of @want bytes) or of a region call (@st). */
+#define TC_RETURN_IF_SHORT(got, want)               \
+    do {                                            \
+        tc_status_t st_ = tc_copied((got), (want)); \
+        if (st_ != TC_OK) return st_;               \
+    } while (0)
+#define TC_RETURN_IF_FAILED(st)       \
+    do {                              \
+        tc_status_t st_ = (st);       \
+        if (st_ != TC_OK) return st_; \
+    } while (0)
+
+/* The statistics of one collective on a communicator: calls topocoll ran
+ * (blocking and nonblocking), of which nonblocking, calls passed to the
+ * native MPI as a fallback, and calls left to it by choice on several
+ * nodes (tc_ctx_flat, coll/xtune). */
+enum {
+    TC_STAT_BCAST = 0,
+    TC_STAT_BARRIER,
+    TC_STAT_REDUCE,
+    TC_STAT_ALLREDUCE,
+    TC_STAT_ALLGATHER,
+    TC_STAT_SCAN,
+    TC_STATS
+};
+typedef struct tc_coll_stat {
+    uint64_t calls, nonblocking, fallbacks, native;
+} tc_coll_stat_t;
 
 /* The context's cached buffers (tc_ctx_buf). */
 enum { TC_BUF_NODE = 0, TC_BUF_TREE_ACC, TC_BUF_TREE_TMP, TC_BUF_NET, TC_CTX_BUFS };
@@ -97,25 +135,8 @@ typedef struct tc_ctx {
     size_t buf_size[TC_CTX_BUFS];
     tc_tune_stat_t tune[TC_TUNE_KINDS][TC_TUNE_BUCKETS]; /* coll/tune */
     tc_xt_class_t xt[TC_XT_COLLS][TC_XT_CLASSES];        /* coll/xtune */
-    /* calls run here, passed to the native MPI as a fallback, and left to
-     * it by choice on several nodes (tc_ctx_flat, coll/xtune) */
-    uint64_t bcast_calls, bcast_fallbacks, bcast_flat;
-    uint64_t barrier_calls;
+    tc_coll_stat_t stat[TC_STATS];                       /* per collective (coll/coll's slot) */
     uint64_t bytes_bcast_net; /* Bcast bytes this process received from the network */
-    uint64_t reduce_calls, reduce_fallbacks, reduce_flat;
-    uint64_t allreduce_calls, allreduce_fallbacks, allreduce_flat;
-    uint64_t allgather_calls, allgather_fallbacks, allgather_flat;
-    uint64_t nb_calls; /* nonblocking collectives started (nbc/) */
-    /* Nonblocking collectives (nbc/ owns these fields): this
-     * communicator's outstanding operations, a FIFO run one at a time in
-     * call order (the same order on every rank), and the link of the
-     * process's list of contexts with work outstanding.  Guarded by the
-     * nbc progress lock. */
-    struct tc_nb *nb_head, *nb_tail;
-    struct tc_ctx *nb_next;
-    int nb_listed;
-    void (*nb_drain)(struct tc_ctx *c); /* set by nbc: completes the FIFO
-                                           before the context goes */
 } tc_ctx_t;
 
 /** tc_ctx_get's @bytes that builds the context whatever the call count. */
@@ -224,7 +245,7 @@ static inline int tc_ctx_eager_reduce_fits(const tc_ctx_t *c, size_t span)
 /** Eager collectives (the small Bcast, Reduce, Allreduce and Allgather of
  *  one node):
  *  the writers of call @seq use eager item *@slot (seq modulo the eager
- *  slots; xfer/shmseg tc_shm_eager_data), tag it with @seq, and may run
+ *  slots; xfer/shmseg tc_shm_item_data), tag it with @seq, and may run
  *  ahead of the readers by that many calls: a writer first waits until
  *  every local process has finished call *@wait, the last one that may
  *  still read that item (or, at the start of a run of eager calls, the
@@ -234,7 +255,7 @@ static inline int tc_ctx_eager_reduce_fits(const tc_ctx_t *c, size_t span)
 static inline void tc_ctx_eager(tc_ctx_t *c, uint64_t seq, int *slot, uint64_t *wait)
 {
     const uint64_t E =
-        (uint64_t)(c->cfg->cico_slots < TC_EAGER_SLOTS ? c->cfg->cico_slots : TC_EAGER_SLOTS);
+        (uint64_t)(c->cfg->cico_slots < TC_SHM_ITEMS ? c->cfg->cico_slots : TC_SHM_ITEMS);
     *slot = (int)(seq % E);
     if (c->eager_last != seq - 1) c->eager_base = seq - 1;
     c->eager_last = seq;
@@ -246,6 +267,12 @@ static inline void tc_ctx_eager(tc_ctx_t *c, uint64_t seq, int *slot, uint64_t *
  *  skipped), so no receive still writes into a buffer that is reused or
  *  freed; each ends as MPI_REQUEST_NULL.  Local. */
 void tc_req_abandon(MPI_Request *r, int n);
+
+/** Register @hook, called with every context before it is freed or kept
+ *  for reuse (its communicator is going): the nonblocking engine completes
+ *  the context's operations there.  One hook per process; set it before
+ *  the first context can go.  Thread-safe. */
+void tc_ctx_on_release(void (*hook)(tc_ctx_t *c));
 
 /** The context of @comm if one exists (local, never creates). */
 tc_ctx_t *tc_ctx_lookup(MPI_Comm comm);

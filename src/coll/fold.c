@@ -82,34 +82,33 @@ int tc_fold_scratch_get(tc_ctx_t *ctx, tc_fold_scratch_t *f)
 
 void tc_fold_scratch_put(tc_fold_scratch_t *f) { f->acc = f->in = NULL; }
 
-int tc_fold_slots(tc_shm_t *s, const tc_rtype_t *t, size_t first, size_t n, char *dst)
+tc_status_t tc_fold_slots(tc_shm_t *s, const tc_rtype_t *t, size_t first, size_t n, char *dst)
 {
     size_t off = first * t->extent, span = tc_span(t, n);
-    if (!span) return MPI_SUCCESS;
+    if (!span) return TC_OK;
     memcpy(dst, tc_shm_cico(s, s->nlocal - 1, 0) + off, span);
     for (int r = s->nlocal - 2; r >= 0; r--) {
         int rc = tc_op_apply(t, tc_shm_cico(s, r, 0) + off, dst, n);
-        if (rc != MPI_SUCCESS) return rc;
+        if (rc != TC_OK) return rc;
     }
     s->bytes_cico += span * (size_t)s->nlocal;
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
-int tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size_t first, size_t n,
-                 const uint64_t *push, int npush)
+tc_status_t tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size_t first, size_t n,
+                         const uint64_t *push, int npush)
 {
     size_t off = first * t->extent, span = tc_span(t, n);
     for (int i = 0; i < npush && span; i++) {
         struct iovec l = { (void *)(src + off), span };
-        if (tc_region_copy(s, push[i], off, &l, 1, TC_DIR_TO_REGION) != (long long)span)
-            return MPI_ERR_INTERN;
+        TC_RETURN_IF_SHORT(tc_region_copy(s, push[i], off, &l, 1, TC_DIR_TO_REGION), span);
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
-int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, const char *own,
-                  size_t first, size_t n, char *dst, const uint64_t *push, int npush,
-                  tc_fold_scratch_t *f)
+tc_status_t tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies,
+                          const char *own, size_t first, size_t n, char *dst, const uint64_t *push,
+                          int npush, tc_fold_scratch_t *f)
 {
     const int nl = s->nlocal;
     size_t per = TC_FOLD_CHUNK / t->extent; /* elements per accumulator */
@@ -121,7 +120,7 @@ int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, con
         char *big = NULL;
         if (span > TC_FOLD_CHUNK) { /* element larger than the chunk */
             big = malloc(2 * span);
-            if (!big) return MPI_ERR_NO_MEM;
+            if (!big) return TC_ERR_NOMEM;
             acc = big;
             in = big + span;
         }
@@ -129,7 +128,7 @@ int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, con
          * our own input (MPI_IN_PLACE), which is still an operand: saves a
          * pass over the chunk. */
         if (dst && !big && dst != own) acc = dst + off;
-        int rc = MPI_SUCCESS;
+        int rc = TC_OK;
         /* Operand order: canonical (right to left) for non-commutative
          * ops.  For commutative ones the accumulator starts with a peer's
          * operand read straight into it, saving the copy of our own input
@@ -138,30 +137,28 @@ int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, con
         if (t->commutative && firstop == s->me && nl > 1) firstop = nl - 2;
         if (firstop == s->me)
             memcpy(acc, own + off, span);
-        else if (tc_region_read(s, cookies[firstop], off, acc, span) != (long long)span)
-            rc = MPI_ERR_INTERN;
-        for (int r = nl - 1; r >= 0 && rc == MPI_SUCCESS; r--) {
+        else
+            rc = tc_copied(tc_region_read(s, cookies[firstop], off, acc, span), span);
+        for (int r = nl - 1; r >= 0 && rc == TC_OK; r--) {
             if (r == firstop) continue;
             if (r == s->me) {
                 rc = tc_op_apply(t, own + off, acc, k);
-            } else if (tc_region_read(s, cookies[r], off, in, span) != (long long)span) {
-                rc = MPI_ERR_INTERN;
-            } else {
+            } else if ((rc = tc_copied(tc_region_read(s, cookies[r], off, in, span), span)) ==
+                       TC_OK) {
                 rc = tc_op_apply(t, in, acc, k);
             }
         }
-        for (int i = 0; i < npush && rc == MPI_SUCCESS; i++) {
+        for (int i = 0; i < npush && rc == TC_OK; i++) {
             struct iovec l = { acc, span };
-            if (tc_region_copy(s, push[i], off, &l, 1, TC_DIR_TO_REGION) != (long long)span)
-                rc = MPI_ERR_INTERN;
+            rc = tc_copied(tc_region_copy(s, push[i], off, &l, 1, TC_DIR_TO_REGION), span);
         }
-        if (rc == MPI_SUCCESS && dst && acc != dst + off) memcpy(dst + off, acc, span);
+        if (rc == TC_OK && dst && acc != dst + off) memcpy(dst + off, acc, span);
         free(big);
-        if (rc != MPI_SUCCESS) return rc;
+        if (rc != TC_OK) return rc;
         first += k;
         n -= k;
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 int tc_fold_all_posted(const tc_shm_t *s, uint64_t seq, uint64_t *in, uint64_t *out)
@@ -169,18 +166,18 @@ int tc_fold_all_posted(const tc_shm_t *s, uint64_t seq, uint64_t *in, uint64_t *
     for (int i = 0; i < s->nlocal; i++) {
         if (i == s->me) continue;
         /* Acquire: pairs with the release in tc_fold_post. */
-        if (atomic_load_explicit(&s->ctl[i].post_seq, memory_order_acquire) != seq) return 0;
+        if (atomic_load_explicit(&tc_cctl(s, i)->post_seq, memory_order_acquire) != seq) return 0;
     }
     for (int i = 0; i < s->nlocal; i++) {
-        if (in) in[i] = atomic_load_explicit(&s->ctl[i].in_cookie, memory_order_relaxed);
-        if (out) out[i] = atomic_load_explicit(&s->ctl[i].out_cookie, memory_order_relaxed);
+        if (in) in[i] = atomic_load_explicit(&tc_cctl(s, i)->in_cookie, memory_order_relaxed);
+        if (out) out[i] = atomic_load_explicit(&tc_cctl(s, i)->out_cookie, memory_order_relaxed);
     }
     return 1;
 }
 
 void tc_fold_post(tc_shm_t *s, uint64_t seq, uint64_t in_cookie, uint64_t out_cookie)
 {
-    tc_ctl_t *me = &s->ctl[s->me];
+    tc_cctl_t *me = tc_cctl(s, s->me);
     atomic_store_explicit(&me->in_cookie, in_cookie, memory_order_relaxed);
     atomic_store_explicit(&me->out_cookie, out_cookie, memory_order_relaxed);
     atomic_store_explicit(&me->prog, 0, memory_order_relaxed);
@@ -188,8 +185,8 @@ void tc_fold_post(tc_shm_t *s, uint64_t seq, uint64_t in_cookie, uint64_t out_co
     atomic_store_explicit(&me->post_seq, seq, memory_order_release);
 }
 
-int tc_fold_slots_share(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *dst, int publish,
-                        tc_fold_scratch_t *f)
+tc_status_t tc_fold_slots_share(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *dst,
+                                int publish, tc_fold_scratch_t *f)
 {
     tc_part_t p;
     size_t first, n;
@@ -199,18 +196,19 @@ int tc_fold_slots_share(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *ds
     char *tmp = NULL, *at = dst ? dst + off : NULL;
     if (!at)
         at = f && f->acc && sp <= 2 * (size_t)TC_FOLD_CHUNK ? f->acc : (tmp = malloc(sp ? sp : 1));
-    if (!at) return MPI_ERR_NO_MEM;
+    if (!at) return TC_ERR_NOMEM;
     int rc = tc_fold_slots(s, t, first, n, at);
-    if (rc == MPI_SUCCESS && publish) {
+    if (rc == TC_OK && publish) {
         memcpy(tc_shm_cico(s, s->me, 0) + off, at, sp);
         /* Release: the result piece in our slot before prog. */
-        atomic_store_explicit(&s->ctl[s->me].prog, 1, memory_order_release);
+        atomic_store_explicit(&tc_cctl(s, s->me)->prog, 1, memory_order_release);
     }
     free(tmp);
     return rc;
 }
 
-int tc_fold_slots_gather(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *out, size_t *got)
+tc_status_t tc_fold_slots_gather(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *out,
+                                 size_t *got)
 {
     tc_part_t p;
     size_t first, n;
@@ -219,31 +217,31 @@ int tc_fold_slots_gather(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *o
         int j = (int)*got;
         if (j == s->me) continue;
         /* Acquire: pairs with the release in tc_fold_slots_share. */
-        if (atomic_load_explicit(&s->ctl[j].prog, memory_order_acquire) < 1) return TC_OP_PENDING;
+        if (atomic_load_explicit(&tc_cctl(s, j)->prog, memory_order_acquire) < 1)
+            return TC_INPROGRESS;
         tc_part_piece(&p, 0, j, &first, &n);
         size_t off = first * t->extent, sp = tc_span(t, n);
         memcpy(out + off, tc_shm_cico(s, j, 0) + off, sp);
         s->bytes_cico += sp;
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
-int tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const void *in, int slot,
-                       uint64_t seq, uint64_t wait)
+tc_status_t tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const void *in,
+                               int slot, uint64_t seq, uint64_t wait)
 {
-    return tc_shm_eager_put(s, in, tc_span(t, count), slot, seq, wait) ? MPI_SUCCESS
-                                                                       : TC_OP_PENDING;
+    return tc_shm_item_put(s, in, tc_span(t, count), slot, seq, wait) ? TC_OK : TC_INPROGRESS;
 }
 
-int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq,
-                  const char *own, char *dst, char *acc, size_t *done)
+tc_status_t tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq,
+                          const char *own, char *dst, char *acc, size_t *done)
 {
     const int nl = s->nlocal;
     size_t span = tc_span(t, count), avail = span;
     for (int i = 0; i < nl; i++) {
         if (i == s->me && own) continue;
-        size_t a = tc_shm_eager_avail(s, i, slot, seq, span);
-        if (a == (size_t)-1) return MPI_ERR_INTERN;
+        size_t a = tc_shm_item_avail(s, i, slot, seq, span);
+        if (a == (size_t)-1) return TC_ERR_PROTO;
         if (a < avail) avail = a;
     }
     size_t n = avail == span ? count : avail / t->extent; /* whole elements present everywhere */
@@ -252,16 +250,16 @@ int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint
         /* our operand is still needed where the result goes (MPI_IN_PLACE):
          * fold the piece aside, then copy it over */
         char *a = own && dst == own ? acc + off : dst + off;
-#define OPERAND(r) (((r) == s->me && own ? own : tc_shm_eager_data(s, (r), slot, span)) + off)
+#define OPERAND(r) (((r) == s->me && own ? own : tc_shm_item_data(s, (r), slot, span)) + off)
         memcpy(a, OPERAND(nl - 1), len);
         for (int r = nl - 2; r >= 0; r--) {
             int rc = tc_op_apply(t, OPERAND(r), a, k);
-            if (rc != MPI_SUCCESS) return rc;
+            if (rc != TC_OK) return rc;
         }
 #undef OPERAND
         if (a != dst + off) memcpy(dst + off, a, len);
         s->bytes_cico += len * (size_t)(nl - (own != NULL));
         *done = n;
     }
-    return *done == count ? MPI_SUCCESS : TC_OP_PENDING;
+    return *done == count ? TC_OK : TC_INPROGRESS;
 }

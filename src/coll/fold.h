@@ -68,7 +68,7 @@ void tc_fold_scratch_put(tc_fold_scratch_t *f);
  *  (each holding its input from offset 0) into @dst (n elements: the
  *  piece itself, not a buffer base), local memory that is not a slot.
  *  MPI_SUCCESS or an error. */
-int tc_fold_slots(tc_shm_t *s, const tc_rtype_t *t, size_t first, size_t n, char *dst);
+tc_status_t tc_fold_slots(tc_shm_t *s, const tc_rtype_t *t, size_t first, size_t n, char *dst);
 
 /** One node, through the slots, the reduce-scatter step: fold this
  *  process's share (piece s->me of s->nlocal equal pieces of @count
@@ -77,14 +77,15 @@ int tc_fold_slots(tc_shm_t *s, const tc_rtype_t *t, size_t first, size_t n, char
  *  @publish, the result also goes over the piece in this process's own
  *  slot (only it reads that piece) and prog = 1 is released for the
  *  peers' tc_fold_slots_gather.  MPI_SUCCESS or an error. */
-int tc_fold_slots_share(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *dst, int publish,
-                        tc_fold_scratch_t *f);
+tc_status_t tc_fold_slots_share(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *dst,
+                                int publish, tc_fold_scratch_t *f);
 
 /** The allgather step after tc_fold_slots_share: copy every other local
  *  process's published piece into @out (laid out like the inputs) as each
  *  is released.  *@got counts the local ranks done (start at 0).
- *  MPI_SUCCESS once all are copied, TC_OP_PENDING before (never blocks). */
-int tc_fold_slots_gather(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *out, size_t *got);
+ *  MPI_SUCCESS once all are copied, TC_INPROGRESS before (never blocks). */
+tc_status_t tc_fold_slots_gather(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *out,
+                                 size_t *got);
 
 /**
  * Fold elements [@first, @first+@n) of every local process's input.
@@ -96,14 +97,14 @@ int tc_fold_slots_gather(tc_shm_t *s, const tc_rtype_t *t, size_t count, char *o
  * from cache costs less than letting the peers read it back from memory.
  * Returns MPI_SUCCESS or an MPI error code.
  */
-int tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies, const char *own,
-                  size_t first, size_t n, char *dst, const uint64_t *push, int npush,
-                  tc_fold_scratch_t *f);
+tc_status_t tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies,
+                          const char *own, size_t first, size_t n, char *dst, const uint64_t *push,
+                          int npush, tc_fold_scratch_t *f);
 
 /** Write elements [@first, @first+@n) of @src (laid out like the inputs)
  *  into each of the @npush regions @push.  MPI_SUCCESS or an error. */
-int tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size_t first, size_t n,
-                 const uint64_t *push, int npush);
+tc_status_t tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size_t first, size_t n,
+                         const uint64_t *push, int npush);
 
 /** Wait-free check: have all local processes posted their cookies for
  *  collective @seq?  Fills @in / @out (may be NULL) on success. */
@@ -111,12 +112,12 @@ int tc_fold_all_posted(const tc_shm_t *s, uint64_t seq, uint64_t *in, uint64_t *
 
 /** Eager reductions (one node, small vectors; tc_ctx_eager): every local
  *  process has copied its operand into its CICO slot @slot and tagged it
- *  with @seq.  This writes its own: waits (TC_OP_PENDING, never blocks)
+ *  with @seq.  This writes its own: waits (TC_INPROGRESS, never blocks)
  *  until every local process has finished call @wait, then copies @count
  *  elements of @t from @in (span bytes) into the slot and releases the
- *  tag.  MPI_SUCCESS or TC_OP_PENDING. */
-int tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const void *in, int slot,
-                       uint64_t seq, uint64_t wait);
+ *  tag.  MPI_SUCCESS or TC_INPROGRESS. */
+tc_status_t tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const void *in,
+                               int slot, uint64_t seq, uint64_t wait);
 /** Folds, in canonical order s_0 op (s_1 op (... op s_{n-1})), the
  *  elements from *@done on that every local process's item @slot for @seq
  *  holds by now (ours aside when @own is given), into @dst; *@done
@@ -125,10 +126,10 @@ int tc_fold_eager_post(tc_shm_t *s, const tc_rtype_t *t, size_t count, const voi
  *  by piece as their writers publish them.  When @dst is @own
  *  (MPI_IN_PLACE) each piece is folded in @acc (span bytes) and copied
  *  over.  The same bytes on every process that calls it.  MPI_SUCCESS
- *  (all folded), TC_OP_PENDING, or MPI_ERR_INTERN (a newer tag: the
+ *  (all folded), TC_INPROGRESS, or MPI_ERR_INTERN (a newer tag: the
  *  protocol broke). */
-int tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq,
-                  const char *own, char *dst, char *acc, size_t *done);
+tc_status_t tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int slot, uint64_t seq,
+                          const char *own, char *dst, char *acc, size_t *done);
 
 /** Publish this process's cookies for @seq (prog reset to 0). */
 void tc_fold_post(tc_shm_t *s, uint64_t seq, uint64_t in_cookie, uint64_t out_cookie);

@@ -190,7 +190,7 @@ int tc_op_apply(const tc_rtype_t *t, const void *in, void *inout, size_t n)
     while (n > 0) { /* MPI counts are ints */
         int k = n > (size_t)INT_MAX ? INT_MAX : (int)n;
         int rc = PMPI_Reduce_local(src, dst, k, t->dt, t->op);
-        if (rc != MPI_SUCCESS) return rc;
+        if (rc != MPI_SUCCESS) return tc_status_mpi(rc);
         src += (size_t)k * t->extent;
         dst += (size_t)k * t->extent;
         n -= (size_t)k;

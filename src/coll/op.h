@@ -20,6 +20,8 @@
 #ifndef TC_COLL_OP_H
 #define TC_COLL_OP_H
 
+#include "../base/status.h"
+
 #include <mpi.h>
 #include <stddef.h>
 
@@ -53,7 +55,7 @@ int tc_op_classify(MPI_Datatype dt, MPI_Op op, tc_rtype_t *t);
 
 /** inout[k] = in[k] op inout[k] for @n elements of @t.  @in and @inout
  *  must not overlap.  Returns MPI_SUCCESS or an MPI error code. */
-int tc_op_apply(const tc_rtype_t *t, const void *in, void *inout, size_t n);
+tc_status_t tc_op_apply(const tc_rtype_t *t, const void *in, void *inout, size_t n);
 
 /** Name of the kernel tc_op_apply uses for @t ("double sum (vectorised)",
  *  "MPI_Reduce_local"), for topocoll_info and the benchmark. */

@@ -6,39 +6,106 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TC_TAG_RCHAIN 0x7c06 /* the leaders' chain (on the leaders' communicator) */
+#include "tags.h"
 
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
-int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                   const tc_rtype_t *t, int root, int may_block)
+/* An eager Reduce: these fields only (eager_work, fini); clearing the
+ * whole operation was a tenth of a small Reduce. */
+static tc_status_t init_eager(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out,
+                              size_t count, const tc_rtype_t *t, int root, uint64_t seq,
+                              const tc_tune_t *tune)
+{
+    op->ctx = ctx;
+    op->t = *t;
+    op->in = in;
+    op->count = count;
+    op->root = root;
+    op->am_root = ctx->map.rank == root;
+    op->out = op->am_root ? out : NULL;
+    op->seq = seq;
+    op->state = ST_START;
+    op->cico = 1;
+    op->tune = *tune;
+    op->f.acc = op->f.in = NULL;
+    op->eager_done = 0;
+    op->eager = 1;
+    tc_ctx_eager(ctx, seq, &op->eager_slot, &op->eager_wait);
+    return TC_OK;
+}
+
+/* Single copy: the pieces every local process folds (see reduce.h). */
+static void init_pieces(tc_reduce_t *op)
+{
+    const tc_ctx_t *ctx = op->ctx;
+    const tc_nodemap_t *m = &ctx->map;
+    const tc_rtype_t *t = &op->t;
+    int nw = m->lsize;
+    op->wid = m->lrank;
+    /* Several nodes: the segment is the leaders' pipeline unit and must be
+     * the same on every node, whatever its number of workers. */
+    size_t seg = tc_fold_segsize(ctx, t, op->count, op->multi ? 1 : nw);
+    op->chain = op->multi && tc_ctx_chain(ctx, tc_span(t, op->count));
+    if (op->chain && !ctx->cfg->red_segsize) /* TC_NET_SEG (see ctx.h) */
+        seg = (TC_NET_SEG / t->extent) ? (TC_NET_SEG / t->extent) : 1;
+    tc_part_init(&op->part, op->count, seg, nw);
+    /* One node: the root writes its pieces into its own buffer, the others
+     * pay an extra single-copy write: the root takes twice their share
+     * (measured at np=2, 128 KiB-16 MiB: 1:1 gave 0.85-1.00x native,
+     * 3:2 1.05-1.47x, 2:1 1.19-1.38x, 3:1 1.11-1.27x). */
+    if (!op->multi) tc_part_weigh(&op->part, op->root_local, 2, 1);
+    /* Small vectors on one node: the root reads and folds everything (the
+     * others only expose their inputs), one synchronisation fewer on its
+     * path (measured at np=2, 16 KiB: 4.2-4.3 us against 5.1 with shares;
+     * from 32 KiB shares win: 7.8 against 9.1-9.7 us). */
+    if (!op->multi && tc_span(t, op->count) <= TC_REDUCE_SOLO_MAX)
+        tc_part_weigh(&op->part, op->root_local, 1, 0);
+    else
+        tc_part_weigh(&op->part, op->first, 2, 1); /* the leader writes its pieces locally too */
+}
+
+/* Single copy: the cookies' table, the fold scratch, and the leaders'
+ * buffers (@lead: this process is its node's leader). */
+static tc_status_t init_buffers(tc_reduce_t *op, int lead, const void *in, const void *out)
+{
+    tc_ctx_t *ctx = op->ctx;
+    const tc_nodemap_t *m = &ctx->map;
+    const size_t span = tc_span(&op->t, op->count);
+    if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t))))
+        return TC_ERR_NOMEM;
+    if (op->wid >= 0 && ctx->shm && tc_fold_scratch_get(ctx, &op->f) != 0) return TC_ERR_NOMEM;
+    /* a middle node of the chain: what arrives, folded with ours, before it goes on */
+    if (op->chain && lead && m->node != op->llroot &&
+        m->node != (op->llroot + m->nnodes - 1) % m->nnodes &&
+        !(op->acc = tc_ctx_buf(ctx, TC_BUF_NET, span)))
+        return TC_ERR_NOMEM;
+    if (!op->multi || !lead) return TC_OK;
+    if (m->lsize > 1) {
+        if (!(op->nb = tc_ctx_buf(ctx, TC_BUF_NODE, 2 * span))) return TC_ERR_NOMEM;
+        op->src = op->nb;
+    } else if (op->am_root && in == out) {
+        /* no MPI_IN_PLACE at a non-zero root of the leaders' comm
+         * (MPICH 4.0.2 crashes there): reduce from a copy */
+        if (!(op->nb = tc_ctx_buf(ctx, TC_BUF_NODE, span))) return TC_ERR_NOMEM;
+        memcpy(op->nb, in, span);
+        op->src = op->nb;
+    } else {
+        op->src = in;
+    }
+    return TC_OK;
+}
+
+tc_status_t tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
+                           const tc_rtype_t *t, int root, int may_block)
 {
     const tc_nodemap_t *m = &ctx->map;
     const size_t span = tc_span(t, count);
     const uint64_t seq = ++ctx->seq;
     tc_tune_t tune;
     int cico = tc_tune_choose(&tune, ctx, TC_TUNE_REDUCE, span, tc_fold_uses_cico(ctx, span), seq);
-    if (cico && (tc_ctx_eager_reduce_fits(ctx, span) ||
-                 (tune.bucket < 0 && tc_ctx_eager_fits(ctx, span)))) {
-        /* Eager: these fields only (eager_work, fini); clearing the whole
-         * operation was a tenth of a small Reduce. */
-        op->ctx = ctx;
-        op->t = *t;
-        op->in = in;
-        op->count = count;
-        op->root = root;
-        op->am_root = m->rank == root;
-        op->out = op->am_root ? out : NULL;
-        op->seq = seq;
-        op->state = ST_START;
-        op->cico = 1;
-        op->tune = tune;
-        op->f.acc = op->f.in = NULL;
-        op->eager_done = 0;
-        op->eager = 1;
-        tc_ctx_eager(ctx, seq, &op->eager_slot, &op->eager_wait);
-        return MPI_SUCCESS;
-    }
+    if (cico &&
+        (tc_ctx_eager_reduce_fits(ctx, span) || (tune.bucket < 0 && tc_ctx_eager_fits(ctx, span))))
+        return init_eager(op, ctx, in, out, count, t, root, seq, &tune);
     memset(op, 0, sizeof(*op));
     op->ctx = ctx;
     op->t = *t;
@@ -58,59 +125,15 @@ int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, si
     op->wid = -1;
     for (int w = 0; w < TC_REDUCE_WINDOW; w++) op->rreq[w] = op->sreq[w] = MPI_REQUEST_NULL;
     int lead = m->lrank == op->first;
-
     if (op->cico) {
         /* the folding process needs a node buffer when it is not the root */
         if (op->multi && lead && !op->am_root && !(op->nb = tc_ctx_buf(ctx, TC_BUF_NODE, 2 * span)))
-            return MPI_ERR_NO_MEM;
-        if (!op->multi && ctx->shm && tc_fold_scratch_get(ctx, &op->f) != 0) return MPI_ERR_NO_MEM;
-        return MPI_SUCCESS;
+            return TC_ERR_NOMEM;
+        if (!op->multi && ctx->shm && tc_fold_scratch_get(ctx, &op->f) != 0) return TC_ERR_NOMEM;
+        return TC_OK;
     }
-    int nw = m->lsize; /* every local process folds (see reduce.h) */
-    op->wid = m->lrank;
-    /* Several nodes: the segment is the leaders' pipeline unit and must be
-     * the same on every node, whatever its number of workers. */
-    size_t seg = tc_fold_segsize(ctx, t, count, op->multi ? 1 : nw);
-    op->chain = op->multi && tc_ctx_chain(ctx, span);
-    if (op->chain && !ctx->cfg->red_segsize) /* TC_NET_SEG (see ctx.h) */
-        seg = (TC_NET_SEG / t->extent) ? (TC_NET_SEG / t->extent) : 1;
-    tc_part_init(&op->part, count, seg, nw);
-    /* One node: the root writes its pieces into its own buffer, the others
-     * pay an extra single-copy write: the root takes twice their share
-     * (measured at np=2, 128 KiB-16 MiB: 1:1 gave 0.85-1.00x native,
-     * 3:2 1.05-1.47x, 2:1 1.19-1.38x, 3:1 1.11-1.27x). */
-    if (!op->multi) tc_part_weigh(&op->part, op->root_local, 2, 1);
-    /* Small vectors on one node: the root reads and folds everything (the
-     * others only expose their inputs), one synchronisation fewer on its
-     * path (measured at np=2, 16 KiB: 4.2-4.3 us against 5.1 with shares;
-     * from 32 KiB shares win: 7.8 against 9.1-9.7 us). */
-    if (!op->multi && tc_span(t, count) <= TC_REDUCE_SOLO_MAX)
-        tc_part_weigh(&op->part, op->root_local, 1, 0);
-    else
-        tc_part_weigh(&op->part, op->first, 2, 1); /* the leader writes its pieces locally too */
-    if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t))))
-        return MPI_ERR_NO_MEM;
-    if (op->wid >= 0 && ctx->shm && tc_fold_scratch_get(ctx, &op->f) != 0) return MPI_ERR_NO_MEM;
-    if (op->chain && lead && m->node != op->llroot &&
-        m->node != (op->llroot + m->nnodes - 1) % m->nnodes &&
-        !(op->acc = tc_ctx_buf(ctx, TC_BUF_NET, span)))
-        return MPI_ERR_NO_MEM; /* a middle node: what arrives, folded with ours, before it goes on
-                                */
-    if (op->multi && lead) {
-        if (m->lsize > 1) {
-            if (!(op->nb = tc_ctx_buf(ctx, TC_BUF_NODE, 2 * span))) return MPI_ERR_NO_MEM;
-            op->src = op->nb;
-        } else if (op->am_root && in == out) {
-            /* no MPI_IN_PLACE at a non-zero root of the leaders' comm
-             * (MPICH 4.0.2 crashes there): reduce from a copy */
-            if (!(op->nb = tc_ctx_buf(ctx, TC_BUF_NODE, span))) return MPI_ERR_NO_MEM;
-            memcpy(op->nb, in, span);
-            op->src = op->nb;
-        } else {
-            op->src = in;
-        }
-    }
-    return MPI_SUCCESS;
+    init_pieces(op);
+    return init_buffers(op, lead, in, out);
 }
 
 /* ---- leaders' network part (first leader, several nodes) ------------------ */
@@ -130,7 +153,7 @@ static char *final_at(tc_reduce_t *op, size_t off)
  * it into the final result.  Receives are posted a window ahead.
  * red_posted counts the receives posted, red_done the segments folded (and
  * sent on), sent the sends completed.  Never blocks. */
-static int chain_network(tc_reduce_t *op, size_t avail)
+static tc_status_t chain_network(tc_reduce_t *op, size_t avail)
 {
     tc_ctx_t *c = op->ctx;
     const int W = TC_REDUCE_WINDOW, N = c->map.nnodes;
@@ -148,9 +171,9 @@ static int chain_network(tc_reduce_t *op, size_t avail)
         while (pos < N - 1 && op->red_posted < lim && op->red_posted - op->sent < (size_t)W) {
             size_t i = op->red_posted, first = i * op->part.seg;
             size_t n = op->count - first < op->part.seg ? op->count - first : op->part.seg;
-            rc = PMPI_Irecv(acc + first * ext, (int)n, op->t.dt, up, TC_TAG_RCHAIN, c->llcomm,
-                            &op->rreq[i % W]);
-            if (rc != MPI_SUCCESS) return rc;
+            rc = tc_status_mpi(PMPI_Irecv(acc + first * ext, (int)n, op->t.dt, up, TC_TAG_RCHAIN,
+                                          c->llcomm, &op->rreq[i % W]));
+            if (rc != TC_OK) return rc;
             op->red_posted++;
             moved = 1;
         }
@@ -159,18 +182,18 @@ static int chain_network(tc_reduce_t *op, size_t avail)
             size_t n = op->count - first < op->part.seg ? op->count - first : op->part.seg;
             char *mine = (char *)op->src + first * ext, *out = mine;
             flag = 1;
-            if (pos < N - 1 &&
-                (rc = PMPI_Test(&op->rreq[i % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            if (pos < N - 1 && (rc = tc_status_mpi(PMPI_Test(&op->rreq[i % W], &flag,
+                                                             MPI_STATUS_IGNORE))) != TC_OK)
                 return rc;
             if (flag) {
                 if (pos < N - 1) { /* what came from upstream, with ours folded in */
                     out = acc + first * ext;
-                    if ((rc = tc_op_apply(&op->t, mine, out, n)) != MPI_SUCCESS) return rc;
+                    if ((rc = tc_op_apply(&op->t, mine, out, n)) != TC_OK) return rc;
                 }
                 if (pos > 0) {
-                    rc = PMPI_Isend(out, (int)n, op->t.dt, down, TC_TAG_RCHAIN, c->llcomm,
-                                    &op->sreq[i % W]);
-                    if (rc != MPI_SUCCESS) return rc;
+                    rc = tc_status_mpi(PMPI_Isend(out, (int)n, op->t.dt, down, TC_TAG_RCHAIN,
+                                                  c->llcomm, &op->sreq[i % W]));
+                    if (rc != TC_OK) return rc;
                 }
                 op->red_done++;
                 moved = 1;
@@ -178,19 +201,19 @@ static int chain_network(tc_reduce_t *op, size_t avail)
         }
         while (op->sent < op->red_done) {
             if (pos > 0) {
-                if ((rc = PMPI_Test(&op->sreq[op->sent % W], &flag, MPI_STATUS_IGNORE)) !=
-                    MPI_SUCCESS)
+                if ((rc = tc_status_mpi(
+                         PMPI_Test(&op->sreq[op->sent % W], &flag, MPI_STATUS_IGNORE))) != TC_OK)
                     return rc;
                 if (!flag) break;
             }
             op->sent++;
             moved = 1;
         }
-        if (!moved) return MPI_SUCCESS;
+        if (!moved) return TC_OK;
     }
 }
 
-static int leaders_network(tc_reduce_t *op, size_t avail)
+static tc_status_t leaders_network(tc_reduce_t *op, size_t avail)
 {
     tc_ctx_t *c = op->ctx;
     const int W = TC_REDUCE_WINDOW;
@@ -205,30 +228,31 @@ static int leaders_network(tc_reduce_t *op, size_t avail)
              * (the workers fold the next segments on their own), and
              * Open MPI's nonblocking reduction, progressed only by our
              * tests, was 2-3x slower when oversubscribed. */
-            rc = PMPI_Reduce(op->src + off, final_at(op, off), (int)n, op->t.dt, op->t.op,
-                             op->llroot, c->llcomm);
-            if (rc != MPI_SUCCESS) return rc;
+            rc = tc_status_mpi(PMPI_Reduce(op->src + off, final_at(op, off), (int)n, op->t.dt,
+                                           op->t.op, op->llroot, c->llcomm));
+            if (rc != TC_OK) return rc;
             op->red_posted++;
             op->red_done++;
             continue;
         }
-        rc = PMPI_Ireduce(op->src + off, final_at(op, off), (int)n, op->t.dt, op->t.op, op->llroot,
-                          c->llcomm, &op->rreq[i % W]);
-        if (rc != MPI_SUCCESS) return rc;
+        rc = tc_status_mpi(PMPI_Ireduce(op->src + off, final_at(op, off), (int)n, op->t.dt,
+                                        op->t.op, op->llroot, c->llcomm, &op->rreq[i % W]));
+        if (rc != TC_OK) return rc;
         op->red_posted++;
     }
     while (op->red_done < op->red_posted) {
-        if ((rc = PMPI_Test(&op->rreq[op->red_done % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        if ((rc = tc_status_mpi(
+                 PMPI_Test(&op->rreq[op->red_done % W], &flag, MPI_STATUS_IGNORE))) != TC_OK)
             return rc;
         if (!flag) break;
         op->red_done++;
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* ---- small vectors --------------------------------------------------------- */
 
-static int cico_work(tc_reduce_t *op)
+static tc_status_t cico_work(tc_reduce_t *op)
 {
     tc_ctx_t *c = op->ctx;
     tc_shm_t *s = c->shm;
@@ -238,132 +262,143 @@ static int cico_work(tc_reduce_t *op)
         /* One node: process j folds piece j of every slot and puts the
          * result over its own input's piece j (only it reads piece j);
          * the root copies the pieces out. */
-        if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
+        if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_INPROGRESS;
         if (!op->folded) {
             /* the root keeps its piece; the others publish theirs for it */
             rc = tc_fold_slots_share(s, &op->t, op->count, op->am_root ? op->out : NULL,
                                      !op->am_root, &op->f);
-            if (rc != MPI_SUCCESS) return rc;
+            if (rc != TC_OK) return rc;
             op->folded = 1;
         }
-        if (!op->am_root) return MPI_SUCCESS;
+        if (!op->am_root) return TC_OK;
         return tc_fold_slots_gather(s, &op->t, op->count, op->out, &op->got);
     }
     if (lead) {
         if (op->red_posted == 0) {
             char *nb = op->am_root ? op->out : op->nb;
             if (s) {
-                if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_OP_PENDING;
-                if ((rc = tc_fold_slots(s, &op->t, 0, op->count, nb)) != MPI_SUCCESS) return rc;
+                if (!tc_fold_all_posted(s, op->seq, NULL, NULL)) return TC_INPROGRESS;
+                if ((rc = tc_fold_slots(s, &op->t, 0, op->count, nb)) != TC_OK) return rc;
             } else if (nb != op->in) {
                 memcpy(nb, op->in, span);
             }
             /* the root reduces into its own buffer from a copy (no IN_PLACE) */
             if (op->am_root) {
                 if (!op->nb && !(op->nb = tc_ctx_buf(op->ctx, TC_BUF_NODE, span)))
-                    return MPI_ERR_NO_MEM;
+                    return TC_ERR_NOMEM;
                 memcpy(op->nb, nb, span);
             }
             op->src = op->nb;
             op->part.seg = op->count; /* one segment */
         }
-        if ((rc = leaders_network(op, 1)) != MPI_SUCCESS) return rc;
-        if (op->red_done < 1) return TC_OP_PENDING;
+        if ((rc = leaders_network(op, 1)) != TC_OK) return rc;
+        if (op->red_done < 1) return TC_INPROGRESS;
         if (s && op->root_local >= 0 && !op->am_root) {
             /* the root reads the result from our slots (nobody else does) */
             memcpy(tc_shm_cico(s, s->me, 0), final_at(op, 0), span);
-            atomic_store_explicit(&s->ctl[s->me].prog, 1, memory_order_release);
+            atomic_store_explicit(&tc_cctl(s, s->me)->prog, 1, memory_order_release);
         }
-        return MPI_SUCCESS;
+        return TC_OK;
     }
-    if (!op->am_root) return MPI_SUCCESS;
+    if (!op->am_root) return TC_OK;
     /* Acquire: pairs with the leader's release of prog. */
-    if (atomic_load_explicit(&s->ctl[op->first].post_seq, memory_order_acquire) != op->seq ||
-        atomic_load_explicit(&s->ctl[op->first].prog, memory_order_acquire) < 1)
-        return TC_OP_PENDING;
+    if (atomic_load_explicit(&tc_cctl(s, op->first)->post_seq, memory_order_acquire) != op->seq ||
+        atomic_load_explicit(&tc_cctl(s, op->first)->prog, memory_order_acquire) < 1)
+        return TC_INPROGRESS;
     memcpy(op->out, tc_shm_cico(s, op->first, 0), span);
     s->bytes_cico += span;
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* ---- single copy ------------------------------------------------------------ */
 
-static int sc_work(tc_reduce_t *op)
+/* Single copy, several nodes: the node's leader folds its own pieces,
+ * waits for the workers' and runs the leaders' network part. */
+static tc_status_t sc_leader_work(tc_reduce_t *op)
 {
-    tc_ctx_t *c = op->ctx;
-    tc_shm_t *s = c->shm;
-    int lead = c->map.lrank == op->first, rc;
+    tc_shm_t *s = op->ctx->shm;
     const size_t nseg = op->part.nseg;
-    if (s && !tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal))
-        return TC_OP_PENDING;
-
-    if (!op->multi) { /* one node: every process writes its pieces into the root's buffer */
+    size_t avail = nseg;
+    tc_status_t rc;
+    if (s) {
+        /* our own pieces first, one segment per step (the workers fold
+         * theirs meanwhile; the network step below may block) */
         if (op->folded < nseg) {
             size_t first, n;
             tc_part_piece(&op->part, op->folded, op->wid, &first, &n);
-            rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, op->out,
-                               &op->cookies[s->nlocal + op->first], op->am_root ? 0 : 1, &op->f);
-            if (rc != MPI_SUCCESS) return rc;
+            rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, op->nb, NULL, 0, &op->f);
+            if (rc != TC_OK) return rc;
             op->folded++;
         }
-        return op->folded < nseg ? TC_OP_PENDING : MPI_SUCCESS;
-    }
-
-    if (lead) {
-        size_t avail = nseg;
-        if (s) {
-            /* our own pieces first, one segment per step (the workers fold
-             * theirs meanwhile; the network step below may block) */
-            if (op->folded < nseg) {
-                size_t first, n;
-                tc_part_piece(&op->part, op->folded, op->wid, &first, &n);
-                rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, op->nb, NULL, 0,
-                                   &op->f);
-                if (rc != MPI_SUCCESS) return rc;
-                op->folded++;
-            }
-            avail = op->folded;
-            /* segments every worker has pushed into our node buffer */
-            for (int w = 0; w < s->nlocal; w++) {
-                if (w == s->me) continue;
-                /* Acquire: pairs with the worker's release after its write. */
-                size_t p = (size_t)atomic_load_explicit(&s->ctl[w].prog, memory_order_acquire);
-                if (p < avail) avail = p;
-            }
+        avail = op->folded;
+        /* segments every worker has pushed into our node buffer */
+        for (int w = 0; w < s->nlocal; w++) {
+            if (w == s->me) continue;
+            /* Acquire: pairs with the worker's release after its write. */
+            size_t p = (size_t)atomic_load_explicit(&tc_cctl(s, w)->prog, memory_order_acquire);
+            if (p < avail) avail = p;
         }
-        if ((rc = leaders_network(op, avail)) != MPI_SUCCESS) return rc;
-        if (s && op->root_local >= 0 && !op->am_root) /* Release: final segments for the root */
-            atomic_store_explicit(&s->ctl[s->me].prog, op->red_done, memory_order_release);
-        /* along a chain, our sends downstream must be complete too */
-        return (op->chain ? op->sent : op->red_done) < nseg ? TC_OP_PENDING : MPI_SUCCESS;
     }
+    if ((rc = leaders_network(op, avail)) != TC_OK) return rc;
+    if (s && op->root_local >= 0 && !op->am_root) /* Release: final segments for the root */
+        atomic_store_explicit(&tc_cctl(s, s->me)->prog, op->red_done, memory_order_release);
+    /* along a chain, our sends downstream must be complete too */
+    return (op->chain ? op->sent : op->red_done) < nseg ? TC_INPROGRESS : TC_OK;
+}
 
-    /* a worker (the paper's second leader) */
+/* Single copy, several nodes: a worker (the paper's second leader) folds
+ * its pieces into the leader's buffer; at the root, it then copies the
+ * final segments out of it. */
+static tc_status_t sc_worker_work(tc_reduce_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const size_t nseg = op->part.nseg;
     if (op->folded < nseg) {
         size_t first, n;
         tc_part_piece(&op->part, op->folded, op->wid, &first, &n);
-        rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, NULL,
-                           &op->cookies[s->nlocal + op->first], 1, &op->f);
-        if (rc != MPI_SUCCESS) return rc;
+        tc_status_t rc = tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, NULL,
+                                       &op->cookies[s->nlocal + op->first], 1, &op->f);
+        if (rc != TC_OK) return rc;
         op->folded++;
         /* Release: our write into the leader's buffer before the report. */
-        atomic_store_explicit(&s->ctl[s->me].prog, op->folded, memory_order_release);
+        atomic_store_explicit(&tc_cctl(s, s->me)->prog, op->folded, memory_order_release);
     }
     if (op->am_root) { /* copy the final segments out of the leader's buffer */
-        size_t fin = (size_t)atomic_load_explicit(&s->ctl[op->first].prog, memory_order_acquire);
+        size_t fin =
+            (size_t)atomic_load_explicit(&tc_cctl(s, op->first)->prog, memory_order_acquire);
         if (fin > op->got) {
             size_t a = op->got * op->part.seg,
                    b = fin * op->part.seg < op->count ? fin * op->part.seg : op->count;
             size_t off = a * op->t.extent, span = tc_span(&op->t, b - a);
-            if (tc_region_read(s, op->cookies[s->nlocal + op->first],
-                               tc_span(&op->t, op->count) + off, op->out + off,
-                               span) != (long long)span)
-                return MPI_ERR_INTERN;
+            TC_RETURN_IF_SHORT(tc_region_read(s, op->cookies[s->nlocal + op->first],
+                                              tc_span(&op->t, op->count) + off, op->out + off,
+                                              span),
+                               span);
             op->got = fin;
         }
-        if (op->got < nseg) return TC_OP_PENDING;
+        if (op->got < nseg) return TC_INPROGRESS;
     }
-    return op->folded < nseg ? TC_OP_PENDING : MPI_SUCCESS;
+    return op->folded < nseg ? TC_INPROGRESS : TC_OK;
+}
+
+static tc_status_t sc_work(tc_reduce_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const size_t nseg = op->part.nseg;
+    if (s && !tc_fold_all_posted(s, op->seq, op->cookies, op->cookies + s->nlocal))
+        return TC_INPROGRESS;
+    if (op->multi) return op->ctx->map.lrank == op->first ? sc_leader_work(op) : sc_worker_work(op);
+    /* one node: every process writes its pieces into the root's buffer */
+    if (op->folded < nseg) {
+        size_t first, n;
+        tc_part_piece(&op->part, op->folded, op->wid, &first, &n);
+        tc_status_t rc =
+            tc_fold_piece(s, &op->t, op->cookies, op->in, first, n, op->out,
+                          &op->cookies[s->nlocal + op->first], op->am_root ? 0 : 1, &op->f);
+        if (rc != TC_OK) return rc;
+        op->folded++;
+    }
+    return op->folded < nseg ? TC_INPROGRESS : TC_OK;
 }
 
 /* Eager (one node; tc_ctx_eager): every process but the root copies its
@@ -375,7 +410,7 @@ static int sc_work(tc_reduce_t *op)
  * finished the previous call, stamps the time, publishes its start, and
  * ends once all finished this one; the others complete only after its
  * start (so they have seen its choice word: tune.h). */
-static int eager_work(tc_reduce_t *op)
+static tc_status_t eager_work(tc_reduce_t *op)
 {
     tc_ctx_t *c = op->ctx;
     tc_shm_t *s = c->shm;
@@ -383,14 +418,14 @@ static int eager_work(tc_reduce_t *op)
     int rc;
     if (op->state == ST_START) {
         if (tuner && !op->tune.t0_ns) {
-            if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
+            if (!tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
             tc_tune_start(&op->tune, c, op->seq);
             /* Release: the choice word before the start the others acquire. */
-            atomic_store_explicit(&s->ctl[0].tune_seq, op->seq, memory_order_release);
+            atomic_store_explicit(&tc_cctl(s, 0)->tune_seq, op->seq, memory_order_release);
         }
         /* the root reads its own operand where it is */
         if (!op->am_root && (rc = tc_fold_eager_post(s, &op->t, op->count, op->in, op->eager_slot,
-                                                     op->seq, op->eager_wait)) != MPI_SUCCESS)
+                                                     op->seq, op->eager_wait)) != TC_OK)
             return rc;
         op->state = ST_WORK;
     }
@@ -398,27 +433,27 @@ static int eager_work(tc_reduce_t *op)
         if (op->am_root) {
             /* MPI_IN_PLACE: the fold runs in the context's scratch */
             if (op->in == op->out && !op->f.acc && tc_fold_scratch_get(c, &op->f) != 0)
-                return MPI_ERR_NO_MEM;
+                return TC_ERR_NOMEM;
             rc = tc_fold_eager(s, &op->t, op->count, op->eager_slot, op->seq, op->in, op->out,
                                op->f.acc, &op->eager_done);
-            if (rc != MPI_SUCCESS) return rc;
+            if (rc != TC_OK) return rc;
         }
         /* Acquire: pairs with the tuner's release of its start. */
         if (op->tune.bucket >= 0 && !tuner &&
-            atomic_load_explicit(&s->ctl[0].tune_seq, memory_order_acquire) < op->seq)
-            return TC_OP_PENDING;
-        tc_shm_finish(s, op->seq);
+            atomic_load_explicit(&tc_cctl(s, 0)->tune_seq, memory_order_acquire) < op->seq)
+            return TC_INPROGRESS;
+        tc_cctl_finish(s, op->seq);
         op->state = ST_ACK;
     }
     if (op->state == ST_ACK) {
-        if (tuner && !tc_shm_all_done(s, op->seq)) return TC_OP_PENDING;
+        if (tuner && !tc_shm_all_done(s, op->seq)) return TC_INPROGRESS;
         tc_tune_end(&op->tune, c);
         op->state = ST_DONE;
     }
-    return TC_OP_DONE;
+    return TC_OK;
 }
 
-int tc_reduce_work(tc_reduce_t *op)
+tc_status_t tc_reduce_work(tc_reduce_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     int rc;
@@ -426,7 +461,7 @@ int tc_reduce_work(tc_reduce_t *op)
     switch (op->state) {
     case ST_START:
         if (s) {
-            if (!tc_shm_all_done(s, op->seq - 1)) return TC_OP_PENDING;
+            if (!tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
             tc_tune_start(&op->tune, op->ctx, op->seq); /* before our post: see tune.h */
             size_t span = tc_span(&op->t, op->count);
             if (op->cico) {
@@ -437,18 +472,16 @@ int tc_reduce_work(tc_reduce_t *op)
                 struct iovec iov = { (void *)op->in, span };
                 unsigned in_rights = TC_RIGHT_READ;
                 if (op->am_root && op->in == op->out && !op->multi) in_rights |= TC_RIGHT_WRITE;
-                if (tc_region_create(s, &iov, 1, in_rights, &op->in_cookie) != 0)
-                    return MPI_ERR_INTERN;
+                TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, in_rights, &op->in_cookie));
                 if (lead && op->multi) { /* the node buffer (and final result) */
                     iov.iov_base = op->nb;
                     iov.iov_len = 2 * span;
-                    if (tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE,
-                                         &op->out_cookie) != 0)
-                        return MPI_ERR_INTERN;
+                    TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE,
+                                                         &op->out_cookie));
                 } else if (lead && op->in != op->out) { /* one node: the root's buffer */
                     iov.iov_base = op->out;
-                    if (tc_region_create(s, &iov, 1, TC_RIGHT_WRITE, &op->out_cookie) != 0)
-                        return MPI_ERR_INTERN;
+                    TC_RETURN_IF_FAILED(
+                        tc_region_create(s, &iov, 1, TC_RIGHT_WRITE, &op->out_cookie));
                 }
                 tc_fold_post(s, op->seq, op->in_cookie,
                              op->out_cookie ? op->out_cookie : op->in_cookie);
@@ -458,19 +491,19 @@ int tc_reduce_work(tc_reduce_t *op)
         /* fall through */
     case ST_WORK:
         rc = op->cico ? cico_work(op) : sc_work(op);
-        if (rc != MPI_SUCCESS) return rc;
-        if (s) tc_shm_finish(s, op->seq);
+        if (rc != TC_OK) return rc;
+        if (s) tc_cctl_finish(s, op->seq);
         op->state = ST_ACK;
         /* fall through */
     case ST_ACK:
         /* Single copy: peers read our input (and write the root's buffer)
          * until they finish.  CICO: the next collective's start waits. */
         if (s && (!op->cico || tc_tune_waits(&op->tune, op->ctx)) && !tc_shm_all_done(s, op->seq))
-            return TC_OP_PENDING;
+            return TC_INPROGRESS;
         tc_tune_end(&op->tune, op->ctx);
         op->state = ST_DONE;
         /* fall through */
-    default: return TC_OP_DONE;
+    default: return TC_OK;
     }
 }
 

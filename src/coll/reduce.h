@@ -79,9 +79,9 @@ typedef struct tc_reduce {
  *  at the root means MPI_IN_PLACE.  @may_block: called from a blocking
  *  collective, the leaders' steps may be blocking MPI calls.  ctx enabled, count > 0, size > 1.
  *  MPI_SUCCESS or an error code (then call fini). */
-int tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                   const tc_rtype_t *t, int root, int may_block);
-int tc_reduce_work(tc_reduce_t *op);
+tc_status_t tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
+                           const tc_rtype_t *t, int root, int may_block);
+tc_status_t tc_reduce_work(tc_reduce_t *op);
 void tc_reduce_fini(tc_reduce_t *op);
 
 #endif

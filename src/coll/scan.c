@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TC_SCAN_TAG_BASE 0x5c00
+#include "tags.h"
 
-int tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                 const tc_rtype_t *t)
+tc_status_t tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
+                         const tc_rtype_t *t)
 {
     memset(op, 0, sizeof(*op));
     op->ctx = ctx;
@@ -16,7 +16,7 @@ int tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t
     op->out = out;
     op->count = count;
     op->seq = ++ctx->seq;
-    op->tag = TC_SCAN_TAG_BASE + (int)(op->seq & 0xff);
+    op->tag = TC_TAG_SCAN + (int)(op->seq & 0xff);
     PMPI_Comm_rank(ctx->pcomm, &op->rank);
     PMPI_Comm_size(ctx->pcomm, &op->size);
     /* Segments pay only along a chain of 3 or more (a rank forwards one
@@ -33,8 +33,8 @@ int tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t
     for (int w = 0; w < TC_SCAN_WINDOW; w++) op->rreq[w] = op->sreq[w] = MPI_REQUEST_NULL;
     if (in != out) memcpy(out, in, tc_span(t, count));
     if (op->rank > 0 && !(op->rbuf = malloc(TC_SCAN_WINDOW * tc_span(t, op->seg))))
-        return MPI_ERR_NO_MEM;
-    return MPI_SUCCESS;
+        return TC_ERR_NOMEM;
+    return TC_OK;
 }
 
 static void seg_range(const tc_scan_t *op, size_t k, size_t *first, size_t *n)
@@ -45,28 +45,29 @@ static void seg_range(const tc_scan_t *op, size_t k, size_t *first, size_t *n)
 
 /* Post the receives of the next segments from the left, a window at a
  * time: a slot is free once its segment has been folded (sposted). */
-static int post_receives(tc_scan_t *op, size_t span)
+static tc_status_t post_receives(tc_scan_t *op, size_t span)
 {
     const size_t W = TC_SCAN_WINDOW;
     size_t first, n;
     while (op->rank > 0 && op->rposted < op->nseg && op->rposted - op->sposted < W) {
         seg_range(op, op->rposted, &first, &n);
-        int rc = PMPI_Irecv(op->rbuf + (op->rposted % W) * span, (int)n, op->t.dt, op->rank - 1,
-                            op->tag, op->ctx->pcomm, &op->rreq[op->rposted % W]);
-        if (rc != MPI_SUCCESS) return rc;
+        int rc = tc_status_mpi(PMPI_Irecv(op->rbuf + (op->rposted % W) * span, (int)n, op->t.dt,
+                                          op->rank - 1, op->tag, op->ctx->pcomm,
+                                          &op->rreq[op->rposted % W]));
+        if (rc != TC_OK) return rc;
         op->rposted++;
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
-int tc_scan_work(tc_scan_t *op)
+tc_status_t tc_scan_work(tc_scan_t *op)
 {
     const int W = TC_SCAN_WINDOW;
     MPI_Comm pc = op->ctx->pcomm;
     size_t span = tc_span(&op->t, op->seg), first, n;
     int flag, rc;
     if (op->rank == 0) op->rdone = op->nseg; /* the chain starts here: nothing to receive */
-    if ((rc = post_receives(op, span)) != MPI_SUCCESS) return rc;
+    if ((rc = post_receives(op, span)) != TC_OK) return rc;
     for (;;) {
         /* a segment may be folded once it arrived and, on a rank with a
          * right neighbour, once its send slot is free again */
@@ -74,13 +75,15 @@ int tc_scan_work(tc_scan_t *op)
         if (k >= op->nseg) break;
         if (op->rank > 0 && k >= op->rdone) {
             if (k >= op->rposted) break;
-            if ((rc = PMPI_Test(&op->rreq[k % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            if ((rc = tc_status_mpi(PMPI_Test(&op->rreq[k % W], &flag, MPI_STATUS_IGNORE))) !=
+                TC_OK)
                 return rc;
             if (!flag) break;
             op->rdone++;
         }
         if (op->rank + 1 < op->size && k - op->sdone >= (size_t)W) {
-            if ((rc = PMPI_Test(&op->sreq[op->sdone % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            if ((rc = tc_status_mpi(
+                     PMPI_Test(&op->sreq[op->sdone % W], &flag, MPI_STATUS_IGNORE))) != TC_OK)
                 return rc;
             if (!flag) break;
             op->sdone++;
@@ -88,28 +91,29 @@ int tc_scan_work(tc_scan_t *op)
         seg_range(op, k, &first, &n);
         char *o = op->out + first * op->t.extent;
         /* out = prefix(0..r-1) op out: the left operand is the lower ranks' */
-        if (op->rank > 0 &&
-            (rc = tc_op_apply(&op->t, op->rbuf + (k % W) * span, o, n)) != MPI_SUCCESS)
+        if (op->rank > 0 && (rc = tc_op_apply(&op->t, op->rbuf + (k % W) * span, o, n)) != TC_OK)
             return rc;
         if (op->rank + 1 < op->size) {
-            rc = PMPI_Isend(o, (int)n, op->t.dt, op->rank + 1, op->tag, pc, &op->sreq[k % W]);
-            if (rc != MPI_SUCCESS) return rc;
+            rc = tc_status_mpi(
+                PMPI_Isend(o, (int)n, op->t.dt, op->rank + 1, op->tag, pc, &op->sreq[k % W]));
+            if (rc != TC_OK) return rc;
         }
         op->sposted++;
         /* the receive slot k % W is free again: post the next receive */
-        if ((rc = post_receives(op, span)) != MPI_SUCCESS) return rc;
+        if ((rc = post_receives(op, span)) != TC_OK) return rc;
     }
-    if (op->sposted < op->nseg) return TC_OP_PENDING;
+    if (op->sposted < op->nseg) return TC_INPROGRESS;
     while (op->rank + 1 < op->size && op->sdone < op->sposted) {
-        if ((rc = PMPI_Test(&op->sreq[op->sdone % W], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        if ((rc = tc_status_mpi(PMPI_Test(&op->sreq[op->sdone % W], &flag, MPI_STATUS_IGNORE))) !=
+            TC_OK)
             return rc;
-        if (!flag) return TC_OP_PENDING;
+        if (!flag) return TC_INPROGRESS;
         op->sdone++;
     }
     /* every collective of the context ends so: the next one on the node
      * may rely on this process being done with this sequence number */
-    if (op->ctx->shm) tc_shm_finish(op->ctx->shm, op->seq);
-    return TC_OP_DONE;
+    if (op->ctx->shm) tc_cctl_finish(op->ctx->shm, op->seq);
+    return TC_OK;
 }
 
 void tc_scan_fini(tc_scan_t *op)

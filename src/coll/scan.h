@@ -49,10 +49,10 @@ typedef struct tc_scan {
  *  communicator; @in may equal @out (MPI_IN_PLACE).  MPI_SUCCESS or
  *  MPI_ERR_NO_MEM.  Messages use pcomm with a tag derived from ctx->seq,
  *  so scans on one communicator may follow each other back to back. */
-int tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                 const tc_rtype_t *t);
-/** Advance: TC_OP_DONE, TC_OP_PENDING or an MPI error code. */
-int tc_scan_work(tc_scan_t *op);
+tc_status_t tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
+                         const tc_rtype_t *t);
+/** Advance: TC_OK, TC_INPROGRESS or an MPI error code. */
+tc_status_t tc_scan_work(tc_scan_t *op);
 /** Release the receive window (after DONE or an error; cancels nothing:
  *  call it only once work returned DONE or an error). */
 void tc_scan_fini(tc_scan_t *op);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TC_TAG_TREE 0x7c05
+#include "tags.h"
 
 int tc_tree_split(const tc_ctx_t *ctx, int comm_cores)
 {
@@ -15,8 +15,8 @@ int tc_tree_split(const tc_ctx_t *ctx, int comm_cores)
     return s > h ? h : s;
 }
 
-int tc_tree_init(tc_tree_t *op, tc_ctx_t *ctx, int kind, const void *in, void *out, size_t count,
-                 const tc_rtype_t *t, size_t bytes, int root, int s)
+tc_status_t tc_tree_init(tc_tree_t *op, tc_ctx_t *ctx, int kind, const void *in, void *out,
+                         size_t count, const tc_rtype_t *t, size_t bytes, int root, int s)
 {
     int rank, n;
     memset(op, 0, sizeof(*op));
@@ -41,7 +41,7 @@ int tc_tree_init(tc_tree_t *op, tc_ctx_t *ctx, int kind, const void *in, void *o
             int child = vr + (1 << (i - 1));
             if (child < n) op->step[op->nstep++] = (tc_tree_step_t){ i, (child + root) % n, 0 };
         }
-        return MPI_SUCCESS;
+        return TC_OK;
     }
     op->t = *t;
     op->count = count;
@@ -58,9 +58,9 @@ int tc_tree_init(tc_tree_t *op, tc_ctx_t *ctx, int kind, const void *in, void *o
      * threshold would fault every page on every call (tc_ctx_buf) */
     op->buf = vr == 0 ? out : tc_ctx_buf(ctx, TC_BUF_TREE_ACC, op->bytes);
     op->tmp = op->nstep && op->step[0].recv ? tc_ctx_buf(ctx, TC_BUF_TREE_TMP, op->bytes) : NULL;
-    if (!op->buf || (op->nstep && op->step[0].recv && !op->tmp)) return MPI_ERR_NO_MEM;
+    if (!op->buf || (op->nstep && op->step[0].recv && !op->tmp)) return TC_ERR_NOMEM;
     if (op->buf != in) memcpy(op->buf, in, op->bytes);
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 static int owns(const tc_tree_t *op, int level, int who)
@@ -75,7 +75,7 @@ int tc_tree_leaves_done(const tc_tree_t *op)
     return 1;
 }
 
-static int bcast_work(tc_tree_t *op, int who)
+static tc_status_t bcast_work(tc_tree_t *op, int who)
 {
     MPI_Comm pc = op->ctx->pcomm;
     int flag, rc;
@@ -84,59 +84,90 @@ static int bcast_work(tc_tree_t *op, int who)
         if (!owns(op, st->level, who)) break;
         if (st->recv) {
             if (!op->posted) {
-                rc = PMPI_Irecv(op->buf, (int)op->bytes, MPI_BYTE, st->peer, op->tag, pc, &op->req);
-                if (rc != MPI_SUCCESS) return rc;
+                rc = tc_status_mpi(
+                    PMPI_Irecv(op->buf, (int)op->bytes, MPI_BYTE, st->peer, op->tag, pc, &op->req));
+                if (rc != TC_OK) return rc;
                 op->posted = 1;
             }
-            if ((rc = PMPI_Test(&op->req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
-            if (!flag) return TC_OP_PENDING;
+            if ((rc = tc_status_mpi(PMPI_Test(&op->req, &flag, MPI_STATUS_IGNORE))) != TC_OK)
+                return rc;
+            if (!flag) return TC_INPROGRESS;
             op->posted = 0;
         } else {
-            rc = PMPI_Isend(op->buf, (int)op->bytes, MPI_BYTE, st->peer, op->tag, pc,
-                            &op->sreq[op->nsend++]);
-            if (rc != MPI_SUCCESS) return rc;
+            rc = tc_status_mpi(PMPI_Isend(op->buf, (int)op->bytes, MPI_BYTE, st->peer, op->tag, pc,
+                                          &op->sreq[op->nsend++]));
+            if (rc != TC_OK) return rc;
         }
         op->cur++;
     }
     /* the sends complete under whoever owns them: test them all here */
     while (op->sdone < op->nsend) {
-        if ((rc = PMPI_Test(&op->sreq[op->sdone], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        if ((rc = tc_status_mpi(PMPI_Test(&op->sreq[op->sdone], &flag, MPI_STATUS_IGNORE))) !=
+            TC_OK)
             return rc;
-        if (!flag) return TC_OP_PENDING;
+        if (!flag) return TC_INPROGRESS;
         op->sdone++;
     }
-    return op->cur == op->nstep ? TC_OP_DONE : TC_OP_PENDING;
+    return op->cur == op->nstep ? TC_OK : TC_INPROGRESS;
 }
 
-static int reduce_work(tc_tree_t *op, int who)
+static tc_status_t reduce_work(tc_tree_t *op, int who)
 {
     MPI_Comm pc = op->ctx->pcomm;
     int flag, rc;
     int n = (int)op->count;
     while (op->cur < op->nstep) {
         tc_tree_step_t *st = &op->step[op->cur];
-        if (!owns(op, st->level, who)) return TC_OP_PENDING;
+        if (!owns(op, st->level, who)) return TC_INPROGRESS;
         if (!op->posted) {
-            rc = st->recv ? PMPI_Irecv(op->tmp, n, op->t.dt, st->peer, op->tag, pc, &op->req)
-                          : PMPI_Isend(op->buf, n, op->t.dt, st->peer, op->tag, pc, &op->req);
-            if (rc != MPI_SUCCESS) return rc;
+            rc = tc_status_mpi(
+                st->recv ? PMPI_Irecv(op->tmp, n, op->t.dt, st->peer, op->tag, pc, &op->req)
+                         : PMPI_Isend(op->buf, n, op->t.dt, st->peer, op->tag, pc, &op->req));
+            if (rc != TC_OK) return rc;
             op->posted = 1;
         }
-        if ((rc = PMPI_Test(&op->req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
-        if (!flag) return TC_OP_PENDING;
+        if ((rc = tc_status_mpi(PMPI_Test(&op->req, &flag, MPI_STATUS_IGNORE))) != TC_OK) return rc;
+        if (!flag) return TC_INPROGRESS;
         op->posted = 0;
-        if (st->recv && (rc = tc_op_apply(&op->t, op->tmp, op->buf, op->count)) != MPI_SUCCESS)
-            return rc;
+        if (st->recv && (rc = tc_op_apply(&op->t, op->tmp, op->buf, op->count)) != TC_OK) return rc;
         op->cur++;
     }
-    return TC_OP_DONE;
+    return TC_OK;
 }
 
-int tc_tree_work(tc_tree_t *op, int who)
+tc_status_t tc_tree_work(tc_tree_t *op, int who)
 {
     int rc = op->kind == TC_TREE_BCAST ? bcast_work(op, who) : reduce_work(op, who);
-    if (rc == TC_OP_DONE && op->ctx->shm) tc_shm_finish(op->ctx->shm, op->seq);
+    if (rc == TC_OK && op->ctx->shm) tc_cctl_finish(op->ctx->shm, op->seq);
     return rc;
 }
 
 void tc_tree_fini(tc_tree_t *op) { op->buf = op->tmp = NULL; /* the context's (tc_ctx_buf) */ }
+
+tc_status_t tc_tree_allreduce_init(tc_tree_allreduce_t *op, tc_ctx_t *ctx, const void *in,
+                                   void *out, size_t count, const tc_rtype_t *t, int s)
+{
+    op->phase = 0;
+    op->s = s;
+    op->out = out;
+    op->bytes = tc_span(t, count);
+    return tc_tree_init(&op->tree, ctx, TC_TREE_REDUCE, in, out, count, t, 0, 0, s);
+}
+
+tc_status_t tc_tree_allreduce_work(tc_tree_allreduce_t *op, int who)
+{
+    tc_status_t rc = tc_tree_work(&op->tree, who);
+    if (rc != TC_OK || op->phase) return rc;
+    tc_ctx_t *ctx = op->tree.ctx;
+    tc_tree_fini(&op->tree);
+    op->phase = 1;
+    rc = tc_tree_init(&op->tree, ctx, TC_TREE_BCAST, NULL, op->out, 0, NULL, op->bytes, 0, op->s);
+    return rc != TC_OK ? rc : tc_tree_work(&op->tree, who);
+}
+
+int tc_tree_allreduce_leaves_done(const tc_tree_allreduce_t *op)
+{
+    return op->phase || tc_tree_leaves_done(&op->tree);
+}
+
+void tc_tree_allreduce_fini(tc_tree_allreduce_t *op) { tc_tree_fini(&op->tree); }

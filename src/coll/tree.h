@@ -18,8 +18,8 @@
  * underlying MPI's point-to-point (its shared-memory transport on one
  * node).  Commutative ops only (the combination order follows the tree).
  *
- * Owns: tc_tree_t (its reduction buffers are the context's, tc_ctx_buf).  May call: coll/ctx, coll/model,
- * coll/op, PMPI point-to-point.
+ * Owns: tc_tree_t (its reduction buffers are the context's, tc_ctx_buf).  May call: coll/ctx,
+ * coll/model, coll/op, PMPI point-to-point.
  */
 #ifndef TC_COLL_TREE_H
 #define TC_COLL_TREE_H
@@ -71,15 +71,34 @@ int tc_tree_split(const tc_ctx_t *ctx, int comm_cores);
  *  @root's @out (TC_TREE_REDUCE; @in may equal @out at the root).
  *  @s: leaf-side levels for the application.  MPI_SUCCESS or
  *  MPI_ERR_NO_MEM. */
-int tc_tree_init(tc_tree_t *op, tc_ctx_t *ctx, int kind, const void *in, void *out, size_t count,
-                 const tc_rtype_t *t, size_t bytes, int root, int s);
+tc_status_t tc_tree_init(tc_tree_t *op, tc_ctx_t *ctx, int kind, const void *in, void *out,
+                         size_t count, const tc_rtype_t *t, size_t bytes, int root, int s);
 /** Advance the steps @who owns (TC_EXEC_APP: levels <= S; TC_EXEC_COMM:
- *  levels > S; TC_EXEC_ANY: all): TC_OP_DONE, TC_OP_PENDING or an MPI
+ *  levels > S; TC_EXEC_ANY: all): TC_OK, TC_INPROGRESS or an MPI
  *  error code. */
-int tc_tree_work(tc_tree_t *op, int who);
+tc_status_t tc_tree_work(tc_tree_t *op, int who);
 /** 1 when every step at a level <= S is done (Reduce's initiating call
  *  returns then). */
 int tc_tree_leaves_done(const tc_tree_t *op);
 void tc_tree_fini(tc_tree_t *op);
+
+/* The split tree's Allreduce: a split-tree Reduce to rank 0, then a
+ * split-tree Bcast of its result (bit-identical everywhere). */
+typedef struct tc_tree_allreduce {
+    tc_tree_t tree;
+    int phase; /* 0 the Reduce, 1 the Bcast */
+    int s;
+    void *out;
+    size_t bytes;
+} tc_tree_allreduce_t;
+
+/** Prepare it: @count elements of @t from @in into every process's @out. */
+tc_status_t tc_tree_allreduce_init(tc_tree_allreduce_t *op, tc_ctx_t *ctx, const void *in,
+                                   void *out, size_t count, const tc_rtype_t *t, int s);
+/** As tc_tree_work, over both phases. */
+tc_status_t tc_tree_allreduce_work(tc_tree_allreduce_t *op, int who);
+/** 1 when the initiating call's part is done: the Reduce's leaf-side levels. */
+int tc_tree_allreduce_leaves_done(const tc_tree_allreduce_t *op);
+void tc_tree_allreduce_fini(tc_tree_allreduce_t *op);
 
 #endif

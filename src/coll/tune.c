@@ -31,7 +31,7 @@ static int bucket_of(size_t bytes)
 
 static _Atomic uint64_t *word_of(const tc_ctx_t *ctx, int kind, int bucket)
 {
-    return &ctx->shm->ctl[0].tune[kind * TC_TUNE_BUCKETS + bucket];
+    return &tc_cctl(ctx->shm, 0)->tune[kind * TC_TUNE_BUCKETS + bucket];
 }
 
 static int mode_at(uint64_t w, uint64_t seq)
@@ -78,7 +78,7 @@ int tc_tune_choose(tc_tune_t *tu, const tc_ctx_t *ctx, int kind, size_t bytes, i
      * against 4 us warm at 32 KiB, which kept single copy, 1.4x slower) */
     tu->cold[0] = 1;
     tu->cold[1] =
-        1 + (kind == TC_TUNE_REDUCE && bytes <= ctx->cfg->red_eager_max ? TC_EAGER_SLOTS : 0);
+        1 + (kind == TC_TUNE_REDUCE && bytes <= ctx->cfg->red_eager_max ? TC_SHM_ITEMS : 0);
     /* Relaxed: the word that decides @seq (written at the start of a call
      * <= seq - 2 that this process has finished) is ordered before this
      * read by that call's synchronisation (every tuned collective acquires

@@ -39,7 +39,7 @@
  * part too), with single copy working, and TOPOCOLL_TUNE=1 (default).
  *
  * Owns: the tuner's statistics (in tc_ctx_t) and the choice words (in
- * local rank 0's tc_ctl_t).  May call: coll/ctx, xfer/shmseg, libc.
+ * local rank 0's tc_cctl_t).  May call: coll/ctx, xfer/shmseg, libc.
  */
 #ifndef TC_COLL_TUNE_H
 #define TC_COLL_TUNE_H

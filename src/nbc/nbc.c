@@ -13,33 +13,73 @@
 
 enum { NB_QUEUED = 0, NB_RUNNING, NB_FINISHED };
 
+/* A context's queue: its outstanding operations, a FIFO run one at a time
+ * in call order (the same order on every rank), and its link in the list
+ * of queues with work.  Created with the context's first nonblocking
+ * operation, freed when the context goes (tc_ctx_on_release).  Progress
+ * lock. */
+typedef struct tc_nb_queue {
+    tc_ctx_t *ctx;
+    tc_nb_t *head, *tail;
+    struct tc_nb_queue *next;        /* every queue of the process */
+    struct tc_nb_queue *active_next; /* the queues with work */
+    int listed;                      /* 1: on the active list */
+} tc_nb_queue_t;
+
 /* The progress engine's state: the one piece of process-wide mutable
  * state outside the contexts (a progress engine needs a list of what is
  * outstanding; Open MPI's opal_progress keeps its callbacks the same way). */
 static struct {
-    pthread_mutex_t lock;    /* guards the contexts' FIFOs, active, fin */
-    tc_ctx_t *active;        /* contexts whose FIFO is not empty */
+    pthread_mutex_t lock;    /* guards the queues, active, fin */
+    tc_nb_queue_t *queues;   /* every context's queue */
+    tc_nb_queue_t *active;   /* the queues whose FIFO is not empty */
     tc_nb_t *fin, *fin_tail; /* finished, not yet completed toward MPI */
     _Atomic int outstanding; /* started and not yet completed toward MPI */
     pthread_cond_t work;     /* signalled when an operation is queued */
     int spin;                /* polls before a waiter yields (set once) */
-    pthread_once_t spin_once;
-} g_nb = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, 0, PTHREAD_COND_INITIALIZER, 0,
-           PTHREAD_ONCE_INIT };
+    pthread_once_t once;
+    _Atomic int threads;       /* progress threads running (progress/) */
+    _Atomic int thread_yields; /* 1: the thread shares the application's core */
+    int (*on_error)(tc_ctx_t *, tc_status_t, const char *); /* the bindings' (set once) */
+} g_nb = { .lock = PTHREAD_MUTEX_INITIALIZER,
+           .work = PTHREAD_COND_INITIALIZER,
+           .once = PTHREAD_ONCE_INIT };
 
-static void spin_init(void)
+static void release_ctx(tc_ctx_t *c);
+
+/* Once per process: the spin count, and the engine's hook on contexts
+ * that go. */
+static void engine_init(void)
 {
     const tc_loc_t *l = tc_loc_process();
     g_nb.spin = tc_config_spin(tc_config_get(), l ? l->hsize : 1);
+    tc_ctx_on_release(release_ctx);
 }
 
 static int waiter_spin(void)
 {
-    pthread_once(&g_nb.spin_once, spin_init);
-    return tc_nb_thread_shares_core() ? 0 : g_nb.spin;
+    pthread_once(&g_nb.once, engine_init);
+    return atomic_load_explicit(&g_nb.thread_yields, memory_order_relaxed) ? 0 : g_nb.spin;
 }
 
-/* ---- The operations' steps, by kind ------------------------------------------ */
+void tc_nb_threads_attach(int shares_core)
+{
+    atomic_store_explicit(&g_nb.thread_yields, shares_core, memory_order_relaxed);
+    atomic_store_explicit(&g_nb.threads, 1, memory_order_release);
+}
+
+void tc_nb_threads_detach(void)
+{
+    atomic_store_explicit(&g_nb.threads, 0, memory_order_release);
+    atomic_store_explicit(&g_nb.thread_yields, 0, memory_order_relaxed);
+}
+
+void tc_nb_on_error(int (*hook)(tc_ctx_t *ctx, tc_status_t st, const char *call))
+{
+    pthread_mutex_lock(&g_nb.lock);
+    g_nb.on_error = hook;
+    pthread_mutex_unlock(&g_nb.lock);
+}
 
 /* 1 on the progress thread: the split tree gives it the root-side levels. */
 static _Thread_local int tl_comm_core;
@@ -48,96 +88,9 @@ void tc_nb_mark_progress_thread(void) { tl_comm_core = 1; }
 
 static int executor(void)
 {
-    if (!tc_nb_threads_running()) return TC_EXEC_ANY; /* nobody else will run them */
+    if (!atomic_load_explicit(&g_nb.threads, memory_order_acquire))
+        return TC_EXEC_ANY; /* nobody else will run them */
     return tl_comm_core ? TC_EXEC_COMM : TC_EXEC_APP;
-}
-
-static int op_init(tc_nb_t *op)
-{
-    tc_ctx_t *c = op->ctx;
-    switch (op->kind) {
-    case TC_NB_BCAST: tc_bcast_init(&op->u.bcast, c, op->out, op->n, op->root); return MPI_SUCCESS;
-    case TC_NB_BARRIER: tc_barrier_init(&op->u.barrier, c, 0); return MPI_SUCCESS;
-    case TC_NB_REDUCE:
-        return tc_reduce_init(&op->u.reduce, c, op->in, op->out, op->n, &op->t, op->root, 0);
-    case TC_NB_ALLREDUCE:
-        return tc_allreduce_init(&op->u.allreduce, c, op->in, op->out, op->n, &op->t);
-    case TC_NB_ALLGATHER: return tc_allgather_init(&op->u.allgather, c, op->in, op->out, op->n);
-    case TC_NB_SCAN: return tc_scan_init(&op->u.scan, c, op->in, op->out, op->n, &op->t);
-    case TC_NB_TREE_BCAST:
-        return tc_tree_init(&op->u.tree, c, TC_TREE_BCAST, NULL, op->out, 0, NULL, op->n, op->root,
-                            op->split);
-    case TC_NB_TREE_REDUCE:
-        return tc_tree_init(&op->u.tree, c, TC_TREE_REDUCE, op->in, op->out, op->n, &op->t, 0,
-                            op->root, op->split);
-    case TC_NB_TREE_ALLREDUCE:
-        return tc_tree_init(&op->u.tree, c, TC_TREE_REDUCE, op->in, op->out, op->n, &op->t, 0, 0,
-                            op->split);
-    }
-    return MPI_ERR_INTERN;
-}
-
-static int op_work(tc_nb_t *op)
-{
-    switch (op->kind) {
-    case TC_NB_BCAST: return tc_bcast_work(&op->u.bcast);
-    case TC_NB_BARRIER: return tc_barrier_work(&op->u.barrier);
-    case TC_NB_REDUCE: return tc_reduce_work(&op->u.reduce);
-    case TC_NB_ALLREDUCE: return tc_allreduce_work(&op->u.allreduce);
-    case TC_NB_ALLGATHER: return tc_allgather_work(&op->u.allgather);
-    case TC_NB_SCAN: return tc_scan_work(&op->u.scan);
-    case TC_NB_TREE_BCAST:
-    case TC_NB_TREE_REDUCE: return tc_tree_work(&op->u.tree, executor());
-    case TC_NB_TREE_ALLREDUCE: {
-        /* the tree parts of Allreduce: a split-tree Reduce to rank 0, then
-         * a split-tree Bcast of its result (bit-identical everywhere) */
-        int rc = tc_tree_work(&op->u.tree, executor());
-        if (rc != TC_OP_DONE || op->phase) return rc;
-        tc_tree_fini(&op->u.tree);
-        op->phase = 1;
-        rc = tc_tree_init(&op->u.tree, op->ctx, TC_TREE_BCAST, NULL, op->out, 0, NULL,
-                          tc_span(&op->t, op->n), 0, op->split);
-        return rc != MPI_SUCCESS ? rc : tc_tree_work(&op->u.tree, executor());
-    }
-    }
-    return MPI_ERR_INTERN;
-}
-
-static void op_fini(tc_nb_t *op)
-{
-    tc_ctx_t *c = op->ctx;
-    switch (op->kind) {
-    case TC_NB_BCAST:
-        tc_bcast_fini(&op->u.bcast);
-        c->bcast_calls++;
-        break;
-    case TC_NB_BARRIER: c->barrier_calls++; break;
-    case TC_NB_REDUCE:
-        tc_reduce_fini(&op->u.reduce);
-        c->reduce_calls++;
-        break;
-    case TC_NB_ALLREDUCE:
-        tc_allreduce_fini(&op->u.allreduce);
-        c->allreduce_calls++;
-        break;
-    case TC_NB_ALLGATHER:
-        tc_allgather_fini(&op->u.allgather);
-        c->allgather_calls++;
-        break;
-    case TC_NB_SCAN: tc_scan_fini(&op->u.scan); break;
-    case TC_NB_TREE_BCAST:
-        tc_tree_fini(&op->u.tree);
-        c->bcast_calls++;
-        break;
-    case TC_NB_TREE_REDUCE:
-        tc_tree_fini(&op->u.tree);
-        c->reduce_calls++;
-        break;
-    case TC_NB_TREE_ALLREDUCE:
-        tc_tree_fini(&op->u.tree);
-        c->allreduce_calls++;
-        break;
-    }
 }
 
 /* ---- Generalized-request callbacks -------------------------------------------- */
@@ -175,50 +128,82 @@ static int greq_cancel(void *extra, int complete)
 
 /* ---- Queues and progress ------------------------------------------------------ */
 
-/* Advance @c's FIFO: its head until it is pending, starting each next
- * operation as the previous one finishes.  Progress lock held. */
-static void advance_ctx(tc_ctx_t *c)
+/* @c's queue, created when @create (NULL: none, or no memory).  Lock held. */
+static tc_nb_queue_t *queue_of_locked(tc_ctx_t *c, int create)
+{
+    for (tc_nb_queue_t *q = g_nb.queues; q; q = q->next)
+        if (q->ctx == c) return q;
+    if (!create) return NULL;
+    tc_nb_queue_t *q = calloc(1, sizeof(*q));
+    if (!q) return NULL;
+    q->ctx = c;
+    q->next = g_nb.queues;
+    g_nb.queues = q;
+    return q;
+}
+
+/* Finish @op with status @st: off its queue, onto the finished list.
+ * Lock held. */
+static void finish_locked(tc_nb_queue_t *q, tc_nb_t *op, tc_status_t st)
+{
+    op->ops->fini(&op->u);
+    q->ctx->stat[op->ops->stat].calls++;
+    if (st != TC_OK) q->ctx->tainted = 1; /* (coll/ctx: never kept for reuse) */
+    op->st = st;
+    op->state = NB_FINISHED;
+    q->head = op->next;
+    if (!q->head) q->tail = NULL;
+    op->next = NULL;
+    if (g_nb.fin_tail)
+        g_nb.fin_tail->next = op;
+    else
+        g_nb.fin = op;
+    g_nb.fin_tail = op;
+}
+
+/* Advance @q's FIFO: its head until it is in progress, starting each next
+ * operation as the previous one finishes.  Lock held. */
+static void advance_queue(tc_nb_queue_t *q)
 {
     tc_nb_t *op;
-    while ((op = c->nb_head)) {
-        int rc = MPI_SUCCESS;
+    while ((op = q->head)) {
+        tc_status_t st = TC_OK;
         if (op->state == NB_QUEUED) {
-            rc = op_init(op);
+            st = op->ops->init(&op->u, q->ctx, &op->a);
             op->state = NB_RUNNING;
         }
-        if (rc == MPI_SUCCESS && (rc = op_work(op)) == TC_OP_PENDING) return;
-        op_fini(op);
-        if (rc != MPI_SUCCESS) c->tainted = 1; /* (coll/ctx: never kept for reuse) */
-        atomic_store_explicit(&op->rc, rc, memory_order_release);
-        op->state = NB_FINISHED;
-        c->nb_head = op->next;
-        if (!c->nb_head) c->nb_tail = NULL;
-        op->next = NULL;
-        if (g_nb.fin_tail)
-            g_nb.fin_tail->next = op;
-        else
-            g_nb.fin = op;
-        g_nb.fin_tail = op;
+        if (st == TC_OK && (st = op->ops->work(&op->u, executor())) == TC_INPROGRESS) return;
+        finish_locked(q, op, st);
     }
 }
 
-/* Advance every listed context once; unlist the emptied ones.  Lock held. */
+/* Advance every listed queue once; unlist the emptied ones.  Lock held. */
 static void sweep_locked(void)
 {
-    tc_ctx_t **pp = &g_nb.active;
+    tc_nb_queue_t **pp = &g_nb.active;
     while (*pp) {
-        tc_ctx_t *c = *pp;
-        advance_ctx(c);
-        int ran = tc_async_run(c->shm); /* KNEM asynchronous copies */
+        tc_nb_queue_t *q = *pp;
+        advance_queue(q);
+        int ran = tc_async_run(q->ctx->shm); /* KNEM asynchronous copies */
         if (ran) atomic_fetch_sub_explicit(&g_nb.outstanding, ran, memory_order_release);
-        if (!c->nb_head && !tc_async_pending(c->shm)) {
-            *pp = c->nb_next;
-            c->nb_next = NULL;
-            c->nb_listed = 0;
+        if (!q->head && !tc_async_pending(q->ctx->shm)) {
+            *pp = q->active_next;
+            q->active_next = NULL;
+            q->listed = 0;
         } else {
-            pp = &c->nb_next;
+            pp = &q->active_next;
         }
     }
+}
+
+/* The MPI error code @op completes with (the bindings' hook says why). */
+static int op_error(tc_nb_t *op)
+{
+    if (op->st == TC_OK) return MPI_SUCCESS;
+    pthread_mutex_lock(&g_nb.lock);
+    int (*hook)(tc_ctx_t *, tc_status_t, const char *) = g_nb.on_error;
+    pthread_mutex_unlock(&g_nb.lock);
+    return hook ? hook(op->ctx, op->st, op->call) : MPI_ERR_INTERN;
 }
 
 /* Complete the operations of list @fin toward MPI (not under the lock:
@@ -228,15 +213,17 @@ static void complete_list(tc_nb_t *fin)
     while (fin) {
         tc_nb_t *op = fin;
         fin = op->next;
-        if (atomic_load_explicit(&op->rc, memory_order_relaxed) == MPI_SUCCESS && op->ubuf) {
+        int rc = op_error(op);
+        if (rc == MPI_SUCCESS && op->ubuf) {
             int pos = 0, psize = 0;
             PMPI_Pack_size(op->ucount, op->utype, MPI_COMM_SELF, &psize);
-            PMPI_Unpack(op->out, psize, &pos, op->ubuf, op->ucount, op->utype, MPI_COMM_SELF);
+            PMPI_Unpack(op->a.out, psize, &pos, op->ubuf, op->ucount, op->utype, MPI_COMM_SELF);
         }
         if (op->ubuf) PMPI_Type_free(&op->utype);
         free(op->tmp[0]);
         free(op->tmp[1]);
         op->tmp[0] = op->tmp[1] = NULL;
+        atomic_store_explicit(&op->rc, rc, memory_order_release);
         atomic_fetch_sub_explicit(&g_nb.outstanding, 1, memory_order_release);
         PMPI_Grequest_complete(op->greq);
         op_release(op); /* the engine's reference */
@@ -292,8 +279,6 @@ void tc_nb_wake(void)
     pthread_mutex_unlock(&g_nb.lock);
 }
 
-static void drain_hook(tc_ctx_t *c) { tc_nb_drain(c); }
-
 void tc_nb_drain(tc_ctx_t *c)
 {
     if (tc_nb_outstanding() == 0) return;
@@ -301,7 +286,8 @@ void tc_nb_drain(tc_ctx_t *c)
     tc_backoff_init(&b, waiter_spin());
     for (;;) {
         pthread_mutex_lock(&g_nb.lock);
-        int empty = c->nb_head == NULL && !tc_async_pending(c->shm);
+        tc_nb_queue_t *q = queue_of_locked(c, 0);
+        int empty = (!q || !q->head) && !tc_async_pending(c->shm);
         pthread_mutex_unlock(&g_nb.lock);
         if (empty) break;
         progress_pass(0);
@@ -310,36 +296,75 @@ void tc_nb_drain(tc_ctx_t *c)
     progress_pass(1); /* complete what finished (the context may be going) */
 }
 
-/* Put @c on the active list (once) and wake a sleeping progress thread.
- * Progress lock held. */
-static void list_ctx_locked(tc_ctx_t *c)
+/* coll/ctx's hook: @c goes (freed, or kept for another communicator).  Its
+ * operations complete first; then its queue goes. */
+static void release_ctx(tc_ctx_t *c)
 {
-    c->nb_drain = drain_hook;
-    if (!c->nb_listed) {
-        c->nb_listed = 1;
-        c->nb_next = g_nb.active;
-        g_nb.active = c;
+    tc_nb_drain(c);
+    pthread_mutex_lock(&g_nb.lock);
+    for (tc_nb_queue_t **pp = &g_nb.queues; *pp; pp = &(*pp)->next)
+        if ((*pp)->ctx == c) {
+            tc_nb_queue_t *q = *pp;
+            *pp = q->next;
+            free(q);
+            break;
+        }
+    pthread_mutex_unlock(&g_nb.lock);
+}
+
+/* Put @q on the active list (once) and wake a sleeping progress thread.
+ * Lock held. */
+static void list_queue_locked(tc_nb_queue_t *q)
+{
+    if (!q->listed) {
+        q->listed = 1;
+        q->active_next = g_nb.active;
+        g_nb.active = q;
     }
     pthread_cond_broadcast(&g_nb.work);
 }
 
-tc_nb_t *tc_nb_new(tc_ctx_t *ctx, int kind)
+tc_nb_t *tc_nb_new(tc_ctx_t *ctx, int kind, const char *call)
 {
-    /* Not calloc: the union holds a Bcast's 5 KiB, which its init (like
+    pthread_once(&g_nb.once, engine_init);
+    /* Not calloc: the state holds a Bcast's 5 KiB, which its init (like
      * every collective's) sets up itself; zeroing it cost a small
      * nonblocking call as much as the call. */
     tc_nb_t *op = malloc(sizeof(*op));
     if (!op) return NULL;
     memset(op, 0, offsetof(tc_nb_t, u));
     op->ctx = ctx;
-    op->kind = kind;
+    op->ops = tc_coll_ops(kind);
+    op->call = call;
     op->greq = MPI_REQUEST_NULL;
+    op->a.t = &op->t;
     return op;
+}
+
+/* The initiating call of a split-tree all-to-one operation runs its S
+ * leaf-side levels before the progress thread takes the rest. */
+static void run_leaves(tc_nb_t *op)
+{
+    tc_backoff_t b;
+    tc_backoff_init(&b, waiter_spin());
+    for (;;) {
+        pthread_mutex_lock(&g_nb.lock);
+        int left =
+            op->state != NB_FINISHED && (op->state != NB_RUNNING || !op->ops->leaves_done(&op->u));
+        pthread_mutex_unlock(&g_nb.lock);
+        if (!left) break;
+        progress_pass(1);
+        tc_backoff(&b);
+    }
 }
 
 int tc_nb_start(tc_nb_t *op, MPI_Request *req)
 {
-    int rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, op, &op->greq);
+    pthread_mutex_lock(&g_nb.lock);
+    tc_nb_queue_t *q = queue_of_locked(op->ctx, 1);
+    pthread_mutex_unlock(&g_nb.lock);
+    int rc =
+        q ? PMPI_Grequest_start(greq_query, greq_free, greq_cancel, op, &op->greq) : MPI_ERR_NO_MEM;
     if (rc != MPI_SUCCESS) {
         free(op->tmp[0]);
         free(op->tmp[1]);
@@ -349,47 +374,37 @@ int tc_nb_start(tc_nb_t *op, MPI_Request *req)
     }
     *req = op->greq;
     atomic_store_explicit(&op->refs, 2, memory_order_relaxed);
-    tc_ctx_t *c = op->ctx;
-    c->nb_calls++;
+    op->q = q;
     atomic_fetch_add_explicit(&g_nb.outstanding, 1, memory_order_relaxed);
     pthread_mutex_lock(&g_nb.lock);
-    if (c->nb_tail)
-        c->nb_tail->next = op;
+    op->ctx->stat[op->ops->stat].nonblocking++;
+    if (q->tail)
+        q->tail->next = op;
     else
-        c->nb_head = op;
-    c->nb_tail = op;
-    list_ctx_locked(c);
+        q->head = op;
+    q->tail = op;
+    list_queue_locked(q);
     pthread_mutex_unlock(&g_nb.lock);
     /* Start it now if it is at the head: processes that others read from
      * publish their buffers at once (and one pass over the others). */
     progress_pass(0);
-    if ((op->kind == TC_NB_TREE_REDUCE || op->kind == TC_NB_TREE_ALLREDUCE) &&
-        tc_nb_threads_running()) {
-        /* Split tree, all-to-one: the S leaf-side levels run here, in the
-         * initiating call, before the progress thread takes the rest
-         * (Allreduce: those of its Reduce phase). */
-        tc_backoff_t b;
-        tc_backoff_init(&b, waiter_spin());
-        for (;;) {
-            pthread_mutex_lock(&g_nb.lock);
-            int left = op->state != NB_FINISHED && !op->phase &&
-                       (op->state != NB_RUNNING || !tc_tree_leaves_done(&op->u.tree));
-            pthread_mutex_unlock(&g_nb.lock);
-            if (!left) break;
-            progress_pass(1);
-            tc_backoff(&b);
-        }
-    }
+    if (op->ops->leaves_done && atomic_load_explicit(&g_nb.threads, memory_order_acquire))
+        run_leaves(op);
     return MPI_SUCCESS;
 }
 
 void tc_nb_watch(tc_ctx_t *c)
 {
     if (!c) return;
-    atomic_fetch_add_explicit(&g_nb.outstanding, 1, memory_order_relaxed);
+    pthread_once(&g_nb.once, engine_init);
     pthread_mutex_lock(&g_nb.lock);
-    list_ctx_locked(c);
+    tc_nb_queue_t *q = queue_of_locked(c, 1);
+    if (q) {
+        atomic_fetch_add_explicit(&g_nb.outstanding, 1, memory_order_relaxed);
+        list_queue_locked(q);
+    }
     pthread_mutex_unlock(&g_nb.lock);
+    if (!q) tc_async_run(c->shm); /* no memory for a queue: the copies run now */
 }
 
 /* ---- Completion calls with progress --------------------------------------------- */

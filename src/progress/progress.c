@@ -1,7 +1,9 @@
-/* nbc/progress -- progress threads on communication cores and their
- * placement (progress-threads paper, sections 4.2 and 5); see nbc.h. */
+/* progress/progress -- progress threads on communication cores and their
+ * placement (progress-threads paper, sections 4.2 and 5); see progress.h. */
 #define _GNU_SOURCE 1 /* pthread_setname_np */
-#include "nbc.h"
+#include "progress.h"
+
+#include "../nbc/nbc.h"
 #include "../coll/model.h"
 
 #include "../base/log.h"
@@ -29,8 +31,8 @@ static hwloc_obj_t core_in(hwloc_topology_t t, hwloc_const_cpuset_t set, int k)
     return hwloc_get_obj_inside_cpuset_by_type(t, set, HWLOC_OBJ_CORE, (unsigned)k);
 }
 
-hwloc_obj_t tc_nb_place(hwloc_topology_t t, int bound, hwloc_const_cpuset_t bind, int hrank,
-                        int hsize, int comm_cores, tc_place_policy_t policy)
+hwloc_obj_t tc_progress_place(hwloc_topology_t t, int bound, hwloc_const_cpuset_t bind, int hrank,
+                              int hsize, int comm_cores, tc_place_policy_t policy)
 {
     int ncores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
     if (ncores <= 0) return NULL;
@@ -107,7 +109,7 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
-int tc_nb_thread_level(int required)
+int tc_progress_thread_level(int required)
 {
     return tc_config_get()->comm_cores > 0 ? MPI_THREAD_MULTIPLE : required;
 }
@@ -120,12 +122,39 @@ static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
     (void)comm;
     (void)attr;
     (void)extra;
-    tc_nb_threads_stop();
+    tc_progress_stop();
     PMPI_Comm_free_keyval(&keyval);
     return MPI_SUCCESS;
 }
 
-int tc_nb_threads_start(int provided)
+/* Where every process of the host may run (the host's bindings,
+ * exchanged: collective over MPI_COMM_WORLD), into @used; @mine, this
+ * process's binding, is the whole machine when it is unbound. */
+static void host_cpus(hwloc_cpuset_t mine, int bound, hwloc_cpuset_t used)
+{
+    enum { W = 256 };
+    char me[W] = "", *all = NULL;
+    MPI_Comm host;
+    int hs = 1;
+    hwloc_cpuset_t other = hwloc_bitmap_alloc();
+    if (!bound) hwloc_bitmap_copy(mine, hwloc_topology_get_topology_cpuset(g_pt.topo));
+    if (hwloc_bitmap_list_snprintf(me, W, mine) >= W)
+        snprintf(me, W, "0-%d", 1 << 20); /* too long: all */
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) ==
+        MPI_SUCCESS) {
+        PMPI_Comm_size(host, &hs);
+        if ((all = malloc((size_t)hs * W)) &&
+            PMPI_Allgather(me, W, MPI_CHAR, all, W, MPI_CHAR, host) == MPI_SUCCESS)
+            for (int i = 0; i < hs; i++)
+                if (hwloc_bitmap_list_sscanf(other, all + (size_t)i * W) == 0)
+                    hwloc_bitmap_or(used, used, other);
+        PMPI_Comm_free(&host);
+    }
+    free(all);
+    hwloc_bitmap_free(other);
+}
+
+int tc_progress_start(int provided)
 {
     const tc_config_t *cfg = tc_config_get();
     if (cfg->comm_cores <= 0 || cfg->disable) return 0;
@@ -151,31 +180,12 @@ int tc_nb_threads_start(int provided)
      * anywhere). */
     g_pt.yield = 1;
     if (hwloc_topology_init(&g_pt.topo) == 0 && hwloc_topology_load(g_pt.topo) == 0) {
-        hwloc_cpuset_t mine = hwloc_bitmap_alloc(), used = hwloc_bitmap_alloc(),
-                       other = hwloc_bitmap_alloc();
+        hwloc_cpuset_t mine = hwloc_bitmap_alloc(), used = hwloc_bitmap_alloc();
         int bound = hwloc_get_cpubind(g_pt.topo, mine, HWLOC_CPUBIND_PROCESS) == 0 &&
                     !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(g_pt.topo), mine);
-        hwloc_obj_t core = tc_nb_place(g_pt.topo, bound, mine, l ? l->hrank : 0, l ? l->hsize : 1,
-                                       cfg->comm_cores, cfg->placement);
-        /* every process of the host: where it may run */
-        enum { W = 256 };
-        char me[W] = "", *all = NULL;
-        MPI_Comm host;
-        int hs = 1;
-        if (!bound) hwloc_bitmap_copy(mine, hwloc_topology_get_topology_cpuset(g_pt.topo));
-        if (hwloc_bitmap_list_snprintf(me, W, mine) >= W)
-            snprintf(me, W, "0-%d", 1 << 20); /* too long: all */
-        if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) ==
-            MPI_SUCCESS) {
-            PMPI_Comm_size(host, &hs);
-            if ((all = malloc((size_t)hs * W)) &&
-                PMPI_Allgather(me, W, MPI_CHAR, all, W, MPI_CHAR, host) == MPI_SUCCESS)
-                for (int i = 0; i < hs; i++)
-                    if (hwloc_bitmap_list_sscanf(other, all + (size_t)i * W) == 0)
-                        hwloc_bitmap_or(used, used, other);
-            PMPI_Comm_free(&host);
-        }
-        free(all);
+        hwloc_obj_t core = tc_progress_place(g_pt.topo, bound, mine, l ? l->hrank : 0,
+                                             l ? l->hsize : 1, cfg->comm_cores, cfg->placement);
+        host_cpus(mine, bound, used);
         if (core) {
             g_pt.set = hwloc_bitmap_dup(core->cpuset);
             g_pt.core = (int)core->os_index;
@@ -184,7 +194,6 @@ int tc_nb_threads_start(int provided)
         }
         hwloc_bitmap_free(mine);
         hwloc_bitmap_free(used);
-        hwloc_bitmap_free(other);
     }
     atomic_store(&g_pt.stop, 0);
     if (pthread_create(&g_pt.th, NULL, progress_main, NULL) != 0) {
@@ -193,6 +202,7 @@ int tc_nb_threads_start(int provided)
         return 0;
     }
     g_pt.running = 1;
+    tc_nb_threads_attach(g_pt.yield);
     pthread_mutex_unlock(&g_pt.lock);
     int kv;
     if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &kv, NULL) == MPI_SUCCESS)
@@ -202,7 +212,7 @@ int tc_nb_threads_start(int provided)
     return 1;
 }
 
-void tc_nb_threads_stop(void)
+void tc_progress_stop(void)
 {
     pthread_mutex_lock(&g_pt.lock);
     if (g_pt.running) {
@@ -210,6 +220,7 @@ void tc_nb_threads_stop(void)
         tc_nb_wake();
         pthread_join(g_pt.th, NULL);
         g_pt.running = 0;
+        tc_nb_threads_detach();
     }
     if (g_pt.set) hwloc_bitmap_free(g_pt.set);
     if (g_pt.topo) hwloc_topology_destroy(g_pt.topo);
@@ -219,8 +230,4 @@ void tc_nb_threads_stop(void)
     pthread_mutex_unlock(&g_pt.lock);
 }
 
-int tc_nb_thread_core(void) { return g_pt.running ? g_pt.core : -1; }
-
-int tc_nb_threads_running(void) { return g_pt.running; }
-
-int tc_nb_thread_shares_core(void) { return g_pt.running && g_pt.yield; }
+int tc_progress_core(void) { return g_pt.running ? g_pt.core : -1; }

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "region.h"
 
-#include "topocoll.h"
+#include "../base/status.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -27,8 +27,8 @@ int tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned ri
 {
     if (!iov || !cookie || niov < 1 || niov > TC_REGION_MAX_IOV ||
         (rights & ~(TC_RIGHT_READ | TC_RIGHT_WRITE)) != 0)
-        return TOPOCOLL_ERR_INVAL;
-    if (s->region_used == ~0ULL) return TOPOCOLL_ERR_NOSPACE;
+        return TC_ERR_INVAL;
+    if (s->region_used == ~0ULL) return TC_ERR_NOSPACE;
     int slot = __builtin_ctzll(~s->region_used);
     tc_region_desc_t *d = desc_of(s, s->me, slot);
     /* Only this process writes its descriptors: relaxed accesses suffice for
@@ -48,21 +48,21 @@ int tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned ri
     atomic_store_explicit(&d->gen, gen, memory_order_release);
     s->region_used |= 1ULL << slot;
     *cookie = COOKIE(s->me, slot, gen);
-    return TOPOCOLL_SUCCESS;
+    return TC_OK;
 }
 
 int tc_region_destroy(tc_shm_t *s, uint64_t cookie)
 {
     int slot = COOKIE_SLOT(cookie);
-    if (COOKIE_OWNER(cookie) != s->me || slot >= TC_REGION_SLOTS) return TOPOCOLL_ERR_INVAL;
+    if (COOKIE_OWNER(cookie) != s->me || slot >= TC_REGION_SLOTS) return TC_ERR_INVAL;
     tc_region_desc_t *d = desc_of(s, s->me, slot);
     if (!(s->region_used & (1ULL << slot)) ||
         atomic_load_explicit(&d->gen, memory_order_relaxed) != COOKIE_GEN(cookie))
-        return TOPOCOLL_ERR_STALE;
+        return TC_ERR_STALE;
     /* odd -> even: copiers that load gen afterwards see the region dead. */
     atomic_store_explicit(&d->gen, COOKIE_GEN(cookie) + 1, memory_order_release);
     s->region_used &= ~(1ULL << slot);
-    return TOPOCOLL_SUCCESS;
+    return TC_OK;
 }
 
 /* Advance an iovec array by @n bytes (CMA may move fewer bytes than asked). */
@@ -85,34 +85,14 @@ static void iov_advance(struct iovec **iov, int *cnt, size_t n)
     }
 }
 
-long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
-                         int nlocal, int dir)
+/* Gather the segments of region @d covering [offset, offset + total) into @rv (*@nr of them),
+ * then check the region still lives at @gen: 0 or TC_ERR_STALE. */
+static int copy_gather(tc_region_desc_t *d, uint32_t gen, int rn, size_t offset, size_t total,
+                       struct iovec *rv, int *nr)
 {
-    int owner = COOKIE_OWNER(cookie), slot = COOKIE_SLOT(cookie);
-    if (nlocal < 0 || (nlocal > 0 && !local) ||
-        (dir != TC_DIR_FROM_REGION && dir != TC_DIR_TO_REGION))
-        return TOPOCOLL_ERR_INVAL;
-    if (owner >= s->nlocal || slot >= TC_REGION_SLOTS || !(COOKIE_GEN(cookie) & 1))
-        return TOPOCOLL_ERR_STALE;
-    tc_region_desc_t *d = desc_of(s, owner, slot);
-    /* Acquire: pairs with the owner's release in tc_region_create. */
-    if (atomic_load_explicit(&d->gen, memory_order_acquire) != COOKIE_GEN(cookie))
-        return TOPOCOLL_ERR_STALE;
-    unsigned rights = atomic_load_explicit(&d->rights, memory_order_relaxed);
-    uint64_t rlen = atomic_load_explicit(&d->len, memory_order_relaxed);
-    int rn = (int)atomic_load_explicit(&d->niov, memory_order_relaxed);
-    if (!(rights & (dir == TC_DIR_FROM_REGION ? TC_RIGHT_READ : TC_RIGHT_WRITE)))
-        return TOPOCOLL_ERR_RIGHTS;
-    size_t total = 0;
-    for (int i = 0; i < nlocal; i++) total += local[i].iov_len;
-    if (offset > rlen || total > rlen - offset) return TOPOCOLL_ERR_BOUNDS;
-    if (total == 0) return 0;
-    if (owner != s->me && !s->single_copy) return TOPOCOLL_ERR_NOSUPPORT;
-
     /* Remote segments covering [offset, offset + total). */
-    struct iovec rv[TC_REGION_MAX_IOV];
-    int nr = 0;
     size_t skip = offset, want = total;
+    *nr = 0;
     for (int i = 0; i < rn && want > 0; i++) {
         size_t b = (size_t)atomic_load_explicit(&d->iov[i].base, memory_order_relaxed);
         size_t l = (size_t)atomic_load_explicit(&d->iov[i].len, memory_order_relaxed);
@@ -121,9 +101,9 @@ long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const stru
             continue;
         }
         size_t take = l - skip < want ? l - skip : want;
-        rv[nr].iov_base = (void *)(b + skip);
-        rv[nr].iov_len = take;
-        nr++;
+        rv[*nr].iov_base = (void *)(b + skip);
+        rv[*nr].iov_len = take;
+        (*nr)++;
         want -= take;
         skip = 0;
     }
@@ -131,16 +111,16 @@ long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const stru
      * destroyed the region concurrently, a user error): detect it, and
      * segments that no longer cover what len promised. */
     atomic_thread_fence(memory_order_acquire);
-    if (atomic_load_explicit(&d->gen, memory_order_relaxed) != COOKIE_GEN(cookie) || want > 0)
-        return TOPOCOLL_ERR_STALE;
+    if (atomic_load_explicit(&d->gen, memory_order_relaxed) != gen || want > 0) return TC_ERR_STALE;
+    return TC_OK;
+}
 
-    struct iovec lstore[16], *lbuf = lstore;
-    if (nlocal > 16 && !(lbuf = malloc((size_t)nlocal * sizeof(*lbuf)))) return TOPOCOLL_ERR_INVAL;
-    memcpy(lbuf, local, (size_t)nlocal * sizeof(*lbuf));
-    struct iovec *lv = lbuf, *rp = rv;
-    int nl = nlocal;
+/* Copy @total bytes between local segments @lv and @owner's region segments @rp, by memcpy
+ * for our own region, by CMA otherwise: the bytes copied or a TC_ERR_*. */
+static long long copy_segments(tc_shm_t *s, int owner, int dir, struct iovec *lv, int nl,
+                               struct iovec *rp, int nr, size_t total)
+{
     size_t done = 0;
-    long long rc = 0;
     iov_advance(&lv, &nl, 0); /* skip empty local segments */
     while (done < total) {
         size_t moved;
@@ -157,10 +137,7 @@ long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const stru
                     ? process_vm_readv(s->ctl[owner].pid, lv, nlc, rp, (unsigned long)nr, 0)
                     : process_vm_writev(s->ctl[owner].pid, lv, nlc, rp, (unsigned long)nr, 0);
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                rc = TOPOCOLL_ERR_SYS;
-                break;
-            }
+            if (n <= 0) return tc_status_sys(errno);
             moved = (size_t)n;
             s->bytes_sc += moved;
         }
@@ -168,27 +145,62 @@ long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const stru
         iov_advance(&lv, &nl, moved);
         iov_advance(&rp, &nr, moved);
     }
-    if (lbuf != lstore) free(lbuf);
-    if (rc < 0) return rc;
     return (long long)done;
+}
+
+long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
+                         int nlocal, int dir)
+{
+    int owner = COOKIE_OWNER(cookie), slot = COOKIE_SLOT(cookie);
+    if (nlocal < 0 || (nlocal > 0 && !local) ||
+        (dir != TC_DIR_FROM_REGION && dir != TC_DIR_TO_REGION))
+        return TC_ERR_INVAL;
+    if (owner >= s->nlocal || slot >= TC_REGION_SLOTS || !(COOKIE_GEN(cookie) & 1))
+        return TC_ERR_STALE;
+    tc_region_desc_t *d = desc_of(s, owner, slot);
+    /* Acquire: pairs with the owner's release in tc_region_create. */
+    if (atomic_load_explicit(&d->gen, memory_order_acquire) != COOKIE_GEN(cookie))
+        return TC_ERR_STALE;
+    unsigned rights = atomic_load_explicit(&d->rights, memory_order_relaxed);
+    uint64_t rlen = atomic_load_explicit(&d->len, memory_order_relaxed);
+    int rn = (int)atomic_load_explicit(&d->niov, memory_order_relaxed);
+    if (!(rights & (dir == TC_DIR_FROM_REGION ? TC_RIGHT_READ : TC_RIGHT_WRITE)))
+        return TC_ERR_RIGHTS;
+    size_t total = 0;
+    for (int i = 0; i < nlocal; i++) total += local[i].iov_len;
+    if (offset > rlen || total > rlen - offset) return TC_ERR_BOUNDS;
+    if (total == 0) return 0;
+    if (owner != s->me && !s->single_copy) return TC_ERR_NOSUPPORT;
+
+    struct iovec rv[TC_REGION_MAX_IOV];
+    int nr;
+    if (copy_gather(d, COOKIE_GEN(cookie), rn, offset, total, rv, &nr) != TC_OK)
+        return TC_ERR_STALE;
+
+    struct iovec lstore[16], *lbuf = lstore;
+    if (nlocal > 16 && !(lbuf = malloc((size_t)nlocal * sizeof(*lbuf))))
+        return tc_status_sys(ENOMEM);
+    memcpy(lbuf, local, (size_t)nlocal * sizeof(*lbuf));
+    long long rc = copy_segments(s, owner, dir, lbuf, nlocal, rv, nr, total);
+    if (lbuf != lstore) free(lbuf);
+    return rc;
 }
 
 /* ---- Region copy (two cookies) --------------------------------------------- */
 
-/* Validate @cookie for @right and [off, off + len): 0 or a TOPOCOLL_ERR_*. */
+/* Validate @cookie for @right and [off, off + len): 0 or a TC_ERR_*. */
 static int region_check(tc_shm_t *s, uint64_t cookie, unsigned right, size_t off, size_t len)
 {
     int owner = COOKIE_OWNER(cookie), slot = COOKIE_SLOT(cookie);
     if (owner >= s->nlocal || slot >= TC_REGION_SLOTS || !(COOKIE_GEN(cookie) & 1))
-        return TOPOCOLL_ERR_STALE;
+        return TC_ERR_STALE;
     tc_region_desc_t *d = desc_of(s, owner, slot);
     if (atomic_load_explicit(&d->gen, memory_order_acquire) != COOKIE_GEN(cookie))
-        return TOPOCOLL_ERR_STALE;
-    if (!(atomic_load_explicit(&d->rights, memory_order_relaxed) & right))
-        return TOPOCOLL_ERR_RIGHTS;
+        return TC_ERR_STALE;
+    if (!(atomic_load_explicit(&d->rights, memory_order_relaxed) & right)) return TC_ERR_RIGHTS;
     uint64_t rlen = atomic_load_explicit(&d->len, memory_order_relaxed);
-    if (off > rlen || len > rlen - off) return TOPOCOLL_ERR_BOUNDS;
-    return TOPOCOLL_SUCCESS;
+    if (off > rlen || len > rlen - off) return TC_ERR_BOUNDS;
+    return TC_OK;
 }
 
 /* The caller's own region @cookie, [off, off + len), as local segments. */
@@ -212,7 +224,7 @@ static int own_segments(tc_shm_t *s, uint64_t cookie, size_t off, size_t len, st
         len -= take;
         off = 0;
     }
-    return len == 0 ? TOPOCOLL_SUCCESS : TOPOCOLL_ERR_BOUNDS;
+    return len == 0 ? TC_OK : TC_ERR_BOUNDS;
 }
 
 #define TC_BOUNCE (256u << 10)
@@ -235,7 +247,7 @@ static long long region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t d
         if ((rc = own_segments(s, dst, doff, len, v, &n)) != 0) return rc;
         return tc_region_copy(s, src, soff, v, n, TC_DIR_FROM_REGION);
     }
-    if (!*bounce && !(*bounce = malloc(TC_BOUNCE))) return TOPOCOLL_ERR_INVAL;
+    if (!*bounce && !(*bounce = malloc(TC_BOUNCE))) return tc_status_sys(ENOMEM);
     size_t done = 0;
     while (done < len) {
         size_t k = len - done < TC_BOUNCE ? len - done : TC_BOUNCE;
@@ -244,8 +256,8 @@ static long long region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t d
             struct iovec b = { *bounce, k };
             r = tc_region_copy(s, dst, doff + done, &b, 1, TC_DIR_TO_REGION);
         }
-        if (r < 0) return done ? TOPOCOLL_ERR_SYS : r;
-        if (r != (long long)k) return TOPOCOLL_ERR_SYS;
+        if (r < 0) return done ? tc_status_sys(tc_status_errno()) : r;
+        if (r != (long long)k) return TC_ERR_SYS;
         done += k;
     }
     return (long long)done;
@@ -270,7 +282,7 @@ static tc_async_t *async_slot(tc_shm_t *s)
 static void async_queue(tc_shm_t *s, tc_async_t *a, long long *status)
 {
     a->status = status;
-    __atomic_store_n(status, (long long)TOPOCOLL_COPY_PENDING, __ATOMIC_RELAXED);
+    __atomic_store_n(status, (long long)TC_COPY_PENDING, __ATOMIC_RELAXED);
     /* Release: the executor that acquires QUEUED sees the descriptor. */
     atomic_store_explicit(&a->state, TC_ASYNC_QUEUED, memory_order_release);
     atomic_fetch_add_explicit(&s->async_queued, 1, memory_order_release);
@@ -280,9 +292,9 @@ int tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset, const st
                            int nlocal, int dir, long long *status)
 {
     if (!status || nlocal < 0 || nlocal > TC_REGION_MAX_IOV || (nlocal > 0 && !local))
-        return TOPOCOLL_ERR_INVAL;
+        return TC_ERR_INVAL;
     tc_async_t *a = async_slot(s);
-    if (!a) return TOPOCOLL_ERR_NOSPACE;
+    if (!a) return TC_ERR_NOSPACE;
     a->region_copy = 0;
     a->cookie = cookie;
     a->offset = offset;
@@ -290,15 +302,15 @@ int tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset, const st
     a->nlocal = nlocal;
     if (nlocal) memcpy(a->local, local, (size_t)nlocal * sizeof(*local));
     async_queue(s, a, status);
-    return TOPOCOLL_SUCCESS;
+    return TC_OK;
 }
 
 int tc_async_submit_region(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
                            size_t len, long long *status)
 {
-    if (!status) return TOPOCOLL_ERR_INVAL;
+    if (!status) return TC_ERR_INVAL;
     tc_async_t *a = async_slot(s);
-    if (!a) return TOPOCOLL_ERR_NOSPACE;
+    if (!a) return TC_ERR_NOSPACE;
     a->region_copy = 1;
     a->cookie = src;
     a->offset = soff;
@@ -306,7 +318,7 @@ int tc_async_submit_region(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst,
     a->offset2 = doff;
     a->len = len;
     async_queue(s, a, status);
-    return TOPOCOLL_SUCCESS;
+    return TC_OK;
 }
 
 int tc_async_run(tc_shm_t *s)

@@ -13,11 +13,12 @@
  * address of a peer it may ptrace (the KNEM paper's section 4.2 discusses
  * the same trust model for exclusive HPC nodes).
  *
- * Owns: the region tables of shmseg.  May call: shmseg, libc (CMA).
+ * Owns: the region tables of shmseg.  May call: shmseg, base/, libc (CMA).
  */
 #ifndef TC_XFER_REGION_H
 #define TC_XFER_REGION_H
 
+#include "../base/status.h"
 #include "shmseg.h"
 
 #include <stddef.h>
@@ -29,12 +30,12 @@
 #define TC_DIR_FROM_REGION 0
 #define TC_DIR_TO_REGION   1
 
-/** Declare a region (see topocoll_region_create). 0 or a TOPOCOLL_ERR_*. */
+/** Declare a region (see topocoll_region_create). 0 or a TC_ERR_*. */
 int tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned rights,
                      uint64_t *cookie);
-/** Destroy a region of the calling process. 0 or a TOPOCOLL_ERR_*. */
+/** Destroy a region of the calling process. 0 or a TC_ERR_*. */
 int tc_region_destroy(tc_shm_t *s, uint64_t cookie);
-/** Inline copy (see topocoll_copy): bytes moved, or a TOPOCOLL_ERR_*. */
+/** Inline copy (see topocoll_copy): bytes moved, or a TC_ERR_*. */
 long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
                          int nlocal, int dir);
 
@@ -47,7 +48,7 @@ long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const stru
  * the caller owns one of them it is one CMA call; otherwise CMA, which
  * has no third-party copy, goes through the caller's bounce buffer
  * (256 KiB chunks: two kernel copies where KNEM makes one).
- * Returns @len, or a TOPOCOLL_ERR_* (partial copies: TOPOCOLL_ERR_SYS).
+ * Returns @len, or a TC_ERR_* (partial copies: TC_ERR_SYS).
  */
 long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
                           size_t len);
@@ -55,12 +56,12 @@ long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, 
 /**
  * Asynchronous copies (KNEM paper, sections 3.4 and 4.3): submit an
  * inline copy (as tc_region_copy) or a region copy (as tc_region_copy2);
- * *@status becomes TOPOCOLL_COPY_PENDING at once and the copy's result
- * (bytes or a TOPOCOLL_ERR_*) once it has run, published with a release
+ * *@status becomes TC_COPY_PENDING at once and the copy's result
+ * (bytes or a TC_ERR_*) once it has run, published with a release
  * store (read it with tc_async_status).  The copy runs in
  * tc_async_run: the process's progress thread, or the caller's own
  * polls.  The local segments and the status word must stay valid until
- * then.  TOPOCOLL_SUCCESS, or TOPOCOLL_ERR_INVAL / TOPOCOLL_ERR_NOSPACE
+ * then.  TC_OK, or TC_ERR_INVAL / TC_ERR_NOSPACE
  * (TC_ASYNC_SLOTS copies pending).  The submitting thread only.
  */
 int tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,

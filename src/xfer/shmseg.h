@@ -22,73 +22,48 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#define TC_CTL_PARTS      4  /* parts a producer publishes separately */
 #define TC_REGION_SLOTS   64 /* live regions per process */
 #define TC_REGION_MAX_IOV 16
-#define TC_TUNE_KINDS     4  /* collectives tuned online (coll/tune) */
-#define TC_TUNE_BUCKETS   12 /* size classes per collective (8 KiB-16 MiB) */
-#define TC_EAGER_SLOTS    8  /* one-slot Bcasts a node's producer may run ahead by (coll/bcast) */
+#define TC_SHM_ITEMS      8   /* tagged items per process (tc_shm_item_*) */
+#define TC_CTL_COLL_BYTES 640 /* the collectives' part of a control line */
+
+/* A tagged item's line: the tag (the collective whose item it is, set when
+ * its writing starts) and, for items of at most TC_SHM_ITEM_INLINE bytes,
+ * the item itself, so a reader takes one cache line from the writer (as
+ * Open MPI's vader fast boxes do).  Larger items are in the writer's CICO
+ * slot of the same index, published in pieces of TC_SHM_ITEM_PIECE bytes
+ * (the count of bytes written so far), so readers copy or fold a piece
+ * while the next one is written. */
+#define TC_SHM_ITEM_INLINE 48
+#define TC_SHM_ITEM_PIECE  (8u << 10)
+typedef struct tc_item_line {
+    _Atomic uint64_t tag;
+    _Atomic uint64_t bytes;        /* slot items: bytes written (reset before the tag) */
+    char data[TC_SHM_ITEM_INLINE]; /* 16-byte aligned (long double, complex) */
+} __attribute__((aligned(TC_CACHELINE))) tc_item_line_t;
 
 /*
  * One control line per local process; every field has a single writer,
- * its owner.  As a producer (the process whose buffer feeds the node in a
- * collective) the owner writes ready_seq/ready_bytes/cookie; as a consumer
- * it writes done_seq/cons_bytes.  Sequence numbers are the communicator's
- * collective count, so flags are never reset, only advanced.
+ * its owner.  Sequence numbers are the communicator's collective count,
+ * so flags are never reset, only advanced.  The transport owns done_seq
+ * (every collective ends with it: tc_shm_finish), the items and the setup
+ * words; the collectives lay out their own flags in coll[] (coll/ctl.h:
+ * zero when the segment is created), which follows done_seq so that the
+ * first flags share its cache line.
  */
-/* An eager item's line: the tag (the collective whose item it is, set
- * when its writing starts) and, for items of at most TC_EAGER_INLINE
- * bytes, the item itself, so a reader takes one cache line from the
- * writer (as Open MPI's vader fast boxes do).  Larger items are in the
- * writer's CICO slot of the same index, published in pieces of
- * TC_EAGER_PIECE bytes (the count of bytes written so far), so readers
- * copy or fold a piece while the next one is written. */
-#define TC_EAGER_INLINE 48
-#define TC_EAGER_PIECE  (8u << 10)
-typedef struct tc_eager_line {
-    _Atomic uint64_t tag;
-    _Atomic uint64_t bytes;     /* slot items: bytes written (reset before the tag) */
-    char data[TC_EAGER_INLINE]; /* 16-byte aligned (long double, complex) */
-} __attribute__((aligned(TC_CACHELINE))) tc_eager_line_t;
-
 typedef struct tc_ctl {
-    _Atomic uint64_t ready_seq;                 /* producer: collective whose data it publishes */
-    _Atomic uint64_t ready_bytes[TC_CTL_PARTS]; /* producer: bytes of each part of
-                                     ready_seq available (Bcast over several rails:
-                                     one part per rail) */
-    _Atomic uint64_t cookie;                    /* producer: region of its buffer for ready_seq */
-    _Atomic uint64_t done_seq;                  /* consumer: last collective it has finished */
-    _Atomic uint64_t cons_bytes;                /* consumer: bytes consumed in the current one */
-    _Atomic uint64_t recv_seq;                  /* consumer: collective whose buffer it exposes */
-    _Atomic uint64_t recv_cookie;               /* consumer: writable region of that buffer */
-    _Atomic uint64_t arrive_seq;                /* barrier: collective this process reached */
-    _Atomic uint64_t release_seq;               /* barrier (leader): collective released */
-    /* all-participant collectives (Reduce, Allreduce, Allgather): every
-     * process exposes its buffers and reports progress on its own part */
-    _Atomic uint64_t post_seq;   /* collective whose cookies/prog are below */
-    _Atomic uint64_t in_cookie;  /* its input (send buffer), readable */
-    _Atomic uint64_t out_cookie; /* its output (receive buffer) */
-    _Atomic uint64_t prog;       /* units of its own part finished (reset to
-                                    0 before post_seq is published) */
-    _Atomic uint64_t push_seq;   /* Allgather: collective whose block it has
-                                    written into every local peer's buffer */
-    /* coll/tune, local rank 0's line only: the method chosen per
-     * (collective, size class), as (old | new << 1 | from_seq << 2) */
-    _Atomic uint64_t tune[TC_TUNE_KINDS * TC_TUNE_BUCKETS];
-    _Atomic uint64_t tune_seq;             /* coll/tune, local rank 0: the tuned Bcast it
-                                              has started (its choice word is written) */
-    tc_eager_line_t eager[TC_EAGER_SLOTS]; /* eager collectives' writers (the
-                                     Bcast's producer, every Reduce and Allreduce
-                                     operand: coll/ctx tc_ctx_eager): item i */
-    int32_t pid;                           /* setup: the owner's pid (for CMA) */
-    uint64_t probe_addr;                   /* setup: address of the owner's probe word */
+    _Atomic uint64_t done_seq;                         /* last collective its owner has finished */
+    _Alignas(8) unsigned char coll[TC_CTL_COLL_BYTES]; /* the collectives' flags */
+    tc_item_line_t item[TC_SHM_ITEMS];                 /* tagged items its owner writes */
+    int32_t pid;                                       /* setup: the owner's pid (for CMA) */
+    uint64_t probe_addr; /* setup: address of the owner's probe word */
 } __attribute__((aligned(TC_CTL_ALIGN))) tc_ctl_t;
 
 /* One inbox line per local process, written only by the producer of the
  * current collective (producers are serialised: a producer starts only
  * after every process finished the previous collective). */
 typedef struct tc_inbox {
-    _Atomic uint64_t share_seq; /* producer wrote its share of our buffer */
+    _Atomic uint64_t seq; /* the collective whose data the producer delivered to us */
 } __attribute__((aligned(TC_CTL_ALIGN))) tc_inbox_t;
 
 /* A declared region, in its owner's table; written only by the owner,
@@ -163,14 +138,12 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out);
 void tc_shm_destroy(tc_shm_t *s);
 
 /** This process has finished collective @seq (every collective ends with
- *  it, so a producer of the next one can tell its readers are done).
- *  cons_bytes is reset before done_seq is published, so a producer that
- *  acquires done_seq >= seq reads 0 (or newer progress), never stale. */
+ *  it, so a producer of the next one can tell its readers are done).  The
+ *  release orders every earlier store of ours (reads of others' buffers,
+ *  resets of our flags) before it. */
 static inline void tc_shm_finish(tc_shm_t *s, uint64_t seq)
 {
-    tc_ctl_t *me = &s->ctl[s->me];
-    atomic_store_explicit(&me->cons_bytes, 0, memory_order_relaxed);
-    atomic_store_explicit(&me->done_seq, seq, memory_order_release);
+    atomic_store_explicit(&s->ctl[s->me].done_seq, seq, memory_order_release);
 }
 
 /** 1 when every other local process has finished collective @seq.  The
@@ -195,15 +168,16 @@ static inline int tc_shm_all_done(tc_shm_t *s, uint64_t seq)
     return 1;
 }
 
-/** An eager writer (coll/ctx tc_ctx_eager) of call @seq may write its item
- *  once every other local process has finished call @wait.  When that is
- *  not yet known here, it waits for more, up to half the eager items
+/** An item's writer of call @seq may write it once every other local
+ *  process has finished call @wait (the collectives derive @wait from how
+ *  far ahead of its readers a writer may run: coll/ctx tc_ctx_eager).  When that is
+ *  not yet known here, it waits for more, up to half the items
  *  further (never past @seq - 1), so that it reads the others' lines, which
  *  they write on every call, once every few calls and not on each. */
-static inline int tc_shm_eager_free(tc_shm_t *s, uint64_t wait, uint64_t seq)
+static inline int tc_shm_item_free(tc_shm_t *s, uint64_t wait, uint64_t seq)
 {
     if (atomic_load_explicit(&s->done_seen, memory_order_acquire) >= wait) return 1;
-    uint64_t want = wait + TC_EAGER_SLOTS / 2;
+    uint64_t want = wait + TC_SHM_ITEMS / 2;
     return tc_shm_all_done(s, want < seq ? want : seq - 1);
 }
 
@@ -237,7 +211,7 @@ static inline size_t tc_shm_lane_bytes(const tc_shm_t *s)
 }
 
 /** 1 if the lanes are worth pipelining through: slots of 4 KiB or more
- *  (one rule for coll/tune's range and Allreduce's choice of path). */
+ *  (one rule for every user of the lanes). */
 static inline int tc_shm_lanes_usable(const tc_shm_t *s) { return tc_shm_lane_bytes(s) >= 4096; }
 
 /** Slot of process @owner's lane @l holding item @item. */
@@ -272,24 +246,25 @@ static inline char *tc_shm_cico(const tc_shm_t *s, int owner, int slot)
     return s->cico + ((size_t)owner * (size_t)s->cico_slots + (size_t)slot) * s->cico_slot;
 }
 
-/** Where local process @owner's eager item @slot of @bytes lies: in its
- *  tag's line up to TC_EAGER_INLINE bytes, else in its CICO slot @slot. */
-static inline char *tc_shm_eager_data(const tc_shm_t *s, int owner, int slot, size_t bytes)
+/** Where local process @owner's item @slot of @bytes lies: in its
+ *  tag's line up to TC_SHM_ITEM_INLINE bytes, else in its CICO slot @slot. */
+static inline char *tc_shm_item_data(const tc_shm_t *s, int owner, int slot, size_t bytes)
 {
-    return bytes <= TC_EAGER_INLINE ? s->ctl[owner].eager[slot].data : tc_shm_cico(s, owner, slot);
+    return bytes <= TC_SHM_ITEM_INLINE ? s->ctl[owner].item[slot].data
+                                       : tc_shm_cico(s, owner, slot);
 }
 
-/** Eager item @slot of this process: once tc_shm_eager_free(@wait, @seq),
+/** Item @slot of this process: once tc_shm_item_free(@wait, @seq),
  *  copies @bytes from @src into it under tag @seq (release), piece by
  *  piece for a slot item.  1 done, 0 not yet (the item's last readers
  *  are not done). */
-static inline int tc_shm_eager_put(tc_shm_t *s, const void *src, size_t bytes, int slot,
-                                   uint64_t seq, uint64_t wait)
+static inline int tc_shm_item_put(tc_shm_t *s, const void *src, size_t bytes, int slot,
+                                  uint64_t seq, uint64_t wait)
 {
-    if (!tc_shm_eager_free(s, wait, seq)) return 0;
-    tc_eager_line_t *l = &s->ctl[s->me].eager[slot];
-    char *d = tc_shm_eager_data(s, s->me, slot, bytes);
-    if (bytes <= TC_EAGER_INLINE) {
+    if (!tc_shm_item_free(s, wait, seq)) return 0;
+    tc_item_line_t *l = &s->ctl[s->me].item[slot];
+    char *d = tc_shm_item_data(s, s->me, slot, bytes);
+    if (bytes <= TC_SHM_ITEM_INLINE) {
         memcpy(d, src, bytes);
         /* Release: the item before its tag. */
         atomic_store_explicit(&l->tag, seq, memory_order_release);
@@ -299,7 +274,7 @@ static inline int tc_shm_eager_put(tc_shm_t *s, const void *src, size_t bytes, i
     /* Release: the reset count before the tag. */
     atomic_store_explicit(&l->tag, seq, memory_order_release);
     for (size_t off = 0; off < bytes;) {
-        size_t n = bytes - off < TC_EAGER_PIECE ? bytes - off : TC_EAGER_PIECE;
+        size_t n = bytes - off < TC_SHM_ITEM_PIECE ? bytes - off : TC_SHM_ITEM_PIECE;
         memcpy(d + off, (const char *)src + off, n);
         off += n;
         /* Release: the piece before the count. */
@@ -311,23 +286,24 @@ static inline int tc_shm_eager_put(tc_shm_t *s, const void *src, size_t bytes, i
 /** Bytes of local process @owner's item @slot (of @bytes) for call @seq
  *  present now (acquire: visible from here on): 0 none yet, (size_t)-1 a
  *  newer tag (the protocol broke: an error, not a wait). */
-static inline size_t tc_shm_eager_avail(const tc_shm_t *s, int owner, int slot, uint64_t seq,
-                                        size_t bytes)
+static inline size_t tc_shm_item_avail(const tc_shm_t *s, int owner, int slot, uint64_t seq,
+                                       size_t bytes)
 {
-    tc_eager_line_t *l = &s->ctl[owner].eager[slot];
+    tc_item_line_t *l = &s->ctl[owner].item[slot];
     uint64_t tag = atomic_load_explicit(&l->tag, memory_order_acquire);
     if (tag > seq) return (size_t)-1;
     if (tag != seq) return 0;
-    return bytes <= TC_EAGER_INLINE ? bytes
-                                    : (size_t)atomic_load_explicit(&l->bytes, memory_order_acquire);
+    return bytes <= TC_SHM_ITEM_INLINE
+               ? bytes
+               : (size_t)atomic_load_explicit(&l->bytes, memory_order_acquire);
 }
 
 /** 1 when every local process's item @slot (of @bytes) for @seq is
- *  complete, 0 not yet, -1 a newer tag (see tc_shm_eager_avail). */
-static inline int tc_shm_eager_ready(const tc_shm_t *s, int slot, uint64_t seq, size_t bytes)
+ *  complete, 0 not yet, -1 a newer tag (see tc_shm_item_avail). */
+static inline int tc_shm_item_ready(const tc_shm_t *s, int slot, uint64_t seq, size_t bytes)
 {
     for (int i = 0; i < s->nlocal; i++) {
-        size_t a = tc_shm_eager_avail(s, i, slot, seq, bytes);
+        size_t a = tc_shm_item_avail(s, i, slot, seq, bytes);
         if (a == (size_t)-1) return -1;
         if (a < bytes) return 0;
     }

@@ -1,0 +1,124 @@
+/* coll/coll -- see coll.h: the operations table. */
+#include "coll.h"
+
+static tc_status_t bcast_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_bcast_init(&st->bcast, c, a->out, a->n, a->root);
+}
+static tc_status_t bcast_work(tc_coll_state_t *st, int exec)
+{
+    (void)exec;
+    return tc_bcast_work(&st->bcast);
+}
+static void bcast_fini(tc_coll_state_t *st) { tc_bcast_fini(&st->bcast); }
+
+static tc_status_t barrier_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_barrier_init(&st->barrier, c, a->blocking);
+}
+static tc_status_t barrier_work(tc_coll_state_t *st, int exec)
+{
+    (void)exec;
+    return tc_barrier_work(&st->barrier);
+}
+static void barrier_fini(tc_coll_state_t *st) { (void)st; }
+
+static tc_status_t reduce_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_reduce_init(&st->reduce, c, a->in, a->out, a->n, a->t, a->root, a->blocking);
+}
+static tc_status_t reduce_work(tc_coll_state_t *st, int exec)
+{
+    (void)exec;
+    return tc_reduce_work(&st->reduce);
+}
+static void reduce_fini(tc_coll_state_t *st) { tc_reduce_fini(&st->reduce); }
+
+static tc_status_t allreduce_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_allreduce_init(&st->allreduce, c, a->in, a->out, a->n, a->t);
+}
+static tc_status_t allreduce_work(tc_coll_state_t *st, int exec)
+{
+    (void)exec;
+    return tc_allreduce_work(&st->allreduce);
+}
+static void allreduce_fini(tc_coll_state_t *st) { tc_allreduce_fini(&st->allreduce); }
+
+static tc_status_t allgather_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_allgather_init(&st->allgather, c, a->in, a->out, a->n);
+}
+static tc_status_t allgather_work(tc_coll_state_t *st, int exec)
+{
+    (void)exec;
+    return tc_allgather_work(&st->allgather);
+}
+static void allgather_fini(tc_coll_state_t *st) { tc_allgather_fini(&st->allgather); }
+
+static tc_status_t scan_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_scan_init(&st->scan, c, a->in, a->out, a->n, a->t);
+}
+static tc_status_t scan_work(tc_coll_state_t *st, int exec)
+{
+    (void)exec;
+    return tc_scan_work(&st->scan);
+}
+static void scan_fini(tc_coll_state_t *st) { tc_scan_fini(&st->scan); }
+
+static tc_status_t tree_bcast_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_tree_init(&st->tree, c, TC_TREE_BCAST, NULL, a->out, 0, NULL, a->n, a->root,
+                        a->split);
+}
+static tc_status_t tree_reduce_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_tree_init(&st->tree, c, TC_TREE_REDUCE, a->in, a->out, a->n, a->t, 0, a->root,
+                        a->split);
+}
+static tc_status_t tree_work(tc_coll_state_t *st, int exec)
+{
+    return tc_tree_work(&st->tree, exec);
+}
+static void tree_fini(tc_coll_state_t *st) { tc_tree_fini(&st->tree); }
+static int tree_leaves_done(const tc_coll_state_t *st) { return tc_tree_leaves_done(&st->tree); }
+
+static tc_status_t tree_allreduce_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_tree_allreduce_init(&st->tree_allreduce, c, a->in, a->out, a->n, a->t, a->split);
+}
+static tc_status_t tree_allreduce_work(tc_coll_state_t *st, int exec)
+{
+    return tc_tree_allreduce_work(&st->tree_allreduce, exec);
+}
+static void tree_allreduce_fini(tc_coll_state_t *st)
+{
+    tc_tree_allreduce_fini(&st->tree_allreduce);
+}
+static int tree_allreduce_leaves_done(const tc_coll_state_t *st)
+{
+    return tc_tree_allreduce_leaves_done(&st->tree_allreduce);
+}
+
+static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
+    [TC_COLL_BCAST] = { "MPI_Bcast", bcast_init, bcast_work, bcast_fini, NULL, TC_STAT_BCAST },
+    [TC_COLL_BARRIER] = { "MPI_Barrier", barrier_init, barrier_work, barrier_fini, NULL,
+                          TC_STAT_BARRIER },
+    [TC_COLL_REDUCE] = { "MPI_Reduce", reduce_init, reduce_work, reduce_fini, NULL,
+                         TC_STAT_REDUCE },
+    [TC_COLL_ALLREDUCE] = { "MPI_Allreduce", allreduce_init, allreduce_work, allreduce_fini, NULL,
+                            TC_STAT_ALLREDUCE },
+    [TC_COLL_ALLGATHER] = { "MPI_Allgather", allgather_init, allgather_work, allgather_fini, NULL,
+                            TC_STAT_ALLGATHER },
+    [TC_COLL_SCAN] = { "MPI_Scan", scan_init, scan_work, scan_fini, NULL, TC_STAT_SCAN },
+    [TC_COLL_TREE_BCAST] = { "MPI_Bcast", tree_bcast_init, tree_work, tree_fini, NULL,
+                             TC_STAT_BCAST },
+    [TC_COLL_TREE_REDUCE] = { "MPI_Reduce", tree_reduce_init, tree_work, tree_fini,
+                              tree_leaves_done, TC_STAT_REDUCE },
+    [TC_COLL_TREE_ALLREDUCE] = { "MPI_Allreduce", tree_allreduce_init, tree_allreduce_work,
+                                 tree_allreduce_fini, tree_allreduce_leaves_done,
+                                 TC_STAT_ALLREDUCE },
+};
+
+const tc_coll_ops_t *tc_coll_ops(int kind) { return &g_table[kind]; }

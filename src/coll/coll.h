@@ -1,0 +1,85 @@
+/*
+ * coll/coll -- the collectives' operations table (as Open MPI's XHC and
+ * HAN drive every collective through one table per kind): for each kind
+ * of operation, its state machine's init, work and fini steps and the
+ * context's statistics slot it counts in.  Every driver runs a collective
+ * through it alike: the blocking calls' loop (api/), the nonblocking
+ * engine (nbc/) and so the progress threads.  Adding a collective is one
+ * entry here plus its state machine.
+ *
+ * The steps: init prepares the operation on a context (TC_OK or a
+ * failure; fini is called either way), work advances it without blocking
+ * (TC_INPROGRESS until TC_OK or a failure: base/status), fini releases
+ * what it holds.  One operation per context runs at a time.
+ *
+ * Owns: tc_coll_ops_t, tc_coll_args_t, tc_coll_state_t and the table.
+ * May call: the collectives of coll/.
+ */
+#ifndef TC_COLL_COLL_H
+#define TC_COLL_COLL_H
+
+#include "allgather.h"
+#include "allreduce.h"
+#include "barrier.h"
+#include "bcast.h"
+#include "ctx.h"
+#include "op.h"
+#include "reduce.h"
+#include "scan.h"
+#include "tree.h"
+
+#include <stddef.h>
+
+typedef enum {
+    TC_COLL_BCAST = 0,
+    TC_COLL_BARRIER,
+    TC_COLL_REDUCE,
+    TC_COLL_ALLREDUCE,
+    TC_COLL_ALLGATHER,
+    TC_COLL_SCAN,
+    TC_COLL_TREE_BCAST,     /* the split tree (coll/tree) */
+    TC_COLL_TREE_REDUCE,    /* idem, to a root */
+    TC_COLL_TREE_ALLREDUCE, /* idem: Reduce to rank 0, then Bcast */
+    TC_COLL_KINDS
+} tc_coll_kind_t;
+
+/* An operation's arguments, as its init takes them.  Buffers are
+ * contiguous bytes (the bindings pack what is not). */
+typedef struct tc_coll_args {
+    const void *in;      /* input: a reduction's operand, Allgather's block */
+    void *out;           /* output; the Bcast buffer */
+    size_t n;            /* bytes (Bcast), elements (reductions), bytes per block (Allgather) */
+    const tc_rtype_t *t; /* reductions: the datatype and op */
+    int root;            /* Bcast, Reduce */
+    int split;           /* split tree: leaf-side levels the application runs (S) */
+    int blocking;        /* 1: a blocking call drives it (it may block in MPI calls) */
+} tc_coll_args_t;
+
+/* The state of any one operation. */
+typedef union tc_coll_state {
+    tc_bcast_t bcast;
+    tc_barrier_t barrier;
+    tc_reduce_t reduce;
+    tc_allreduce_t allreduce;
+    tc_allgather_t allgather;
+    tc_scan_t scan;
+    tc_tree_t tree;
+    tc_tree_allreduce_t tree_allreduce;
+} tc_coll_state_t;
+
+typedef struct tc_coll_ops {
+    const char *call; /* the MPI call it implements, for messages: "MPI_Bcast" */
+    tc_status_t (*init)(tc_coll_state_t *st, tc_ctx_t *ctx, const tc_coll_args_t *a);
+    /* @exec: who calls (TC_EXEC_ANY, or the split tree's TC_EXEC_APP/COMM) */
+    tc_status_t (*work)(tc_coll_state_t *st, int exec);
+    void (*fini)(tc_coll_state_t *st);
+    /* NULL, or (the split tree, all-to-one) 1 once the part the initiating
+     * call runs is done: its leaf-side levels */
+    int (*leaves_done)(const tc_coll_state_t *st);
+    int stat; /* the context's statistics slot it counts in (TC_STAT_*) */
+} tc_coll_ops_t;
+
+/** The operations of @kind (a tc_coll_kind_t). */
+const tc_coll_ops_t *tc_coll_ops(int kind);
+
+#endif

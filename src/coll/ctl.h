@@ -1,0 +1,68 @@
+/*
+ * coll/ctl -- the collectives' flags in each local process's control line
+ * of the node segment (xfer/shmseg gives each line TC_CTL_COLL_BYTES for
+ * them, zero at creation).  Every field has a single writer, the line's
+ * owner; sequence numbers are the communicator's collective count.
+ *
+ * Owns: the layout of those bytes, the tuner's (collective, size class)
+ * table dimensions.  May call: xfer/shmseg.
+ */
+#ifndef TC_COLL_CTL_H
+#define TC_COLL_CTL_H
+
+#include "../xfer/shmseg.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define TC_CTL_PARTS    4  /* parts a producer publishes separately (Bcast's rails) */
+#define TC_TUNE_KINDS   4  /* collectives tuned online (coll/tune) */
+#define TC_TUNE_BUCKETS 12 /* size classes per collective (8 KiB-16 MiB) */
+
+typedef struct tc_cctl {
+    /* As a producer (the process whose buffer feeds the node) the owner
+     * writes ready_seq/ready_bytes/cookie; as a consumer, cons_bytes. */
+    _Atomic uint64_t ready_seq;                 /* collective whose data it publishes */
+    _Atomic uint64_t ready_bytes[TC_CTL_PARTS]; /* bytes of each part of ready_seq
+                                                   available (Bcast over several rails:
+                                                   one part per rail) */
+    _Atomic uint64_t cookie;                    /* region of its buffer for ready_seq */
+    _Atomic uint64_t cons_bytes;                /* bytes consumed in the current one */
+    _Atomic uint64_t recv_seq;                  /* collective whose buffer it exposes */
+    _Atomic uint64_t recv_cookie;               /* writable region of that buffer */
+    _Atomic uint64_t arrive_seq;                /* barrier: collective this process reached */
+    _Atomic uint64_t release_seq;               /* barrier (leader): collective released */
+    /* all-participant collectives (Reduce, Allreduce, Allgather): every
+     * process exposes its buffers and reports progress on its own part */
+    _Atomic uint64_t post_seq;   /* collective whose cookies/prog are below */
+    _Atomic uint64_t in_cookie;  /* its input (send buffer), readable */
+    _Atomic uint64_t out_cookie; /* its output (receive buffer) */
+    _Atomic uint64_t prog;       /* units of its own part finished (reset to
+                                    0 before post_seq is published) */
+    _Atomic uint64_t push_seq;   /* Allgather: collective whose block it has
+                                    written into every local peer's buffer */
+    /* coll/tune, local rank 0's line only: the method chosen per
+     * (collective, size class), as (old | new << 1 | from_seq << 2) */
+    _Atomic uint64_t tune[TC_TUNE_KINDS * TC_TUNE_BUCKETS];
+    _Atomic uint64_t tune_seq; /* coll/tune, local rank 0: the tuned Bcast it
+                                  has started (its choice word is written) */
+} tc_cctl_t;
+
+_Static_assert(sizeof(tc_cctl_t) <= TC_CTL_COLL_BYTES, "the collectives' flags fit the line");
+
+/** The collectives' flags of local process @i. */
+static inline tc_cctl_t *tc_cctl(const tc_shm_t *s, int i)
+{
+    return (tc_cctl_t *)(void *)s->ctl[i].coll;
+}
+
+/** This process has finished collective @seq (xfer/shmseg tc_shm_finish).
+ *  cons_bytes is reset before done_seq is published, so a producer that
+ *  acquires done_seq >= seq reads 0 (or newer progress), never stale. */
+static inline void tc_cctl_finish(tc_shm_t *s, uint64_t seq)
+{
+    atomic_store_explicit(&tc_cctl(s, s->me)->cons_bytes, 0, memory_order_relaxed);
+    tc_shm_finish(s, seq);
+}
+
+#endif
