@@ -121,10 +121,13 @@ int tc_api_screen_bcast(const char *call, int count, MPI_Datatype dt, int root, 
 tc_status_t tc_api_bcast_buffer(const tc_api_plan_t *plan, void *buffer, int count, MPI_Datatype dt,
                                 int root, MPI_Comm comm, void **bytes, char **tmp)
 {
-    MPI_Aint lb;
+    MPI_Aint lb, extent, tlb, textent;
     *tmp = NULL;
-    if (tc_api_contiguous(count, dt, plan->bytes, &lb)) {
-        *bytes = (char *)buffer + lb;
+    /* (plan->bytes is count elements of dt's size: its extents tell) */
+    PMPI_Type_get_extent(dt, &lb, &extent);
+    PMPI_Type_get_true_extent(dt, &tlb, &textent);
+    if ((size_t)textent * (size_t)count == plan->bytes && (count == 1 || extent == textent)) {
+        *bytes = (char *)buffer + tlb;
         return TC_OK;
     }
     /* Non-contiguous: flatten by packing, broadcast the bytes, unpack.
