@@ -139,6 +139,10 @@ typedef struct topocoll_comm_info {
     uint64_t bcast_native, reduce_native, allreduce_native, allgather_native;
     /* Appended: MPI_Iscan (before, not counted). */
     uint64_t scan_calls, scan_fallbacks;
+    /* Appended: Gather, Scatter, Alltoall (and their nonblocking forms). */
+    uint64_t gather_calls, gather_fallbacks;
+    uint64_t scatter_calls, scatter_fallbacks;
+    uint64_t alltoall_calls, alltoall_fallbacks;
 } topocoll_comm_info_t;
 
 /**
@@ -359,6 +363,41 @@ TOPOCOLL_API int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int cou
 TOPOCOLL_API int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                      void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                      MPI_Comm comm, MPI_Request *request);
+
+/**
+ * MPI_Gather, MPI_Scatter, MPI_Alltoall semantics (MPI-4.0 sections 6.5,
+ * 6.6, 6.8), MPI_IN_PLACE where MPI allows it.  On one node, by single
+ * copy (KNEM paper, sections 3.3 and 5.5): Gather's senders write their
+ * blocks into the root's receive buffer, Scatter's receivers read theirs
+ * out of the root's send buffer, Alltoall's processes write block j into
+ * process j's receive buffer, each starting with a different peer; blocks
+ * of at most 2 KiB go through the node's shared items (no system call).
+ * Non-contiguous datatypes are packed.  Passed to the native MPI:
+ * intercommunicators, several nodes, blocks of 2 GiB or more, erroneous
+ * arguments after the checks MPI makes (negative counts, null datatypes,
+ * an invalid root raise their class through the communicator's handler).
+ * Only the arguments MPI makes significant on a rank are read there.
+ * Collective; returns an MPI error code.
+ */
+TOPOCOLL_API int topocoll_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                 MPI_Comm comm);
+TOPOCOLL_API int topocoll_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                  MPI_Comm comm);
+TOPOCOLL_API int topocoll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm);
+/** MPI_Igather, MPI_Iscatter, MPI_Ialltoall semantics (see topocoll_gather). */
+TOPOCOLL_API int topocoll_igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                  MPI_Comm comm, MPI_Request *request);
+TOPOCOLL_API int topocoll_iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                   MPI_Comm comm, MPI_Request *request);
+TOPOCOLL_API int topocoll_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Request *request);
 /**
  * MPI_Iscan semantics: @recvbuf of rank r receives the combination of the
  * @sendbufs of ranks 0..r in rank order (MPI_IN_PLACE: input in @recvbuf).

@@ -2,9 +2,10 @@
  * tools/topocoll_bench -- OSU-style latency benchmark of topocoll's
  * collectives against the native MPI in the same run.
  *
- * Collectives: bcast, reduce, allreduce, allgather (message size = the
- * vector for bcast/reduce/allreduce, doubles summed for the reductions;
- * the per-rank block for allgather, as OSU does), and barrier.
+ * Collectives: bcast, reduce, allreduce, allgather, gather, scatter,
+ * alltoall (message size = the vector for bcast/reduce/allreduce, doubles
+ * summed for the reductions; the per-rank block for the others, as OSU
+ * does), and barrier.
  * For each size: R repetitions; in each, the native collective (PMPI_*)
  * and topocoll's run back to back (their order alternates between
  * repetitions), each for I iterations over a pool of rotating buffers
@@ -13,7 +14,8 @@
  * latency; the table reports the median over repetitions, the ratio
  * native/topocoll (> 1: we are faster), and the memory-traffic reference:
  * the bytes each process must at least move (bcast: n; reduce: n(p-1)/p;
- * allreduce: 2n(p-1)/p; allgather: (p-1)n) divided by the memcpy
+ * allreduce: 2n(p-1)/p; allgather, gather, scatter, alltoall: (p-1)n,
+ * n the block) divided by the memcpy
  * bandwidth measured in the same run between cold buffers: once on one
  * core alone (ref_us), and once with every process of the host copying at
  * the same time (ref_all_us: the host's memory-bandwidth limit, which is
@@ -50,7 +52,8 @@
  * the bytes it must send or receive (N hosts, ppn processes on the
  * fullest, L = RATE / 8 bytes/s; n = the vector, or the block):
  *   bcast, reduce: n / L;  allreduce: 2 (N - 1) / N n / L;
- *   allgather: (N - 1) ppn n / L;
+ *   allgather, gather, scatter: (N - 1) ppn n / L;
+ *   alltoall: (N - 1) ppn^2 n / L;
  * and --net counts the bytes every host's network interfaces (all but
  * lo, from /proc/net/dev) sent and received around each timed block, so
  * the table shows, per call, the busiest host's bytes on the wire (the
@@ -58,7 +61,8 @@
  * beside the model's count (link_B: the bound's bytes).  Hosts are the
  * MPI library's shared-memory domains (MPI_COMM_TYPE_SHARED).
  *
- *   mpirun -np 2 topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier]
+ *   mpirun -np 2 topocoll_bench [--coll bcast|reduce|allreduce|allgather|gather|scatter|
+ *          alltoall|barrier]
  *          [--min 4K] [--max 16M] [--reps 11] [--iters N] [--root R] [--pool 64M]
  *          [--csv FILE] [--link RATE] [--net] [--warm | --imb]
  *
@@ -124,8 +128,20 @@ typedef struct hosts {
 } hosts_t;
 static hosts_t g_hosts;
 
-enum { C_BCAST, C_REDUCE, C_ALLREDUCE, C_ALLGATHER };
-static const char *coll_names[] = { "bcast", "reduce", "allreduce", "allgather" };
+enum { C_BCAST, C_REDUCE, C_ALLREDUCE, C_ALLGATHER, C_GATHER, C_SCATTER, C_ALLTOALL, C_N };
+static const char *coll_names[] = { "bcast",  "reduce",  "allreduce", "allgather",
+                                    "gather", "scatter", "alltoall" };
+
+/* A call's send and receive buffer bytes for a message of @bytes (the
+ * block per rank for the gathers, scatter and alltoall) among @size. */
+static void buf_bytes(int coll, size_t bytes, int size, size_t *sb, size_t *rb)
+{
+    size_t all = bytes * (size_t)size;
+    *sb = coll == C_SCATTER || coll == C_ALLTOALL ? all : bytes;
+    *rb = coll == C_ALLGATHER || coll == C_GATHER || coll == C_ALLTOALL ? all : bytes;
+    if (coll == C_REDUCE || coll == C_ALLREDUCE)
+        *sb = *rb = bytes / sizeof(double) * sizeof(double);
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -143,7 +159,8 @@ static void usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: topocoll_bench [--coll bcast|reduce|allreduce|allgather|barrier] [--min SIZE]\n"
+        "usage: topocoll_bench [--coll bcast|reduce|allreduce|allgather|gather|scatter|alltoall|\n"
+        "                       barrier] [--min SIZE]\n"
         "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
         "                      [--csv FILE] [--mech] [--link RATE] [--net] [--warm | --imb]\n"
         "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n"
@@ -155,7 +172,8 @@ static void usage(FILE *f)
         "(mpiexec -np N topocoll_bench ...).  SIZE: bytes, K/M/G suffixes.\n"
         "\n"
         "  --coll C        the collective (default bcast)\n"
-        "  --min, --max    message sizes, doubling (default 4K..16M; allgather: per-rank block)\n"
+        "  --min, --max    message sizes, doubling (default 4K..16M; allgather, gather,\n"
+        "                  scatter, alltoall: per-rank block)\n"
         "  --reps R        repetitions, the median is reported (default 11)\n"
         "  --iters N       calls per repetition (default: by size)\n"
         "  --root R        root of bcast and reduce (default 0)\n"
@@ -313,10 +331,11 @@ static int parse(int argc, char **argv, opts_t *o)
         return -1;
     }
     int known = strcmp(o->coll, "barrier") == 0;
-    for (int c = 0; c < 4; c++) known |= strcmp(o->coll, coll_names[c]) == 0;
+    for (int c = 0; c < C_N; c++) known |= strcmp(o->coll, coll_names[c]) == 0;
     if (!known) {
         fprintf(stderr,
-                "topocoll_bench: --coll %s: bcast, reduce, allreduce, allgather or barrier\n",
+                "topocoll_bench: --coll %s: bcast, reduce, allreduce, allgather, gather, scatter, "
+                "alltoall or barrier\n",
                 o->coll);
         return -1;
     }
@@ -344,6 +363,15 @@ static int run_nb(MPI_Comm w, int coll, char *sbuf, char *rbuf, size_t bytes, in
     case C_BCAST: rc = topocoll_ibcast(sbuf, (int)bytes, MPI_BYTE, root, w, &r); break;
     case C_REDUCE: rc = topocoll_ireduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w, &r); break;
     case C_ALLREDUCE: rc = topocoll_iallreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w, &r); break;
+    case C_GATHER:
+        rc = topocoll_igather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, w, &r);
+        break;
+    case C_SCATTER:
+        rc = topocoll_iscatter(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, w, &r);
+        break;
+    case C_ALLTOALL:
+        rc = topocoll_ialltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w, &r);
+        break;
     default:
         rc = topocoll_iallgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w, &r);
         break;
@@ -370,6 +398,19 @@ static int run_on(MPI_Comm w, int coll, int native, char *sbuf, char *rbuf, size
     case C_ALLREDUCE:
         return native ? PMPI_Allreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w)
                       : topocoll_allreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w);
+    case C_GATHER:
+        return native ? PMPI_Gather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, w)
+                      : topocoll_gather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE,
+                                        root, w);
+    case C_SCATTER:
+        return native
+                   ? PMPI_Scatter(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, w)
+                   : topocoll_scatter(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root,
+                                      w);
+    case C_ALLTOALL:
+        return native
+                   ? PMPI_Alltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w)
+                   : topocoll_alltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w);
     default:
         return native
                    ? PMPI_Allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w)
@@ -497,7 +538,8 @@ static double link_bytes(int coll, size_t n)
     case C_BCAST:
     case C_REDUCE: return (double)n;
     case C_ALLREDUCE: return 2.0 * (double)n * (N - 1) / N;
-    default: return (double)n * g_hosts.ppn * (N - 1);
+    case C_ALLTOALL: return (double)n * g_hosts.ppn * g_hosts.ppn * (N - 1);
+    default: return (double)n * g_hosts.ppn * (N - 1); /* allgather, gather, scatter */
     }
 }
 
@@ -508,7 +550,9 @@ static int validate(int coll, char *sbuf, char *rbuf, size_t sbytes, size_t rbyt
 {
     char *ref = malloc(rbytes > sbytes ? rbytes : sbytes);
     int bad = 0, anybad;
-    size_t cmp = coll == C_BCAST ? sbytes : coll == C_REDUCE && rank != root ? 0 : rbytes;
+    size_t cmp = coll == C_BCAST                                          ? sbytes
+                 : (coll == C_REDUCE || coll == C_GATHER) && rank != root ? 0
+                                                                          : rbytes;
     if (coll == C_REDUCE || coll == C_ALLREDUCE) {
         double *dv = (void *)sbuf; /* malloc'd: suitably aligned */
         for (size_t i = 0; i < sbytes / sizeof(double); i++)
@@ -738,10 +782,11 @@ static int bench_warm(const opts_t *o, int coll, int rank, int size, FILE *csv, 
     double *tm = calloc((size_t)o->reps, sizeof(double)),
            *tc = calloc((size_t)o->reps, sizeof(double));
     for (size_t bytes = o->min; bytes <= o->max; bytes *= 2) {
-        size_t sbytes = bytes, rbytes = coll == C_ALLGATHER ? bytes * (size_t)size : bytes;
-        if (coll == C_REDUCE || coll == C_ALLREDUCE)
-            sbytes = rbytes = bytes / sizeof(double) * sizeof(double);
+        size_t sbytes, rbytes;
+        buf_bytes(coll, bytes, size, &sbytes, &rbytes);
         if (sbytes == 0) continue;
+        /* the memcpy reference's copy: the vector, or one block */
+        const size_t refb = coll >= C_ALLGATHER ? bytes : sbytes;
         char *sb[2], *rb[2]; /* [0]: the collectives' buffers; [1]: memcpy_ref's source */
         for (int i = 0; i < 2; i++) {
             sb[i] = malloc(sbytes);
@@ -785,13 +830,13 @@ static int bench_warm(const opts_t *o, int coll, int rank, int size, FILE *csv, 
             m[1][k] = median(v, o->reps) * 1e6;
         }
         double mc = 0;
-        if (rank == 0) mc = memcpy_ref(rb, 2, sbytes, o->reps, MPI_COMM_NULL) * 1e6;
+        if (rank == 0) mc = memcpy_ref(rb, 2, refb, o->reps, MPI_COMM_NULL) * 1e6;
         PMPI_Barrier(MPI_COMM_WORLD);
-        double mca = memcpy_ref(rb, 2, sbytes, o->reps, host) * 1e6;
+        double mca = memcpy_ref(rb, 2, refb, o->reps, host) * 1e6;
         if (rank == 0) {
-            double bw = (double)sbytes / mc / 1e3, bwa = (double)sbytes / mca / 1e3; /* GB/s */
-            double ref = must_move(coll, sbytes, size) / (bw * 1e3),
-                   refa = must_move(coll, sbytes, size) / (bwa * 1e3);
+            double bw = (double)refb / mc / 1e3, bwa = (double)refb / mca / 1e3; /* GB/s */
+            double ref = must_move(coll, refb, size) / (bw * 1e3),
+                   refa = must_move(coll, refb, size) / (bwa * 1e3);
             double ratio = m[0][0] / m[1][0];
             if (imb)
                 printf("%13zu %12d %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f %7.2f %10.2f %8.2f",
@@ -1096,9 +1141,10 @@ static void bench_churn(const opts_t *o, int coll, int rank, int size, FILE *csv
     size_t bytes = o->size_set ? o->size : 8192;
     if (coll == C_REDUCE || coll == C_ALLREDUCE)
         bytes = (bytes + sizeof(double) - 1) / sizeof(double) * sizeof(double);
-    size_t rbytes = coll == C_ALLGATHER ? bytes * (size_t)size : bytes;
-    char *sbuf = malloc(bytes), *rbuf = malloc(rbytes);
-    memset(sbuf, 1, bytes);
+    size_t sbytes, rbytes;
+    buf_bytes(coll, bytes, size, &sbytes, &rbytes);
+    char *sbuf = malloc(sbytes), *rbuf = malloc(rbytes);
+    memset(sbuf, 1, sbytes);
     memset(rbuf, 0, rbytes);
     int iters = o->iters ? o->iters : 200;
     double(*tn)[CH_N] = calloc((size_t)o->reps, sizeof(*tn)),
@@ -1184,8 +1230,8 @@ int main(int argc, char **argv)
 
     if (o.churn) { /* before anything attaches: nothing else is built */
         int coll = 0;
-        while (coll < 4 && strcmp(o.coll, coll_names[coll]) != 0) coll++;
-        if (coll == 4) coll = C_ALLREDUCE; /* barrier: the default */
+        while (coll < C_N && strcmp(o.coll, coll_names[coll]) != 0) coll++;
+        if (coll == C_N) coll = C_ALLREDUCE; /* barrier: the default */
         if (csv) fprintf(csv, "coll,np,step,bytes,calls,native_us,topocoll_us,ratio\n");
         bench_churn(&o, coll, rank, size, csv);
         if (csv) fclose(csv);
@@ -1255,7 +1301,7 @@ int main(int argc, char **argv)
                coll == C_BCAST || coll == C_REDUCE ? (o.root ? "; root != 0" : "; root 0") : "");
         printf("# bytes = %s; latency = slowest rank's mean per call; ratio = native/topocoll (>1: "
                "faster)\n",
-               coll == C_ALLGATHER ? "block per rank" : "vector");
+               coll >= C_ALLGATHER ? "block per rank" : "vector");
         printf(
             "# ref = bytes each process must move / memcpy bandwidth (GB/s, cold buffers): one "
             "core alone\n"
@@ -1281,10 +1327,11 @@ int main(int argc, char **argv)
     }
     int invalid = 0;
     for (size_t bytes = o.min; bytes <= o.max; bytes *= 2) {
-        size_t sbytes = bytes, rbytes = coll == C_ALLGATHER ? bytes * (size_t)size : bytes;
-        if (coll == C_REDUCE || coll == C_ALLREDUCE)
-            sbytes = rbytes = bytes / sizeof(double) * sizeof(double);
+        size_t sbytes, rbytes;
+        buf_bytes(coll, bytes, size, &sbytes, &rbytes);
         if (sbytes == 0) continue;
+        /* the memcpy reference's copy: the vector, or one block */
+        const size_t refb = coll >= C_ALLGATHER ? bytes : sbytes;
         int npool = (int)(o.pool / (sbytes + rbytes));
         if (npool < 2) npool = 2;
         if (npool > 256) npool = 256;
@@ -1333,7 +1380,7 @@ int main(int argc, char **argv)
             if (mech && mx.cma_ok) tc[r] = time_mech(&mx, M_CMA, rpool, sbytes, iters, rank, size);
         }
         double mn = median(tn, o.reps) * 1e6, mt = median(tt, o.reps) * 1e6;
-        double nwn = median(wn, o.reps), nwt = median(wt, o.reps), lb = link_bytes(coll, sbytes);
+        double nwn = median(wn, o.reps), nwt = median(wt, o.reps), lb = link_bytes(coll, refb);
         double lus = o.link > 0 ? lb / (o.link / 8) * 1e6 : 0;
         free(wn);
         free(wt);
@@ -1344,14 +1391,14 @@ int main(int argc, char **argv)
         free(tc);
         double mc = 0;
         if (rank == 0)
-            mc = memcpy_ref(rpool, npool, sbytes, o.reps, MPI_COMM_NULL) * 1e6; /* one copy */
+            mc = memcpy_ref(rpool, npool, refb, o.reps, MPI_COMM_NULL) * 1e6; /* one copy */
         PMPI_Barrier(MPI_COMM_WORLD);
         double mca =
-            memcpy_ref(rpool, npool, sbytes, o.reps, host) * 1e6; /* all of the host at once */
+            memcpy_ref(rpool, npool, refb, o.reps, host) * 1e6; /* all of the host at once */
         if (rank == 0) {
-            double bw = (double)sbytes / mc / 1e3, bwa = (double)sbytes / mca / 1e3; /* GB/s */
-            double ref = must_move(coll, sbytes, size) / (bw * 1e3),
-                   refa = must_move(coll, sbytes, size) / (bwa * 1e3);
+            double bw = (double)refb / mc / 1e3, bwa = (double)refb / mca / 1e3; /* GB/s */
+            double ref = must_move(coll, refb, size) / (bw * 1e3),
+                   refa = must_move(coll, refb, size) / (bwa * 1e3);
             printf("%10zu %12.2f %12.2f %7.2f %10.2f %8.2f %10.2f %8.2f", sbytes, mn, mt, mn / mt,
                    ref, bw, refa, bwa);
             if (o.mech) printf(" %10.2f %10.2f", mm, mcma); /* -1: not measured */

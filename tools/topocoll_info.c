@@ -32,6 +32,7 @@
 
 #include "base/config.h"
 #include "coll/allgather.h"
+#include "coll/exchange.h"
 #include "coll/allreduce.h"
 #include "coll/bcast.h"
 #include "coll/ctx.h"
@@ -122,6 +123,22 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
                m->nnodes > 1 ? c->minlocal : m->lsize,
                tc_fold_segsize(c, &t, n, m->nnodes > 1 ? c->minlocal : m->lsize) * t.extent,
                m->nnodes > 1 ? "; each piece reduced + broadcast over its slice communicator" : "");
+}
+
+/* Gather, Scatter and Alltoall of @b bytes per rank (coll/exchange). */
+static void exchange_methods(const tc_ctx_t *c, size_t b)
+{
+    static const char *name[] = { "gather", "scatter", "alltoall" };
+    for (int k = TC_XC_GATHER; k <= TC_XC_ALLTOALL; k++) {
+        const char *how = "single copy (the others read or write the root's buffer)";
+        if (!tc_exchange_fits(c, k, b))
+            how = c->map.nnodes > 1 ? "native MPI (several nodes)" : "native MPI (no single copy)";
+        else if (tc_exchange_eager(c, k, b))
+            how = "eager items (shared segment)";
+        else if (k == TC_XC_ALLTOALL)
+            how = "single copy (each writes into every peer's buffer)";
+        printf("    %-10s %s\n", name[k], how);
+    }
 }
 
 static void allgather_method(const tc_ctx_t *c, size_t b)
@@ -533,13 +550,14 @@ int main(int argc, char **argv)
             int ns = o.nsizes;
             if (ns == 0)
                 for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++) sizes[ns++] = dflt[i];
-            printf("methods by message size (reductions: MPI_DOUBLE/MPI_SUM; allgather: block per "
-                   "rank):\n");
+            printf("methods by message size (reductions: MPI_DOUBLE/MPI_SUM; allgather, gather, "
+                   "scatter, alltoall: block per rank):\n");
             for (int i = 0; i < ns; i++) {
                 printf("  %zu B:\n", sizes[i]);
                 bcast_method(c, sizes[i]);
                 reduce_methods(c, sizes[i]);
                 allgather_method(c, sizes[i]);
+                exchange_methods(c, sizes[i]);
             }
         }
         free(all);

@@ -72,6 +72,12 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
     info->allgather_fallbacks = st[TC_STAT_ALLGATHER].fallbacks;
     info->scan_calls = st[TC_STAT_SCAN].calls;
     info->scan_fallbacks = st[TC_STAT_SCAN].fallbacks;
+    info->gather_calls = st[TC_STAT_GATHER].calls;
+    info->gather_fallbacks = st[TC_STAT_GATHER].fallbacks;
+    info->scatter_calls = st[TC_STAT_SCATTER].calls;
+    info->scatter_fallbacks = st[TC_STAT_SCATTER].fallbacks;
+    info->alltoall_calls = st[TC_STAT_ALLTOALL].calls;
+    info->alltoall_fallbacks = st[TC_STAT_ALLTOALL].fallbacks;
     info->nb_calls = 0;
     for (int k = 0; k < TC_STATS; k++) info->nb_calls += st[k].nonblocking;
     info->built = !c->cold;

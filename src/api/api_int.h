@@ -89,6 +89,15 @@ int tc_api_screen_allgather(const char *call, const void *sendbuf, int sendcount
                             MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
                             MPI_Comm comm, tc_api_plan_t *plan);
 
+/** A nonblocking call without a request pointer: TC_API_NATIVE (the
+ *  native MPI raises what it raises). */
+static inline int tc_api_no_request(tc_api_plan_t *plan)
+{
+    plan->why = "no request pointer";
+    plan->fallback = 0;
+    return TC_API_NATIVE;
+}
+
 /** 1 if a reduction of plan->bytes can run on plan->ctx: through the
  *  shared segment, or by single copy where every node has it; else
  *  TC_API_NATIVE's plan (a fallback). */
@@ -120,12 +129,28 @@ tc_status_t tc_api_run(tc_ctx_t *c, int kind, const tc_coll_args_t *a);
 
 /** The MPI error code of a failure @st of @call on @c (TC_OK:
  *  MPI_SUCCESS): one line naming the cause (stale cookie, rights, the
- *  kernel's errno, the MPI error), and @c is never kept for reuse.  The
- *  nonblocking engine's hook (tc_nb_on_error) too. */
+ *  kernel's errno, the MPI error), and @c is never kept for reuse. */
 int tc_api_error(tc_ctx_t *c, tc_status_t st, const char *call);
+/** The same for rank @rank, without a context (the nonblocking engine's
+ *  hook: the communicator may be gone). */
+int tc_api_error_rank(int rank, tc_status_t st, const char *call);
 
 /** A blocking call's end: MPI_SUCCESS, or @st's MPI error code through
  *  @comm's error handler (tc_api_error). */
 int tc_api_finish(tc_ctx_t *c, MPI_Comm comm, tc_status_t st, const char *call);
+
+/* ---- Nonblocking operations (nbc_api.c) ---------------------------------------- */
+
+struct tc_nb;
+/** A new operation of @kind (coll/coll) on @plan's context started by
+ *  @call, or NULL (no memory); its arguments are the caller's to fill. */
+struct tc_nb *tc_api_nb_new(const tc_api_plan_t *plan, int kind, const char *call);
+/** Keep a reference to the user's datatype @dt until the operation
+ *  completes (the application may free its handle once the call returns),
+ *  and unpack the operation's output into @ubuf (@ucount elements) then.
+ *  0, or -1. */
+int tc_api_nb_keep_type(struct tc_nb *op, void *ubuf, int ucount, MPI_Datatype dt);
+/** Free an operation never started, with its copies. */
+void tc_api_nb_discard(struct tc_nb *op);
 
 #endif

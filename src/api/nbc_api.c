@@ -24,10 +24,9 @@
 /* The engine's error hook (tc_nb_on_error): set once, before the first
  * nonblocking operation starts. */
 static pthread_once_t g_hook_once = PTHREAD_ONCE_INIT;
-static void hook_init(void) { tc_nb_on_error(tc_api_error); }
+static void hook_init(void) { tc_nb_on_error(tc_api_error_rank); }
 
-/* A new operation of @kind on @plan's context, or NULL (no memory). */
-static tc_nb_t *nb_new(const tc_api_plan_t *plan, int kind, const char *call)
+tc_nb_t *tc_api_nb_new(const tc_api_plan_t *plan, int kind, const char *call)
 {
     pthread_once(&g_hook_once, hook_init);
     return tc_nb_new(plan->ctx, kind, call);
@@ -40,9 +39,7 @@ static int nb_nomem(tc_ctx_t *c, MPI_Comm comm, const char *call)
     return tc_api_finish(c, comm, TC_ERR_NOMEM, call);
 }
 
-/* Keep a reference to the user's datatype until the operation completes
- * (the application may free its handle once the call returns). */
-static int keep_type(tc_nb_t *op, void *ubuf, int ucount, MPI_Datatype dt)
+int tc_api_nb_keep_type(tc_nb_t *op, void *ubuf, int ucount, MPI_Datatype dt)
 {
     if (PMPI_Type_dup(dt, &op->utype) != MPI_SUCCESS) return -1;
     op->ubuf = ubuf;
@@ -50,7 +47,7 @@ static int keep_type(tc_nb_t *op, void *ubuf, int ucount, MPI_Datatype dt)
     return 0;
 }
 
-static void nb_discard(tc_nb_t *op)
+void tc_api_nb_discard(tc_nb_t *op)
 {
     free(op->tmp[0]);
     free(op->tmp[1]);
@@ -63,7 +60,7 @@ static void nb_discard(tc_nb_t *op)
 static int nb_reduction(const tc_api_plan_t *plan, int kind, const char *call, void *out, int count,
                         int root, int split, MPI_Comm comm, MPI_Request *request)
 {
-    tc_nb_t *op = nb_new(plan, kind, call);
+    tc_nb_t *op = tc_api_nb_new(plan, kind, call);
     if (!op) return nb_nomem(plan->ctx, comm, call);
     op->a.in = plan->in;
     op->a.out = out;
@@ -79,7 +76,7 @@ int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MP
 {
     tc_api_plan_t p;
     int rc = tc_api_screen_bcast("MPI_Ibcast", count, datatype, root, comm, &p);
-    if (rc == TC_API_RUN && !request) rc = TC_API_NATIVE;
+    if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
     if (rc != TC_API_RUN) { /* (nothing to move: the native call's trivial request) */
         tc_api_native("MPI_Ibcast", &p, TC_STAT_BCAST);
         return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
@@ -88,15 +85,16 @@ int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MP
     /* with communication cores: the split tree (progress-threads paper,
      * section 6), which sends the bytes as one message */
     int tree = c->cfg->nbc_split_tree && p.bytes <= (size_t)INT_MAX;
-    tc_nb_t *op = nb_new(&p, tree ? TC_COLL_TREE_BCAST : TC_COLL_BCAST, "MPI_Ibcast");
+    tc_nb_t *op = tc_api_nb_new(&p, tree ? TC_COLL_TREE_BCAST : TC_COLL_BCAST, "MPI_Ibcast");
     if (!op) return nb_nomem(c, comm, "MPI_Ibcast");
     op->a.n = p.bytes;
     op->a.root = root;
     if (tree) op->a.split = tc_tree_split(c, c->cfg->comm_cores);
     if (tc_api_bcast_buffer(&p, buffer, count, datatype, root, comm, &op->a.out, &op->tmp[0]) !=
             TC_OK ||
-        (op->tmp[0] && c->map.rank != root && keep_type(op, buffer, count, datatype) != 0)) {
-        nb_discard(op); /* (the receivers unpack the packed copy at completion) */
+        (op->tmp[0] && c->map.rank != root &&
+         tc_api_nb_keep_type(op, buffer, count, datatype) != 0)) {
+        tc_api_nb_discard(op); /* (the receivers unpack the packed copy at completion) */
         return nb_nomem(c, comm, "MPI_Ibcast");
     }
     return tc_nb_start(op, request);
@@ -111,7 +109,7 @@ int topocoll_ibarrier(MPI_Comm comm, MPI_Request *request)
     if (size == 1) return PMPI_Ibarrier(comm, request);
     tc_api_plan_t p = { .ctx = tc_ctx_get(comm, 0) };
     if (!p.ctx || !p.ctx->enabled) return PMPI_Ibarrier(comm, request);
-    tc_nb_t *op = nb_new(&p, TC_COLL_BARRIER, "MPI_Ibarrier");
+    tc_nb_t *op = tc_api_nb_new(&p, TC_COLL_BARRIER, "MPI_Ibarrier");
     if (!op) return nb_nomem(p.ctx, comm, "MPI_Ibarrier");
     return tc_nb_start(op, request);
 }
@@ -122,7 +120,7 @@ int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     tc_api_plan_t p;
     int rc =
         tc_api_screen_reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op_, root, comm, &p);
-    if (rc == TC_API_RUN && !request) rc = TC_API_NATIVE;
+    if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Ireduce", &p, TC_STAT_REDUCE);
         return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op_, root, comm, request);
@@ -153,7 +151,7 @@ int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     tc_api_plan_t p;
     int rc =
         tc_api_screen_allreduce("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op_, comm, &p);
-    if (rc == TC_API_RUN && !request) rc = TC_API_NATIVE;
+    if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
     /* with communication cores: the split tree (its Bcast phase sends the
      * bytes as one message) */
     int tree = rc == TC_API_RUN && p.ctx->cfg->nbc_split_tree && p.t.commutative &&
@@ -175,21 +173,22 @@ int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     tc_api_plan_t p;
     int rc = tc_api_screen_allgather("MPI_Iallgather", sendbuf, sendcount, sendtype, recvcount,
                                      recvtype, comm, &p);
-    if (rc == TC_API_RUN && !request) rc = TC_API_NATIVE;
+    if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Iallgather", &p, TC_STAT_ALLGATHER);
         return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                request);
     }
     if (rc != TC_API_RUN) return rc;
-    tc_nb_t *op = nb_new(&p, TC_COLL_ALLGATHER, "MPI_Iallgather");
+    tc_nb_t *op = tc_api_nb_new(&p, TC_COLL_ALLGATHER, "MPI_Iallgather");
     if (!op) return nb_nomem(p.ctx, comm, "MPI_Iallgather");
     op->a.n = p.bytes;
     char *out;
     if (tc_api_allgather_buffers(&p, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                  comm, &op->a.in, &out, op->tmp) != TC_OK ||
-        (op->tmp[0] && keep_type(op, recvbuf, recvcount * p.ctx->map.size, recvtype) != 0)) {
-        nb_discard(op);
+        (op->tmp[0] &&
+         tc_api_nb_keep_type(op, recvbuf, recvcount * p.ctx->map.size, recvtype) != 0)) {
+        tc_api_nb_discard(op);
         return nb_nomem(p.ctx, comm, "MPI_Iallgather");
     }
     op->a.out = out;
@@ -201,7 +200,7 @@ int topocoll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 {
     tc_api_plan_t p;
     int rc = tc_api_screen_scan("MPI_Iscan", sendbuf, recvbuf, count, datatype, op_, comm, &p);
-    if (rc == TC_API_RUN && !request) rc = TC_API_NATIVE;
+    if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Iscan", &p, TC_STAT_SCAN);
         return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op_, comm, request);

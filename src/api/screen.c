@@ -369,6 +369,13 @@ tc_status_t tc_api_run(tc_ctx_t *c, int kind, const tc_coll_args_t *a)
 int tc_api_error(tc_ctx_t *c, tc_status_t st, const char *call)
 {
     if (st == TC_OK) return MPI_SUCCESS;
+    if (c) c->tainted = 1; /* requests may be in flight: never kept for reuse */
+    return tc_api_error_rank(c ? c->map.rank : -1, st, call);
+}
+
+int tc_api_error_rank(int rank, tc_status_t st, const char *call)
+{
+    if (st == TC_OK) return MPI_SUCCESS;
     int code = st == TC_ERR_NOMEM            ? MPI_ERR_NO_MEM
                : tc_status_mpi_code(st) != 0 ? tc_status_mpi_code(st)
                                              : MPI_ERR_INTERN;
@@ -377,9 +384,8 @@ int tc_api_error(tc_ctx_t *c, tc_status_t st, const char *call)
     PMPI_Error_class(code, &cls); /* (the class's string is one line; a code's may not be) */
     PMPI_Error_string(cls, msg, &len);
     int e = st == TC_ERR_SYS ? tc_status_errno() : 0;
-    tc_log_line("topocoll: ", "%s failed on rank %d: %s%s%s (%s)", call, c ? c->map.rank : -1,
-                tc_status_name(st), e ? ": " : "", e ? strerror(e) : "", msg);
-    if (c) c->tainted = 1; /* requests may be in flight: never kept for reuse */
+    tc_log_line("topocoll: ", "%s failed on rank %d: %s%s%s (%s)", call, rank, tc_status_name(st),
+                e ? ": " : "", e ? strerror(e) : "", msg);
     return code;
 }
 

@@ -101,6 +101,30 @@ static int tree_allreduce_leaves_done(const tc_coll_state_t *st)
     return tc_tree_allreduce_leaves_done(&st->tree_allreduce);
 }
 
+static tc_status_t exchange_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a,
+                                 int kind)
+{
+    return tc_exchange_init(&st->exchange, c, kind, a->in, a->out, a->n, a->root);
+}
+static tc_status_t gather_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return exchange_init(st, c, a, TC_XC_GATHER);
+}
+static tc_status_t scatter_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return exchange_init(st, c, a, TC_XC_SCATTER);
+}
+static tc_status_t alltoall_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return exchange_init(st, c, a, TC_XC_ALLTOALL);
+}
+static tc_status_t exchange_work(tc_coll_state_t *st, int exec)
+{
+    (void)exec;
+    return tc_exchange_work(&st->exchange);
+}
+static void exchange_fini(tc_coll_state_t *st) { tc_exchange_fini(&st->exchange); }
+
 static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
     [TC_COLL_BCAST] = { "MPI_Bcast", bcast_init, bcast_work, bcast_fini, NULL, TC_STAT_BCAST },
     [TC_COLL_BARRIER] = { "MPI_Barrier", barrier_init, barrier_work, barrier_fini, NULL,
@@ -119,6 +143,12 @@ static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
     [TC_COLL_TREE_ALLREDUCE] = { "MPI_Allreduce", tree_allreduce_init, tree_allreduce_work,
                                  tree_allreduce_fini, tree_allreduce_leaves_done,
                                  TC_STAT_ALLREDUCE },
+    [TC_COLL_GATHER] = { "MPI_Gather", gather_init, exchange_work, exchange_fini, NULL,
+                         TC_STAT_GATHER },
+    [TC_COLL_SCATTER] = { "MPI_Scatter", scatter_init, exchange_work, exchange_fini, NULL,
+                          TC_STAT_SCATTER },
+    [TC_COLL_ALLTOALL] = { "MPI_Alltoall", alltoall_init, exchange_work, exchange_fini, NULL,
+                           TC_STAT_ALLTOALL },
 };
 
 const tc_coll_ops_t *tc_coll_ops(int kind) { return &g_table[kind]; }

@@ -23,6 +23,7 @@
 #include "barrier.h"
 #include "bcast.h"
 #include "ctx.h"
+#include "exchange.h"
 #include "op.h"
 #include "reduce.h"
 #include "scan.h"
@@ -40,6 +41,9 @@ typedef enum {
     TC_COLL_TREE_BCAST,     /* the split tree (coll/tree) */
     TC_COLL_TREE_REDUCE,    /* idem, to a root */
     TC_COLL_TREE_ALLREDUCE, /* idem: Reduce to rank 0, then Bcast */
+    TC_COLL_GATHER,         /* coll/exchange, in TC_XC_* order */
+    TC_COLL_SCATTER,
+    TC_COLL_ALLTOALL,
     TC_COLL_KINDS
 } tc_coll_kind_t;
 
@@ -65,6 +69,7 @@ typedef union tc_coll_state {
     tc_scan_t scan;
     tc_tree_t tree;
     tc_tree_allreduce_t tree_allreduce;
+    tc_exchange_t exchange;
 } tc_coll_state_t;
 
 typedef struct tc_coll_ops {
@@ -78,6 +83,10 @@ typedef struct tc_coll_ops {
     int (*leaves_done)(const tc_coll_state_t *st);
     int stat; /* the context's statistics slot it counts in (TC_STAT_*) */
 } tc_coll_ops_t;
+
+_Static_assert(TC_COLL_SCATTER - TC_COLL_GATHER == TC_XC_SCATTER &&
+                   TC_COLL_ALLTOALL - TC_COLL_GATHER == TC_XC_ALLTOALL,
+               "the exchange kinds in coll/exchange's order");
 
 /** The operations of @kind (a tc_coll_kind_t). */
 const tc_coll_ops_t *tc_coll_ops(int kind);

@@ -91,6 +91,9 @@ enum {
     TC_STAT_ALLREDUCE,
     TC_STAT_ALLGATHER,
     TC_STAT_SCAN,
+    TC_STAT_GATHER,
+    TC_STAT_SCATTER,
+    TC_STAT_ALLTOALL,
     TC_STATS
 };
 typedef struct tc_coll_stat {

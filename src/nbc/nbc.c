@@ -38,9 +38,9 @@ static struct {
     pthread_cond_t work;     /* signalled when an operation is queued */
     int spin;                /* polls before a waiter yields (set once) */
     pthread_once_t once;
-    _Atomic int threads;       /* progress threads running (progress/) */
-    _Atomic int thread_yields; /* 1: the thread shares the application's core */
-    int (*on_error)(tc_ctx_t *, tc_status_t, const char *); /* the bindings' (set once) */
+    _Atomic int threads;                  /* progress threads running (progress/) */
+    _Atomic int thread_yields;            /* 1: the thread shares the application's core */
+    _Atomic(tc_nb_error_hook_t) on_error; /* the bindings' (set once) */
 } g_nb = { .lock = PTHREAD_MUTEX_INITIALIZER,
            .work = PTHREAD_COND_INITIALIZER,
            .once = PTHREAD_ONCE_INIT };
@@ -74,11 +74,9 @@ void tc_nb_threads_detach(void)
     atomic_store_explicit(&g_nb.thread_yields, 0, memory_order_relaxed);
 }
 
-void tc_nb_on_error(int (*hook)(tc_ctx_t *ctx, tc_status_t st, const char *call))
+void tc_nb_on_error(tc_nb_error_hook_t hook)
 {
-    pthread_mutex_lock(&g_nb.lock);
-    g_nb.on_error = hook;
-    pthread_mutex_unlock(&g_nb.lock);
+    atomic_store_explicit(&g_nb.on_error, hook, memory_order_release);
 }
 
 /* 1 on the progress thread: the split tree gives it the root-side levels. */
@@ -200,10 +198,10 @@ static void sweep_locked(void)
 static int op_error(tc_nb_t *op)
 {
     if (op->st == TC_OK) return MPI_SUCCESS;
-    pthread_mutex_lock(&g_nb.lock);
-    int (*hook)(tc_ctx_t *, tc_status_t, const char *) = g_nb.on_error;
-    pthread_mutex_unlock(&g_nb.lock);
-    return hook ? hook(op->ctx, op->st, op->call) : MPI_ERR_INTERN;
+    /* (not the context: the communicator may be freed by now; the lock
+     * marked it tainted when the operation finished) */
+    tc_nb_error_hook_t hook = atomic_load_explicit(&g_nb.on_error, memory_order_acquire);
+    return hook ? hook(op->rank, op->st, op->call) : MPI_ERR_INTERN;
 }
 
 /* Complete the operations of list @fin toward MPI (not under the lock:
@@ -302,14 +300,22 @@ static void release_ctx(tc_ctx_t *c)
 {
     tc_nb_drain(c);
     pthread_mutex_lock(&g_nb.lock);
+    tc_nb_queue_t *q = NULL;
     for (tc_nb_queue_t **pp = &g_nb.queues; *pp; pp = &(*pp)->next)
         if ((*pp)->ctx == c) {
-            tc_nb_queue_t *q = *pp;
+            q = *pp;
             *pp = q->next;
-            free(q);
+            break;
+        }
+    /* (a queue may still be listed with nothing outstanding: an
+     * asynchronous copy run before its watch counted it) */
+    for (tc_nb_queue_t **pp = &g_nb.active; q && q->listed && *pp; pp = &(*pp)->active_next)
+        if (*pp == q) {
+            *pp = q->active_next;
             break;
         }
     pthread_mutex_unlock(&g_nb.lock);
+    free(q);
 }
 
 /* Put @q on the active list (once) and wake a sleeping progress thread.
@@ -375,6 +381,7 @@ int tc_nb_start(tc_nb_t *op, MPI_Request *req)
     *req = op->greq;
     atomic_store_explicit(&op->refs, 2, memory_order_relaxed);
     op->q = q;
+    op->rank = op->ctx->map.rank;
     atomic_fetch_add_explicit(&g_nb.outstanding, 1, memory_order_relaxed);
     pthread_mutex_lock(&g_nb.lock);
     op->ctx->stat[op->ops->stat].nonblocking++;

@@ -51,6 +51,7 @@ typedef struct tc_nb {
     tc_ctx_t *ctx;
     const tc_coll_ops_t *ops; /* what it is (coll/coll's table) */
     const char *call;         /* the MPI call that started it, for messages */
+    int rank;                 /* our rank in the communicator, for messages */
     int state;                /* queued, running, finished (nbc.c) */
     _Atomic int rc;           /* MPI_SUCCESS or the MPI error code it ended with:
                                  written (release) before MPI_Grequest_complete by
@@ -112,10 +113,13 @@ int tc_nb_waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Stat
 int tc_nb_testsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[]);
 int tc_nb_request_get_status(MPI_Request req, int *flag, MPI_Status *st);
 
-/** The bindings' hook: turns the failure @st of operation @call on @ctx
- *  into the MPI error code its request completes with (and says why).
- *  Set once, before the first operation; without it, MPI_ERR_INTERN. */
-void tc_nb_on_error(int (*hook)(tc_ctx_t *ctx, tc_status_t st, const char *call));
+/** The bindings' hook: turns the failure @st of operation @call on rank
+ *  @rank into the MPI error code its request completes with (and says
+ *  why).  Called outside the progress lock, after the operation's context
+ *  may have gone.  Set once, before the first operation; without it,
+ *  MPI_ERR_INTERN. */
+typedef int (*tc_nb_error_hook_t)(int rank, tc_status_t st, const char *call);
+void tc_nb_on_error(tc_nb_error_hook_t hook);
 
 /* ---- For the progress threads (progress/) ---------------------------------- */
 

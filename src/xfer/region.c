@@ -137,7 +137,7 @@ static long long copy_segments(tc_shm_t *s, int owner, int dir, struct iovec *lv
                     ? process_vm_readv(s->ctl[owner].pid, lv, nlc, rp, (unsigned long)nr, 0)
                     : process_vm_writev(s->ctl[owner].pid, lv, nlc, rp, (unsigned long)nr, 0);
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return tc_status_sys(errno);
+            if (n <= 0) return tc_status_sys(n < 0 ? errno : EIO); /* (0: nothing moved) */
             moved = (size_t)n;
             s->bytes_sc += moved;
         }

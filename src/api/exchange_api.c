@@ -1,0 +1,335 @@
+/*
+ * api/exchange_api -- MPI_Gather, MPI_Scatter, MPI_Alltoall and their
+ * nonblocking forms (topocoll.h) over coll/exchange: one screening and one
+ * buffer preparation shared by the blocking and nonblocking calls (only
+ * the arguments MPI makes significant on each rank are read), then the
+ * operations table.
+ *
+ * Owns nothing beyond the calls.  May call: nbc/, coll/, base/, PMPI.
+ */
+#include "topocoll.h"
+
+#include "../base/log.h"
+#include "../coll/exchange.h"
+#include "../nbc/nbc.h"
+#include "api_int.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One call's arguments, the MPI names. */
+typedef struct xc_call {
+    const char *name;
+    int kind, stat;
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype recvtype;
+    int root;
+    MPI_Comm comm;
+} xc_call_t;
+
+/* Which sides are significant on this rank (MPI-4.0 sections 6.5, 6.6,
+ * 6.8): Gather's receive side and Scatter's send side at the root only;
+ * MPI_IN_PLACE makes the root's other side insignificant. */
+static void sides(const xc_call_t *x, int rank, int *send, int *recv)
+{
+    int root = rank == x->root;
+    *send = x->kind == TC_XC_ALLTOALL ? x->sendbuf != MPI_IN_PLACE
+            : x->kind == TC_XC_GATHER ? !(root && x->sendbuf == MPI_IN_PLACE)
+                                      : root;
+    *recv = x->kind == TC_XC_ALLTOALL ? 1
+            : x->kind == TC_XC_GATHER ? root
+                                      : !(root && x->recvbuf == MPI_IN_PLACE);
+}
+
+/* The checks MPI's own would make on this rank's significant arguments:
+ * TC_API_RUN, or the error class raised. */
+static int check_args(const xc_call_t *x, int size, int rank, size_t *block)
+{
+    int send, recv, ts = 0, tr = 0;
+    if (x->kind != TC_XC_ALLTOALL && (x->root < 0 || x->root >= size))
+        return tc_api_arg_error(x->comm, MPI_ERR_ROOT, x->name, "invalid root", x->root);
+    sides(x, rank, &send, &recv);
+    if ((send && x->sendcount < 0) || (recv && x->recvcount < 0))
+        return tc_api_arg_error(x->comm, MPI_ERR_COUNT, x->name, "negative count",
+                                send && x->sendcount < 0 ? x->sendcount : x->recvcount);
+    if ((send && x->sendtype == MPI_DATATYPE_NULL) || (recv && x->recvtype == MPI_DATATYPE_NULL))
+        return tc_api_arg_error(x->comm, MPI_ERR_TYPE, x->name, "datatype is MPI_DATATYPE_NULL", 0);
+    if ((send && PMPI_Type_size(x->sendtype, &ts) != MPI_SUCCESS) ||
+        (recv && PMPI_Type_size(x->recvtype, &tr) != MPI_SUCCESS))
+        return tc_api_arg_error(x->comm, MPI_ERR_TYPE, x->name, "invalid datatype", 0);
+    size_t sb = (size_t)ts * (size_t)x->sendcount, rb = (size_t)tr * (size_t)x->recvcount;
+    *block = send ? sb : rb;
+    /* (send and receive blocks that differ: erroneous, the native's to judge) */
+    return send && recv && sb != rb ? TC_API_NATIVE : TC_API_RUN;
+}
+
+/* The screening of every exchange call: TC_API_RUN with @plan (its bytes:
+ * the block), TC_API_NATIVE, or an error class raised. */
+static int screen(const xc_call_t *x, tc_api_plan_t *plan)
+{
+    int inter = 0, size, rank;
+    memset(plan, 0, sizeof(*plan));
+    plan->why = "argument the native MPI will check";
+    if (x->comm == MPI_COMM_NULL)
+        return tc_api_arg_error(x->comm, MPI_ERR_COMM, x->name,
+                                "invalid communicator MPI_COMM_NULL", 0);
+    if (PMPI_Comm_test_inter(x->comm, &inter) != MPI_SUCCESS || inter) {
+        plan->why = "intercommunicator";
+        return TC_API_NATIVE;
+    }
+    PMPI_Comm_size(x->comm, &size);
+    PMPI_Comm_rank(x->comm, &rank);
+    int rc = check_args(x, size, rank, &plan->bytes);
+    if (rc != TC_API_RUN) return rc; /* (TC_API_NATIVE: plan->why says so) */
+    if (plan->bytes == 0 || size == 1 || plan->bytes > (size_t)INT_MAX) {
+        plan->why = "nothing to move, or blocks of 2 GiB";
+        return TC_API_NATIVE;
+    }
+    tc_ctx_t *c = tc_ctx_get(x->comm, plan->bytes);
+    if (!c || c->cold) {
+        plan->why = "context not built yet (TOPOCOLL_COMM_LAZY)";
+        return TC_API_NATIVE;
+    }
+    plan->ctx = c;
+    plan->fallback = 1;
+    if (!c->enabled) {
+        plan->why = "topocoll disabled on this communicator";
+        return TC_API_NATIVE;
+    }
+    if (!tc_exchange_fits(c, x->kind, plan->bytes)) {
+        plan->why =
+            c->map.nnodes > 1 ? "several nodes (not accelerated yet)" : "single copy unavailable";
+        return TC_API_NATIVE;
+    }
+    plan->fallback = 0;
+    return TC_API_RUN;
+}
+
+/* A contiguous view of @count @dt at @buf (@bytes): the buffer, or a copy
+ * in *@tmp, packed from @buf when @pack.  TC_OK or TC_ERR_NOMEM. */
+static tc_status_t view(const void *buf, int count, MPI_Datatype dt, size_t bytes, int pack,
+                        MPI_Comm comm, char **v, char **tmp)
+{
+    MPI_Aint lb;
+    if (tc_api_contiguous(count, dt, bytes, &lb)) {
+        *v = (char *)buf + lb;
+        return TC_OK;
+    }
+    if (!(*tmp = malloc(bytes ? bytes : 1))) return TC_ERR_NOMEM;
+    int pos = 0;
+    if (pack) PMPI_Pack(buf, count, dt, *tmp, (int)bytes, &pos, comm);
+    *v = *tmp;
+    return TC_OK;
+}
+
+/* The call's contiguous input and output (coll/exchange's shapes), packed
+ * copies in @tmp[1] (input) and @tmp[0] (output: unpack it after the call
+ * into x->recvbuf, x->recvcount * @nout elements).  TC_OK or
+ * TC_ERR_NOMEM (@tmp freed). */
+static tc_status_t buffers(const xc_call_t *x, const tc_api_plan_t *plan, const char **in,
+                           char **out, char *tmp[2], int *nout)
+{
+    const int n = plan->ctx->map.size, me = plan->ctx->map.rank, root = me == x->root;
+    const size_t b = plan->bytes;
+    char *v = NULL;
+    tc_status_t st = TC_OK;
+    tmp[0] = tmp[1] = NULL;
+    *in = NULL;
+    *out = NULL;
+    *nout = 0;
+    if (x->kind == TC_XC_GATHER) {
+        if (root) {
+            *nout = n;
+            st = view(x->recvbuf, x->recvcount * n, x->recvtype, b * (size_t)n, 0, x->comm, out,
+                      &tmp[0]);
+            if (st == TC_OK && x->sendbuf == MPI_IN_PLACE) { /* our block, in place */
+                MPI_Aint lb, ext;
+                PMPI_Type_get_extent(x->recvtype, &lb, &ext);
+                const char *mine = (const char *)x->recvbuf + (MPI_Aint)me * x->recvcount * ext;
+                int pos = 0;
+                if (tmp[0])
+                    PMPI_Pack(mine, x->recvcount, x->recvtype, tmp[0] + (size_t)me * b, (int)b,
+                              &pos, x->comm);
+                *in = *out + (size_t)me * b;
+            }
+        }
+        if (st == TC_OK && !*in)
+            st = view(x->sendbuf, x->sendcount, x->sendtype, b, 1, x->comm, &v, &tmp[1]);
+        if (v) *in = v;
+    } else if (x->kind == TC_XC_SCATTER) {
+        if (root)
+            st = view(x->sendbuf, x->sendcount * n, x->sendtype, b * (size_t)n, 1, x->comm, &v,
+                      &tmp[1]);
+        *in = v;
+        if (st == TC_OK && root && x->recvbuf == MPI_IN_PLACE) {
+            *out = v + (size_t)me * b; /* our block stays in the send buffer */
+        } else if (st == TC_OK) {
+            *nout = 1;
+            st = view(x->recvbuf, x->recvcount, x->recvtype, b, 0, x->comm, out, &tmp[0]);
+        }
+    } else {
+        *nout = n;
+        st = view(x->recvbuf, x->recvcount * n, x->recvtype, b * (size_t)n, 0, x->comm, out,
+                  &tmp[0]);
+        if (st == TC_OK && x->sendbuf == MPI_IN_PLACE) { /* the input: a copy of recvbuf */
+            int pos = 0;
+            if (!(tmp[1] = malloc(b * (size_t)n))) st = TC_ERR_NOMEM;
+            if (st == TC_OK)
+                PMPI_Pack(x->recvbuf, x->recvcount * n, x->recvtype, tmp[1], (int)(b * (size_t)n),
+                          &pos, x->comm);
+            *in = tmp[1];
+        } else if (st == TC_OK) {
+            st = view(x->sendbuf, x->sendcount * n, x->sendtype, b * (size_t)n, 1, x->comm, &v,
+                      &tmp[1]);
+            *in = v;
+        }
+    }
+    if (st != TC_OK) {
+        free(tmp[0]);
+        free(tmp[1]);
+        tmp[0] = tmp[1] = NULL;
+    }
+    return st;
+}
+
+static int native(const xc_call_t *x, MPI_Request *request)
+{
+    if (x->kind == TC_XC_GATHER)
+        return request ? PMPI_Igather(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf,
+                                      x->recvcount, x->recvtype, x->root, x->comm, request)
+                       : PMPI_Gather(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf,
+                                     x->recvcount, x->recvtype, x->root, x->comm);
+    if (x->kind == TC_XC_SCATTER)
+        return request ? PMPI_Iscatter(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf,
+                                       x->recvcount, x->recvtype, x->root, x->comm, request)
+                       : PMPI_Scatter(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf,
+                                      x->recvcount, x->recvtype, x->root, x->comm);
+    return request ? PMPI_Ialltoall(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf, x->recvcount,
+                                    x->recvtype, x->comm, request)
+                   : PMPI_Alltoall(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf, x->recvcount,
+                                   x->recvtype, x->comm);
+}
+
+/* The blocking call. */
+static int run_blocking(const xc_call_t *x)
+{
+    tc_api_plan_t p;
+    int rc = screen(x, &p);
+    if (rc == TC_API_NATIVE) {
+        tc_api_native(x->name, &p, x->stat);
+        return native(x, NULL);
+    }
+    if (rc != TC_API_RUN) return rc;
+    tc_ctx_t *c = p.ctx;
+    char *tmp[2], *out;
+    const char *in;
+    int nout;
+    tc_status_t st = buffers(x, &p, &in, &out, tmp, &nout);
+    if (st == TC_OK) {
+        tc_nb_drain(c); /* this communicator's nonblocking operations come first */
+        tc_coll_args_t a = { .in = in, .out = out, .n = p.bytes, .root = x->root, .blocking = 1 };
+        st = tc_api_run(c, x->kind + TC_COLL_GATHER, &a);
+    }
+    if (st == TC_OK && tmp[0]) {
+        int pos = 0;
+        PMPI_Unpack(tmp[0], (int)(p.bytes * (size_t)nout), &pos, x->recvbuf, x->recvcount * nout,
+                    x->recvtype, x->comm);
+    }
+    free(tmp[0]);
+    free(tmp[1]);
+    return tc_api_finish(c, x->comm, st, x->name);
+}
+
+/* The nonblocking call. */
+static int run_nonblocking(const xc_call_t *x, MPI_Request *request)
+{
+    tc_api_plan_t p;
+    int rc = screen(x, &p);
+    if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
+    if (rc == TC_API_NATIVE) {
+        tc_api_native(x->name, &p, x->stat);
+        return native(x, request);
+    }
+    if (rc != TC_API_RUN) return rc;
+    tc_nb_t *op = tc_api_nb_new(&p, x->kind + TC_COLL_GATHER, x->name);
+    if (!op) return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
+    char *out;
+    const char *in;
+    int nout;
+    if (buffers(x, &p, &in, &out, op->tmp, &nout) != TC_OK ||
+        (op->tmp[0] &&
+         tc_api_nb_keep_type(op, x->recvbuf, x->recvcount * nout, x->recvtype) != 0)) {
+        tc_api_nb_discard(op);
+        return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
+    }
+    op->a.in = in;
+    op->a.out = out;
+    op->a.n = p.bytes;
+    op->a.root = x->root;
+    return tc_nb_start(op, request);
+}
+
+/* The call's arguments. */
+static xc_call_t xc(const char *name, int kind, int stat, const void *sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                    int root, MPI_Comm comm)
+{
+    xc_call_t x = { name,    kind,      stat,     sendbuf, sendcount, sendtype,
+                    recvbuf, recvcount, recvtype, root,    comm };
+    return x;
+}
+
+int topocoll_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    xc_call_t x = xc("MPI_Gather", TC_XC_GATHER, TC_STAT_GATHER, sendbuf, sendcount, sendtype,
+                     recvbuf, recvcount, recvtype, root, comm);
+    return run_blocking(&x);
+}
+
+int topocoll_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    xc_call_t x = xc("MPI_Scatter", TC_XC_SCATTER, TC_STAT_SCATTER, sendbuf, sendcount, sendtype,
+                     recvbuf, recvcount, recvtype, root, comm);
+    return run_blocking(&x);
+}
+
+int topocoll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    xc_call_t x = xc("MPI_Alltoall", TC_XC_ALLTOALL, TC_STAT_ALLTOALL, sendbuf, sendcount, sendtype,
+                     recvbuf, recvcount, recvtype, 0, comm);
+    return run_blocking(&x);
+}
+
+int topocoll_igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    xc_call_t x = xc("MPI_Igather", TC_XC_GATHER, TC_STAT_GATHER, sendbuf, sendcount, sendtype,
+                     recvbuf, recvcount, recvtype, root, comm);
+    return run_nonblocking(&x, request);
+}
+
+int topocoll_iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    xc_call_t x = xc("MPI_Iscatter", TC_XC_SCATTER, TC_STAT_SCATTER, sendbuf, sendcount, sendtype,
+                     recvbuf, recvcount, recvtype, root, comm);
+    return run_nonblocking(&x, request);
+}
+
+int topocoll_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    xc_call_t x = xc("MPI_Ialltoall", TC_XC_ALLTOALL, TC_STAT_ALLTOALL, sendbuf, sendcount,
+                     sendtype, recvbuf, recvcount, recvtype, 0, comm);
+    return run_nonblocking(&x, request);
+}

@@ -1,0 +1,233 @@
+/* coll/exchange -- see exchange.h. */
+#include "exchange.h"
+
+#include "fold.h"
+
+#include "../xfer/region.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
+
+/* Bytes of the item a writer of @kind puts (eager): Gather's writers
+ * their block, Scatter's root and Alltoall's every process @n blocks. */
+static size_t item_bytes(int kind, size_t block, int n)
+{
+    return kind == TC_XC_GATHER ? block : block * (size_t)n;
+}
+
+int tc_exchange_eager(const tc_ctx_t *c, int kind, size_t block)
+{
+    return block <= TC_EAGER_MAX && block * (size_t)c->map.lsize <= TC_EAGER_NODE &&
+           item_bytes(kind, block, c->map.lsize) <= c->cfg->cico_slot;
+}
+
+int tc_exchange_fits(const tc_ctx_t *c, int kind, size_t block)
+{
+    if (!c->shm || c->map.nnodes != 1 || block == 0) return 0;
+    return c->all_sc || tc_exchange_eager(c, kind, block);
+}
+
+tc_status_t tc_exchange_init(tc_exchange_t *op, tc_ctx_t *ctx, int kind, const void *in, void *out,
+                             size_t block, int root)
+{
+    memset(op, 0, sizeof(*op));
+    op->ctx = ctx;
+    op->kind = kind;
+    op->root = root;
+    op->in = in;
+    op->out = out;
+    op->block = block;
+    op->seq = ++ctx->seq;
+    op->state = ST_START;
+    if (tc_exchange_eager(ctx, kind, block)) {
+        op->eager = 1;
+        tc_ctx_eager(ctx, op->seq, &op->eager_slot, &op->eager_wait);
+        return TC_OK;
+    }
+    if (kind == TC_XC_ALLTOALL && !(op->cookies = calloc((size_t)ctx->map.lsize, sizeof(uint64_t))))
+        return TC_ERR_NOMEM;
+    return TC_OK;
+}
+
+/* ---- Eager: the items ------------------------------------------------------- */
+
+/* 1 when local process @i's item holds bytes [0, @need) of its @bytes for
+ * this call; -1 on a newer tag (a broken protocol). */
+static int item_has(const tc_exchange_t *op, int i, size_t bytes, size_t need)
+{
+    size_t a = tc_shm_item_avail(op->ctx->shm, i, op->eager_slot, op->seq, bytes);
+    if (a == (size_t)-1) return -1;
+    return a >= need;
+}
+
+/* 1 if we read local process @i's item: the Gather root every writer's,
+ * a Scatter non-root the root's, every Alltoall process everyone's. */
+static int eager_reads(const tc_exchange_t *op, int i)
+{
+    const int me = op->ctx->shm->me;
+    if (i == me) return 0;
+    if (op->kind == TC_XC_GATHER) return me == op->root;
+    if (op->kind == TC_XC_SCATTER) return me != op->root && i == op->root;
+    return 1;
+}
+
+/* Our own block, where a Gather root, a Scatter root or an Alltoall
+ * process keeps it (nothing when it is there already: MPI_IN_PLACE). */
+static void own_block(const tc_exchange_t *op)
+{
+    const int me = op->ctx->shm->me;
+    const size_t b = op->block, at = (size_t)me * b;
+    if (op->kind == TC_XC_ALLTOALL) memcpy(op->out + at, op->in + at, b);
+    if (op->kind == TC_XC_GATHER && me == op->root && op->in != op->out + at)
+        memcpy(op->out + at, op->in, b);
+    if (op->kind == TC_XC_SCATTER && me == op->root && op->out != op->in + at)
+        memcpy(op->out, op->in + at, b);
+}
+
+/* Eager: put our item (if we write one), then copy what we need out of the
+ * others' items once they hold it. */
+static tc_status_t eager_work(tc_exchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const int n = s->nlocal, me = s->me, root = op->root;
+    const size_t b = op->block, ib = item_bytes(op->kind, b, n);
+    const int writes = op->kind == TC_XC_ALLTOALL || (op->kind == TC_XC_GATHER) != (me == root);
+    if (op->state == ST_START) {
+        if (writes && !tc_shm_item_put(s, op->in, ib, op->eager_slot, op->seq, op->eager_wait))
+            return TC_INPROGRESS;
+        own_block(op);
+        op->state = ST_WORK;
+    }
+    for (int i = 0; i < n; i++) { /* what we read, once all of it is there */
+        if (!eager_reads(op, i)) continue;
+        int h = item_has(op, i, ib, op->kind == TC_XC_SCATTER ? (size_t)(me + 1) * b : ib);
+        if (h <= 0) return h < 0 ? TC_ERR_PROTO : TC_INPROGRESS;
+    }
+    const char *item;
+    switch (op->kind) {
+    case TC_XC_GATHER:
+        for (int i = 0; i < n && me == root; i++)
+            if (i != me)
+                memcpy(op->out + (size_t)i * b, tc_shm_item_data(s, i, op->eager_slot, b), b);
+        break;
+    case TC_XC_SCATTER:
+        item = tc_shm_item_data(s, root, op->eager_slot, ib);
+        if (me != root) memcpy(op->out, item + (size_t)me * b, b);
+        break;
+    default:
+        for (int i = 0; i < n; i++) {
+            if (i == me) continue;
+            item = tc_shm_item_data(s, i, op->eager_slot, ib);
+            memcpy(op->out + (size_t)i * b, item + (size_t)me * b, b);
+        }
+    }
+    s->bytes_cico += b * (size_t)(n - 1);
+    tc_cctl_finish(s, op->seq);
+    op->state = ST_DONE;
+    return TC_OK;
+}
+
+/* ---- Single copy --------------------------------------------------------------- */
+
+/* Expose our buffer (the Gather root's receive buffer, the Scatter root's
+ * send buffer, every Alltoall process's receive buffer) and copy our own
+ * block.  Nobody reads our previous exposure any more once every process
+ * has finished the previous collective. */
+static tc_status_t expose(tc_exchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const int n = s->nlocal, me = s->me;
+    const size_t b = op->block, all = b * (size_t)n;
+    if (op->kind == TC_XC_ALLTOALL || me == op->root) {
+        if (!tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
+        int scatter = op->kind == TC_XC_SCATTER;
+        struct iovec iov = { scatter ? (void *)op->in : op->out, all };
+        TC_RETURN_IF_FAILED(
+            tc_region_create(s, &iov, 1, scatter ? TC_RIGHT_READ : TC_RIGHT_WRITE, &op->cookie));
+        tc_fold_post(s, op->seq, scatter ? op->cookie : 0, scatter ? 0 : op->cookie);
+    }
+    own_block(op);
+    return TC_OK;
+}
+
+/* The root's cookie for this call once it is exposed (0 before). */
+static uint64_t root_cookie(const tc_exchange_t *op)
+{
+    const tc_cctl_t *r = tc_cctl(op->ctx->shm, op->root);
+    /* Acquire: pairs with the root's release in tc_fold_post. */
+    if (atomic_load_explicit(&r->post_seq, memory_order_acquire) != op->seq) return 0;
+    return atomic_load_explicit(op->kind == TC_XC_SCATTER ? &r->in_cookie : &r->out_cookie,
+                                memory_order_relaxed);
+}
+
+/* Alltoall: block j of our input into process j's receive buffer, the
+ * peers taken from me + 1 on (every process starts with a different one). */
+static tc_status_t alltoall_push(tc_exchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const int n = s->nlocal, me = s->me;
+    const size_t b = op->block;
+    if (op->next == 0 && !tc_fold_all_posted(s, op->seq, NULL, op->cookies)) return TC_INPROGRESS;
+    for (; op->next < n - 1; op->next++) {
+        int j = (me + 1 + op->next) % n;
+        struct iovec l = { (void *)(op->in + (size_t)j * b), b };
+        TC_RETURN_IF_SHORT(
+            tc_region_copy(s, op->cookies[j], (size_t)me * b, &l, 1, TC_DIR_TO_REGION), b);
+    }
+    return TC_OK;
+}
+
+/* The single-copy steps: TC_OK once this process's part is done. */
+static tc_status_t sc_work(tc_exchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const int me = s->me;
+    if (op->kind == TC_XC_ALLTOALL) return alltoall_push(op);
+    if (me == op->root) return TC_OK; /* the others copy */
+    uint64_t cookie = root_cookie(op);
+    if (!cookie) return TC_INPROGRESS;
+    if (op->kind == TC_XC_SCATTER) {
+        TC_RETURN_IF_SHORT(tc_region_read(s, cookie, (size_t)me * op->block, op->out, op->block),
+                           op->block);
+    } else {
+        struct iovec l = { (void *)op->in, op->block };
+        TC_RETURN_IF_SHORT(
+            tc_region_copy(s, cookie, (size_t)me * op->block, &l, 1, TC_DIR_TO_REGION), op->block);
+    }
+    return TC_OK;
+}
+
+tc_status_t tc_exchange_work(tc_exchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    tc_status_t rc;
+    if (op->eager) return eager_work(op);
+    switch (op->state) {
+    case ST_START:
+        if ((rc = expose(op)) != TC_OK) return rc;
+        op->state = ST_WORK;
+        /* fall through */
+    case ST_WORK:
+        if ((rc = sc_work(op)) != TC_OK) return rc;
+        tc_cctl_finish(s, op->seq);
+        op->state = ST_ACK;
+        /* fall through */
+    case ST_ACK:
+        /* An exposed buffer is written or read by the others until they
+         * have finished. */
+        if (op->cookie && !tc_shm_all_done(s, op->seq)) return TC_INPROGRESS;
+        op->state = ST_DONE;
+        /* fall through */
+    default: return TC_OK;
+    }
+}
+
+void tc_exchange_fini(tc_exchange_t *op)
+{
+    if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
+    op->cookie = 0;
+    free(op->cookies);
+    op->cookies = NULL;
+}
