@@ -143,6 +143,7 @@ typedef struct topocoll_comm_info {
     uint64_t gather_calls, gather_fallbacks;
     uint64_t scatter_calls, scatter_fallbacks;
     uint64_t alltoall_calls, alltoall_fallbacks;
+    uint64_t exscan_calls, exscan_fallbacks; /* MPI_Scan counts in scan_calls */
 } topocoll_comm_info_t;
 
 /**
@@ -388,6 +389,26 @@ TOPOCOLL_API int topocoll_scatter(const void *sendbuf, int sendcount, MPI_Dataty
 TOPOCOLL_API int topocoll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                    MPI_Comm comm);
+/**
+ * MPI_Scan and MPI_Exscan semantics (MPI-4.0 section 6.11): the chain of
+ * the progress-threads paper (section 5): rank r receives the prefix of
+ * ranks 0..r-1 from r-1 over the MPI library's point-to-point, combines
+ * it with its input in rank order (non-commutative ops exact, the same
+ * bits on every run) and sends the result on, pipelined in segments from
+ * 3 ranks.  MPI_IN_PLACE allowed; MPI_Exscan leaves rank 0's recvbuf as
+ * it is.  Every predefined datatype/op pair topocoll handles (coll/op);
+ * others, intercommunicators and erroneous arguments go to the native MPI.
+ * Collective; returns an MPI error code.
+ */
+TOPOCOLL_API int topocoll_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                               MPI_Op op, MPI_Comm comm);
+TOPOCOLL_API int topocoll_exscan(const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+/** MPI_Iexscan semantics (see topocoll_exscan; topocoll_iscan: MPI_Iscan). */
+TOPOCOLL_API int topocoll_iexscan(const void *sendbuf, void *recvbuf, int count,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                  MPI_Request *request);
+
 /** MPI_Igather, MPI_Iscatter, MPI_Ialltoall semantics (see topocoll_gather). */
 TOPOCOLL_API int topocoll_igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# onehost_bench.sh: the four collectives on one host, native vs topocoll
+# onehost_bench.sh: the collectives on one host (Bcast, Reduce, Allreduce,
+# Allgather, Gather, Scatter, Alltoall), native vs topocoll
 # interleaved, in both regimes: the rotating cold pool (topocoll_bench's
 # default: every call starts with cold caches) and OSU's warm method (one
 # buffer reused, --warm), 8 B to 16 MiB; one table (.txt) and CSV per
@@ -17,7 +18,8 @@ bind=core; [ "$np" -le "$(nproc)" ] || bind=none   # one core each where there a
 run() { mpiexec.openmpi --allow-run-as-root --oversubscribe --bind-to "$bind" -np "$@"; }
 for regime in cold warm; do
   flag=(); [ "$regime" = warm ] && flag=(--warm)
-  for coll in bcast reduce allreduce allgather; do
+  colls=(bcast reduce allreduce allgather gather scatter alltoall)
+  for coll in "${colls[@]}"; do
     echo "== $coll, $regime buffers (np=$np, one host, $(nproc) cores)"
     mech=(); [ "$coll" = allgather ] && mech=(--mech)   # the copy-mechanism floors beside it
     cmd=("$build/topocoll_bench" --coll "$coll" --min 8 --max 16M "${flag[@]}" "${mech[@]}" "$@"
@@ -27,7 +29,8 @@ for regime in cold warm; do
     echo
   done
   if command -v gnuplot >/dev/null; then
-    "$root/scripts/plot.sh" "$out/onehost_np${np}_$regime.png" "$out/"{bcast,reduce,allreduce,allgather}"_np${np}_$regime.csv" \
+    files=(); for coll in "${colls[@]}"; do files+=("$out/${coll}_np${np}_$regime.csv"); done
+    "$root/scripts/plot.sh" "$out/onehost_np${np}_$regime.png" "${files[@]}" \
         --title "topocoll vs native MPI, $regime buffers" && echo "== plot: $out/onehost_np${np}_$regime.png"
   fi
 done

@@ -78,6 +78,8 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
     info->scatter_fallbacks = st[TC_STAT_SCATTER].fallbacks;
     info->alltoall_calls = st[TC_STAT_ALLTOALL].calls;
     info->alltoall_fallbacks = st[TC_STAT_ALLTOALL].fallbacks;
+    info->exscan_calls = st[TC_STAT_EXSCAN].calls;
+    info->exscan_fallbacks = st[TC_STAT_EXSCAN].fallbacks;
     info->nb_calls = 0;
     for (int k = 0; k < TC_STATS; k++) info->nb_calls += st[k].nonblocking;
     info->built = !c->cold;
@@ -414,4 +416,36 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     free(tmp[1]);
     tc_xtune_end(&xt);
     return tc_api_finish(c, comm, st, "MPI_Allgather");
+}
+
+/* Scan and Exscan: the chain (coll/scan). */
+static int scan_blocking(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, int exclusive)
+{
+    const char *call = exclusive ? "MPI_Exscan" : "MPI_Scan";
+    const int stat = exclusive ? TC_STAT_EXSCAN : TC_STAT_SCAN;
+    tc_api_plan_t p;
+    int rc = tc_api_screen_scan(call, sendbuf, recvbuf, count, datatype, op, comm, &p);
+    if (rc == TC_API_NATIVE) {
+        tc_api_native(call, &p, stat);
+        return exclusive ? PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm)
+                         : PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+    }
+    if (rc != TC_API_RUN) return rc;
+    tc_nb_drain(p.ctx);
+    tc_coll_args_t a = { .in = p.in, .out = recvbuf, .n = (size_t)count, .t = &p.t, .blocking = 1 };
+    tc_status_t st = tc_api_run(p.ctx, exclusive ? TC_COLL_EXSCAN : TC_COLL_SCAN, &a);
+    return tc_api_finish(p.ctx, comm, st, call);
+}
+
+int topocoll_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm)
+{
+    return scan_blocking(sendbuf, recvbuf, count, datatype, op, comm, 0);
+}
+
+int topocoll_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm)
+{
+    return scan_blocking(sendbuf, recvbuf, count, datatype, op, comm, 1);
 }

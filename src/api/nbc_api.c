@@ -195,18 +195,34 @@ int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     return tc_nb_start(op, request);
 }
 
+static int iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op_,
+                 MPI_Comm comm, MPI_Request *request, int exclusive)
+{
+    const char *call = exclusive ? "MPI_Iexscan" : "MPI_Iscan";
+    const int stat = exclusive ? TC_STAT_EXSCAN : TC_STAT_SCAN;
+    tc_api_plan_t p;
+    int rc = tc_api_screen_scan(call, sendbuf, recvbuf, count, datatype, op_, comm, &p);
+    if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
+    if (rc == TC_API_NATIVE) {
+        tc_api_native(call, &p, stat);
+        return exclusive ? PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op_, comm, request)
+                         : PMPI_Iscan(sendbuf, recvbuf, count, datatype, op_, comm, request);
+    }
+    if (rc != TC_API_RUN) return rc;
+    return nb_reduction(&p, exclusive ? TC_COLL_EXSCAN : TC_COLL_SCAN, call, recvbuf, count, 0, 0,
+                        comm, request);
+}
+
 int topocoll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op_,
                    MPI_Comm comm, MPI_Request *request)
 {
-    tc_api_plan_t p;
-    int rc = tc_api_screen_scan("MPI_Iscan", sendbuf, recvbuf, count, datatype, op_, comm, &p);
-    if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
-    if (rc == TC_API_NATIVE) {
-        tc_api_native("MPI_Iscan", &p, TC_STAT_SCAN);
-        return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op_, comm, request);
-    }
-    if (rc != TC_API_RUN) return rc;
-    return nb_reduction(&p, TC_COLL_SCAN, "MPI_Iscan", recvbuf, count, 0, 0, comm, request);
+    return iscan(sendbuf, recvbuf, count, datatype, op_, comm, request, 0);
+}
+
+int topocoll_iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op_, MPI_Comm comm, MPI_Request *request)
+{
+    return iscan(sendbuf, recvbuf, count, datatype, op_, comm, request, 1);
 }
 
 /* ---- Completion and progress ------------------------------------------------- */

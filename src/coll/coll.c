@@ -58,7 +58,11 @@ static void allgather_fini(tc_coll_state_t *st) { tc_allgather_fini(&st->allgath
 
 static tc_status_t scan_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
-    return tc_scan_init(&st->scan, c, a->in, a->out, a->n, a->t);
+    return tc_scan_init(&st->scan, c, a->in, a->out, a->n, a->t, 0);
+}
+static tc_status_t exscan_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_scan_init(&st->scan, c, a->in, a->out, a->n, a->t, 1);
 }
 static tc_status_t scan_work(tc_coll_state_t *st, int exec)
 {
@@ -149,6 +153,7 @@ static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
                           TC_STAT_SCATTER },
     [TC_COLL_ALLTOALL] = { "MPI_Alltoall", alltoall_init, exchange_work, exchange_fini, NULL,
                            TC_STAT_ALLTOALL },
+    [TC_COLL_EXSCAN] = { "MPI_Exscan", exscan_init, scan_work, scan_fini, NULL, TC_STAT_EXSCAN },
 };
 
 const tc_coll_ops_t *tc_coll_ops(int kind) { return &g_table[kind]; }

@@ -44,6 +44,7 @@ typedef enum {
     TC_COLL_GATHER,         /* coll/exchange, in TC_XC_* order */
     TC_COLL_SCATTER,
     TC_COLL_ALLTOALL,
+    TC_COLL_EXSCAN, /* coll/scan, exclusive */
     TC_COLL_KINDS
 } tc_coll_kind_t;
 

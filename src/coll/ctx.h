@@ -94,6 +94,7 @@ enum {
     TC_STAT_GATHER,
     TC_STAT_SCATTER,
     TC_STAT_ALLTOALL,
+    TC_STAT_EXSCAN,
     TC_STATS
 };
 typedef struct tc_coll_stat {

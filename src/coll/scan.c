@@ -7,7 +7,7 @@
 #include "tags.h"
 
 tc_status_t tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                         const tc_rtype_t *t)
+                         const tc_rtype_t *t, int exclusive)
 {
     memset(op, 0, sizeof(*op));
     op->ctx = ctx;
@@ -16,6 +16,7 @@ tc_status_t tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out
     op->out = out;
     op->count = count;
     op->seq = ++ctx->seq;
+    op->exclusive = exclusive;
     op->tag = TC_TAG_SCAN + (int)(op->seq & 0xff);
     PMPI_Comm_rank(ctx->pcomm, &op->rank);
     PMPI_Comm_size(ctx->pcomm, &op->size);
@@ -31,8 +32,10 @@ tc_status_t tc_scan_init(tc_scan_t *op, tc_ctx_t *ctx, const void *in, void *out
     op->seg = per;
     op->nseg = (count + op->seg - 1) / op->seg;
     for (int w = 0; w < TC_SCAN_WINDOW; w++) op->rreq[w] = op->sreq[w] = MPI_REQUEST_NULL;
-    if (in != out) memcpy(out, in, tc_span(t, count));
+    if (!exclusive && in != out) memcpy(out, in, tc_span(t, count));
     if (op->rank > 0 && !(op->rbuf = malloc(TC_SCAN_WINDOW * tc_span(t, op->seg))))
+        return TC_ERR_NOMEM;
+    if (exclusive && op->rank + 1 < op->size && !(op->acc = malloc(tc_span(t, count))))
         return TC_ERR_NOMEM;
     return TC_OK;
 }
@@ -58,6 +61,28 @@ static tc_status_t post_receives(tc_scan_t *op, size_t span)
         op->rposted++;
     }
     return TC_OK;
+}
+
+/* Segment k (elements [@first, @first + @n)) with the lower ranks'
+ * prefix: inclusive, out = prefix op out; exclusive, acc = prefix op in
+ * (rank 0: in), then out = prefix.  Returns what goes on to the right,
+ * or NULL with *@rc set. */
+static char *fold_segment(tc_scan_t *op, size_t k, size_t first, size_t n, size_t span,
+                          tc_status_t *rc)
+{
+    const size_t at = first * op->t.extent, bytes = tc_span(&op->t, n);
+    const char *prefix = op->rbuf + (k % TC_SCAN_WINDOW) * span;
+    *rc = TC_OK;
+    if (!op->exclusive) {
+        /* out = prefix(0..r-1) op out: the left operand is the lower ranks' */
+        if (op->rank > 0) *rc = tc_op_apply(&op->t, prefix, op->out + at, n);
+        return *rc == TC_OK ? op->out + at : NULL;
+    }
+    char *send = op->acc ? op->acc + at : NULL;
+    if (send) memcpy(send, op->in + at, bytes); /* (before out: in may be out) */
+    if (op->rank > 0 && send) *rc = tc_op_apply(&op->t, prefix, send, n);
+    if (op->rank > 0) memcpy(op->out + at, prefix, bytes);
+    return *rc == TC_OK ? (send ? send : op->out + at) : NULL;
 }
 
 tc_status_t tc_scan_work(tc_scan_t *op)
@@ -89,10 +114,8 @@ tc_status_t tc_scan_work(tc_scan_t *op)
             op->sdone++;
         }
         seg_range(op, k, &first, &n);
-        char *o = op->out + first * op->t.extent;
-        /* out = prefix(0..r-1) op out: the left operand is the lower ranks' */
-        if (op->rank > 0 && (rc = tc_op_apply(&op->t, op->rbuf + (k % W) * span, o, n)) != TC_OK)
-            return rc;
+        char *o = fold_segment(op, k, first, n, span, &rc);
+        if (!o) return rc;
         if (op->rank + 1 < op->size) {
             rc = tc_status_mpi(
                 PMPI_Isend(o, (int)n, op->t.dt, op->rank + 1, op->tag, pc, &op->sreq[k % W]));
@@ -119,5 +142,6 @@ tc_status_t tc_scan_work(tc_scan_t *op)
 void tc_scan_fini(tc_scan_t *op)
 {
     free(op->rbuf);
-    op->rbuf = NULL;
+    free(op->acc);
+    op->rbuf = op->acc = NULL;
 }

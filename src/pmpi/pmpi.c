@@ -75,6 +75,24 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                               request);
 }
 
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm)
+{
+    return topocoll_scan(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm)
+{
+    return topocoll_exscan(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm, MPI_Request *request)
+{
+    return topocoll_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
 /* ---- Nonblocking collectives and the completion calls (they progress ours) --- */
 
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
