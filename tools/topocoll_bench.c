@@ -418,8 +418,14 @@ static int run_on(MPI_Comm w, int coll, int native, char *sbuf, char *rbuf, size
     }
 }
 
+/* The world's size (set once in main). */
+static int g_size = 1;
+
+/* One call on MPI_COMM_WORLD; @bytes: the send buffer's (buf_bytes), of
+ * which Scatter and Alltoall send a block per rank. */
 static int run(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
 {
+    if (coll == C_SCATTER || coll == C_ALLTOALL) bytes /= (size_t)g_size;
     return run_on(MPI_COMM_WORLD, coll, native, sbuf, rbuf, bytes, root);
 }
 
@@ -1204,6 +1210,7 @@ int main(int argc, char **argv)
     topocoll_progress_init(provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    g_size = size;
     if (o.root >= size) {
         if (rank == 0)
             fprintf(stderr, "topocoll_bench: --root %d: not a rank of the %d processes\n", o.root,
