@@ -177,6 +177,8 @@ int main(int argc, char **argv)
     suite(MPI_COMM_WORLD, "world", vecr);
     topocoll_comm_info_t info;
     topocoll_comm_query(MPI_COMM_WORLD, &info);
+    if (info.nnodes > 1 && info.local_size * info.nnodes == size && info.single_copy)
+        CHECK(info.alltoall_calls > 0, "several nodes: topocoll ran no alltoall (the slices')");
     if (info.nnodes == 1 && info.single_copy)
         CHECK(info.gather_calls > 0 && info.scatter_calls > 0 && info.alltoall_calls > 0,
               "one node: topocoll ran %llu gathers, %llu scatters, %llu alltoalls",

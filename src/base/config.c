@@ -170,6 +170,10 @@ static tc_param_t g_params[] = {
     P_SIZE("TOPOCOLL_ALLGATHER_FLAT_MAX", "4K", 0, MAXB, allgather_flat_max,
            "several nodes: an Allgather of blocks of at most this many bytes goes to the native "
            "`MPI_Allgather`"),
+    P_SIZE("TOPOCOLL_ALLTOALL_FLAT_MAX", "32K", 0, MAXB, alltoall_flat_max,
+           "several nodes: an Alltoall of blocks of at most this many bytes goes to the native "
+           "`MPI_Alltoall` (above: the node-aggregated exchange, one message per slice and pair "
+           "of nodes)"),
     P_INT("TOPOCOLL_XTUNE", "1", 0, 1, xtune,
           "several nodes, messages (Allgather: blocks) above the `*_FLAT_MAX` and up to "
           "`TOPOCOLL_XTUNE_MAX`: "

@@ -36,6 +36,7 @@ typedef struct tc_config {
     size_t allreduce_flat_max;    /*   message, or Allgather's block) the native */
     size_t allgather_flat_max;    /*   collective runs (its flat algorithms beat a
                                        hierarchy's hand-offs for small messages) */
+    size_t alltoall_flat_max;     /* TOPOCOLL_ALLTOALL_FLAT_MAX: the same for Alltoall's block */
     int xtune;                    /* TOPOCOLL_XTUNE: 1 = on several nodes, above the
                                      FLAT_MAX, measure native and topocoll (coll/xtune) */
     size_t xtune_max;             /* TOPOCOLL_XTUNE_MAX: up to this size (bytes) */

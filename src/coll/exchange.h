@@ -21,8 +21,17 @@
  * Alltoall's every process puts its send buffer in its item and copies
  * block me out of everyone's.
  *
- * One node only (the communicator's processes all local: local rank ==
- * rank); the bindings send calls on several nodes to the native MPI.
+ * Alltoall on several nodes (the same number of processes on each, blocks
+ * above TOPOCOLL_ALLTOALL_FLAT_MAX): the per-slice node-aggregated
+ * exchange.  Local rank i of node a is slice i's process there; for every
+ * k = 1..N-1 it sends to local rank i of node a + k, in one message (cut
+ * in TC_NET_SEG pieces), the blocks every process of node a has for that
+ * process (read by single copy out of their send buffers), and receives
+ * the same from node a - k, all steps in flight at once; every core
+ * drives the network, every link is loaded alike, and a node sends
+ * another ppn messages instead of ppn^2.  The
+ * blocks between processes of one node go by single copy, as on one node.
+ * Gather and Scatter on several nodes: the native MPI's.
  * Blocks are contiguous bytes (the bindings pack what is not).
  *
  * Owns: tc_exchange_t.  May call: coll/ctx, coll/ctl, xfer/, libc.
@@ -48,6 +57,14 @@ typedef struct tc_exchange {
                           Alltoall: out) */
     uint64_t *cookies; /* Alltoall: [nlocal] the others' receive buffers */
     int next;          /* Alltoall: peers written so far */
+    /* Alltoall on several nodes: the per-slice exchange */
+    int multi, ppn, step, posted;
+    uint64_t in_cookie;    /* our send buffer, readable by the local processes */
+    uint64_t *incs;        /* [nlocal] the local processes' send buffers */
+    int *rank_at;          /* [nnodes * ppn] communicator rank of (node, local rank) */
+    char *sstage, *rstage; /* [nnodes - 1][ppn] blocks each: the messages out and in */
+    MPI_Request *req;      /* [nreq]: every step's pieces, received then sent */
+    int nreq;
     int eager, eager_slot;
     uint64_t eager_wait;
 } tc_exchange_t;
@@ -56,6 +73,12 @@ typedef struct tc_exchange {
  *  node with a shared segment, and single copy there or a block small
  *  enough for the eager items.  The same on every process. */
 int tc_exchange_fits(const tc_ctx_t *c, int kind, size_t block);
+
+/** 1 if an Alltoall of @block bytes per process on @c runs the per-slice
+ *  exchange across nodes (several nodes, the same number of processes on
+ *  each, single copy on every node or one process per node, blocks above
+ *  TOPOCOLL_ALLTOALL_FLAT_MAX). */
+int tc_exchange_sliced(const tc_ctx_t *c, size_t block);
 
 /** 1 if it goes through the eager items (a block of at most TC_EAGER_MAX,
  *  the node's share and the writer's item within bounds). */
