@@ -148,6 +148,10 @@ for layout in 2x2 3hosts_221 2x2_vnodes2; do
     [[ $t != reduce || $mpi != mpich || $layout == 2x2 ]] || continue
     run "${t}_$layout" -- "${args[@]}" -- "$bin/test_$t"
   done
+  # Gather, Scatter, Alltoall (the slices' exchange between hosts where the
+  # hosts hold as many ranks each; native otherwise) and Scan/Exscan
+  [[ $mpi == mpich && $layout != 2x2 ]] || run "exchange_$layout" -- "${args[@]}" -- "$bin/test_exchange"
+  [[ $layout != 2x2 ]] || run "scan_$layout" -- "${args[@]}" -- "$bin/test_scan"
   # (virtual nodes are named vn<k> on every host, so the test's grouping by
   # node name cannot hold across hosts: docs/limitations.md)
   [[ $layout == *vnodes* ]] || run "hsplit_$layout" 'test_hsplit np=.* 0 failed$' -- "${args[@]}" -- "$bin/test_hsplit"

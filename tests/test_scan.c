@@ -45,6 +45,26 @@ static int topo(int how, const void *s, void *r, int n, MPI_Datatype dt, MPI_Op 
     return e != MPI_SUCCESS ? e : topocoll_wait(&q, MPI_STATUS_IGNORE);
 }
 
+/* The user op's prefix computed here, from every rank's input, in the
+ * canonical order x_0 op (x_1 op (... op x_r)), r our rank (exclusive:
+ * r - 1): a reference that depends on no MPI library's algorithm. */
+static void user_ref(MPI_Comm comm, const unsigned char *s, int n, int excl, unsigned char *ref)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    size_t bytes = (size_t)n * 16;
+    unsigned char *all = malloc(bytes * (size_t)size + 1);
+    PMPI_Allgather(s, n * 4, MPI_INT, all, n * 4, MPI_INT, comm);
+    int last = excl ? rank - 1 : rank, len = n;
+    MPI_Datatype dt = MPI_INT;
+    if (last >= 0) {
+        memcpy(ref, all + (size_t)last * bytes, bytes);
+        for (int j = last - 1; j >= 0; j--) matmul(all + (size_t)j * bytes, ref, &len, &dt);
+    }
+    free(all);
+}
+
 static void one(MPI_Comm comm, const char *cname, int how, int n, MPI_Datatype dt, int esize,
                 MPI_Op op, const char *tname, int in_place)
 {
@@ -55,6 +75,8 @@ static void one(MPI_Comm comm, const char *cname, int how, int n, MPI_Datatype d
     for (size_t i = 0; i < bytes; i++) s[i] = (unsigned char)((i * 7 + (size_t)rank * 13) % 11);
     if (dt == MPI_DOUBLE)
         for (int i = 0; i < n; i++) ((double *)(void *)s)[i] = (double)((i + rank) % 17);
+    if (esize == 16) /* matrix entries below 1000: the product modulo 1000 is associative */
+        for (int i = 0; i < 4 * n; i++) ((int *)(void *)s)[i] = (i * 7 + rank * 13) % 1000;
     memset(a, 0xa5, bytes);
     memset(b, 0xa5, bytes);
     int excl = how == EXSCAN || how == IEXSCAN, e1, e2;
@@ -70,6 +92,7 @@ static void one(MPI_Comm comm, const char *cname, int how, int n, MPI_Datatype d
     }
     CHECK(e1 == MPI_SUCCESS && e2 == MPI_SUCCESS, "%s %s %s n %d: rc %d/%d", cname, names[how],
           tname, n, e1, e2);
+    if (esize == 16 && n > 0) user_ref(comm, s, n, excl, b); /* the user op: computed here */
     if (!(excl && rank == 0))
         CHECK(memcmp(a, b, (size_t)n * (size_t)esize) == 0, "%s %s %s n %d%s: differs from native",
               cname, names[how], tname, n, in_place ? " IN_PLACE" : "");

@@ -272,9 +272,10 @@ static tc_status_t sliced_exchange(tc_exchange_t *op)
         if ((rc = post_pieces(op, out, msg, to, 1, rq + np)) != TC_OK) return rc;
     }
     op->posted = 1;
-    int flag = 0;
-    rc = tc_status_mpi(PMPI_Testall(op->nreq, op->req, &flag, MPI_STATUSES_IGNORE));
-    if (rc != TC_OK || !flag) return rc != TC_OK ? rc : TC_INPROGRESS;
+    for (int flag = 0; op->tdone < op->nreq; op->tdone++) { /* (each drives progress) */
+        rc = tc_status_mpi(PMPI_Test(&op->req[op->tdone], &flag, MPI_STATUS_IGNORE));
+        if (rc != TC_OK || !flag) return rc != TC_OK ? rc : TC_INPROGRESS;
+    }
     op->posted = 0;
     for (int k = 1; k < N; k++) {
         const int sn = (a - k + N) % N;

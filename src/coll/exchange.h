@@ -64,7 +64,7 @@ typedef struct tc_exchange {
     int *rank_at;          /* [nnodes * ppn] communicator rank of (node, local rank) */
     char *sstage, *rstage; /* [nnodes - 1][ppn] blocks each: the messages out and in */
     MPI_Request *req;      /* [nreq]: every step's pieces, received then sent */
-    int nreq;
+    int nreq, tdone;       /* requests, and those found complete (in order) */
     int eager, eager_slot;
     uint64_t eager_wait;
 } tc_exchange_t;
