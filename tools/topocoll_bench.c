@@ -846,10 +846,10 @@ static int bench_warm(const opts_t *o, int coll, int rank, int size, FILE *csv, 
             double ratio = m[0][0] / m[1][0];
             if (imb)
                 printf("%13zu %12d %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f %7.2f %10.2f %8.2f",
-                       sbytes, iters, m[1][1], m[1][2], m[1][0], m[0][1], m[0][2], m[0][0], ratio,
+                       refb, iters, m[1][1], m[1][2], m[1][0], m[0][1], m[0][2], m[0][0], ratio,
                        refa, bwa);
             else
-                printf("%-10zu%18.2f%18.2f%18.2f%12d%12.2f%12.2f%12.2f%8.2f%11.2f%9.2f", sbytes,
+                printf("%-10zu%18.2f%18.2f%18.2f%12d%12.2f%12.2f%12.2f%8.2f%11.2f%9.2f", refb,
                        m[1][0], m[1][1], m[1][2], iters, m[0][0], m[0][1], m[0][2], ratio, refa,
                        bwa);
             if (o->mech) printf(" %10.2f %10.2f", mm, mcma); /* -1: not measured */
@@ -858,8 +858,8 @@ static int bench_warm(const opts_t *o, int coll, int rank, int size, FILE *csv, 
                 fprintf(
                     csv,
                     "%s,%d,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,%s,%d,%.3f,%.3f,%.3f,%.3f,",
-                    o->coll, size, info->nnodes, sbytes, m[0][0], m[1][0], ratio, ref, bw, refa,
-                    bwa, imb ? "imb" : "osu", iters, m[0][1], m[0][2], m[1][1], m[1][2]);
+                    o->coll, size, info->nnodes, refb, m[0][0], m[1][0], ratio, ref, bw, refa, bwa,
+                    imb ? "imb" : "osu", iters, m[0][1], m[0][2], m[1][1], m[1][2]);
                 if (mm > 0) fprintf(csv, "%.3f", mm);
                 fputc(',', csv);
                 if (mcma > 0) fprintf(csv, "%.3f", mcma);
@@ -1406,7 +1406,7 @@ int main(int argc, char **argv)
             double bw = (double)refb / mc / 1e3, bwa = (double)refb / mca / 1e3; /* GB/s */
             double ref = must_move(coll, refb, size) / (bw * 1e3),
                    refa = must_move(coll, refb, size) / (bwa * 1e3);
-            printf("%10zu %12.2f %12.2f %7.2f %10.2f %8.2f %10.2f %8.2f", sbytes, mn, mt, mn / mt,
+            printf("%10zu %12.2f %12.2f %7.2f %10.2f %8.2f %10.2f %8.2f", refb, mn, mt, mn / mt,
                    ref, bw, refa, bwa);
             if (o.mech) printf(" %10.2f %10.2f", mm, mcma); /* -1: not measured */
             if (o.link > 0 && lus > 0)
@@ -1417,7 +1417,7 @@ int main(int argc, char **argv)
             printf("%s\n", bad ? "  INVALID" : "");
             if (csv) {
                 fprintf(csv, "%s,%d,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,", o.coll, size,
-                        info.nnodes, sbytes, mn, mt, mn / mt, ref, bw, refa, bwa);
+                        info.nnodes, refb, mn, mt, mn / mt, ref, bw, refa, bwa);
                 if (mm > 0) fprintf(csv, "%.3f", mm);
                 fputc(',', csv);
                 if (mcma > 0) fprintf(csv, "%.3f", mcma);
