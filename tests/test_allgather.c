@@ -19,17 +19,6 @@
 
 static int wrank;
 
-static void fill(unsigned char *b, size_t n, unsigned seed)
-{
-    uint32_t x = seed * 2654435761u + 12345u;
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b[i] = (unsigned char)x;
-    }
-}
-
 /* @count elements of @st sent, @rcount of @rt received per rank. */
 static void one(MPI_Comm comm, const char *cname, int count, MPI_Datatype st, int rcount,
                 MPI_Datatype rt, const char *tname, int in_place, unsigned seed)
@@ -43,8 +32,8 @@ static void one(MPI_Comm comm, const char *cname, int count, MPI_Datatype st, in
     size_t sspan = (size_t)count * (size_t)sext + 64,
            rspan = (size_t)rcount * (size_t)rext * (size_t)size + 64;
     unsigned char *s = malloc(sspan), *a = malloc(rspan), *b = malloc(rspan);
-    fill(s, sspan, seed + (unsigned)rank * 31);
-    fill(a, rspan, seed + 5);
+    tc_fill(s, sspan, seed + (unsigned)rank * 31);
+    tc_fill(a, rspan, seed + 5);
     memcpy(b, a, rspan);
     int rc;
     if (in_place) {

@@ -20,17 +20,6 @@
 
 static int wrank;
 
-static void fill(unsigned char *b, size_t n, unsigned seed)
-{
-    uint32_t x = seed * 2654435761u + 12345u;
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b[i] = (unsigned char)x;
-    }
-}
-
 /* One broadcast, checked against PMPI_Bcast of the same arguments. */
 static void one(MPI_Comm comm, const char *cname, int count, MPI_Datatype dt, const char *tname,
                 int root, size_t span, unsigned seed)
@@ -39,10 +28,10 @@ static void one(MPI_Comm comm, const char *cname, int count, MPI_Datatype dt, co
     MPI_Comm_rank(comm, &rank);
     unsigned char *a = malloc(span + 1), *b = malloc(span + 1);
     if (rank == root) {
-        fill(a, span, seed);
+        tc_fill(a, span, seed);
         memcpy(b, a, span);
     } else {
-        fill(a, span, seed + 7777);
+        tc_fill(a, span, seed + 7777);
         memcpy(b, a, span);
     } /* same garbage on both */
     int rc = topocoll_bcast(a, count, dt, root, comm);
@@ -130,7 +119,7 @@ static void run_ahead(MPI_Comm comm)
         int root = (k / 3) % size, n = sz[k % 5];
         unsigned char *b = bufs + (size_t)k * MAXB;
         if (rank == root)
-            fill(b, (size_t)n, 1000u + (unsigned)k);
+            tc_fill(b, (size_t)n, 1000u + (unsigned)k);
         else
             memset(b, 0xEE, (size_t)n);
         CHECK(topocoll_bcast(b, n, MPI_BYTE, root, comm) == MPI_SUCCESS, "run-ahead call %d", k);
@@ -150,7 +139,7 @@ static void run_ahead(MPI_Comm comm)
     for (int k = 0; k < N; k++) {
         int root = (k / 3) % size, n = sz[k % 5];
         if (rank == root) continue;
-        fill(want, (size_t)n, 1000u + (unsigned)k);
+        tc_fill(want, (size_t)n, 1000u + (unsigned)k);
         if (memcmp(bufs + (size_t)k * MAXB, want, (size_t)n) != 0 && bad++ < 5)
             CHECK(0, "run-ahead call %d (%d bytes from %d): wrong data", k, n, root);
     }

@@ -22,17 +22,6 @@
 enum { GATHER, SCATTER, ALLTOALL };
 static const char *kname[] = { "gather", "scatter", "alltoall" };
 
-static void fill(unsigned char *b, size_t n, unsigned seed)
-{
-    uint32_t x = seed * 2654435761u + 12345u;
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b[i] = (unsigned char)x;
-    }
-}
-
 /* One call of @kind through topocoll (@nb: nonblocking + wait) or natively. */
 static int call(int kind, int topo, int nb, const void *s, int sc, MPI_Datatype st, void *r, int rc,
                 MPI_Datatype rt, int root, MPI_Comm comm)
@@ -74,9 +63,9 @@ static void one(MPI_Comm comm, const char *cname, int kind, int nb, int count, M
            rspan = (size_t)rcount * (size_t)rext * (many_r ? (size_t)size : 1) + 64;
     unsigned char *s = malloc(sspan), *a = malloc(rspan), *b = malloc(rspan);
     unsigned char *s2 = malloc(sspan);
-    fill(s, sspan, seed + (unsigned)rank * 31);
+    tc_fill(s, sspan, seed + (unsigned)rank * 31);
     memcpy(s2, s, sspan);
-    fill(a, rspan, seed + 5);
+    tc_fill(a, rspan, seed + 5);
     memcpy(b, a, rspan);
     int isroot = rank == root, e1, e2;
     /* what MPI leaves insignificant is garbage here */
@@ -195,10 +184,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&rev);
     errors();
     MPI_Type_free(&vecr);
-    int f = 0, c = 0;
-    MPI_Allreduce(&tc_failures, &f, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(&tc_checks, &c, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (tc_rank == 0) printf("test_exchange np=%d: %d checks, %d failed\n", size, c, f);
+    int f = tc_report("test_exchange");
     MPI_Finalize();
     return f != 0;
 }

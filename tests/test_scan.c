@@ -140,10 +140,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&rev);
     MPI_Op_free(&mop);
     MPI_Type_free(&mat);
-    int f = 0, c = 0;
-    MPI_Allreduce(&tc_failures, &f, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(&tc_checks, &c, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (tc_rank == 0) printf("test_scan np=%d: %d checks, %d failed\n", size, c, f);
+    int f = tc_report("test_scan");
     MPI_Finalize();
     return f != 0;
 }
