@@ -41,7 +41,7 @@ CLUSTER_ID=${CLUSTER_ID:0:6}
 if "$root/scripts/cluster.sh" up 2 1gbit >/dev/null; then
   trap '"$root/scripts/cluster.sh" down >/dev/null 2>&1 || true' EXIT
   "$root/scripts/cluster.sh" calib | sed 's/^/  /'
-  for coll in bcast reduce allreduce allgather barrier; do
+  for coll in bcast reduce allreduce allgather alltoall barrier; do
     echo "  -- $coll (2 hosts x 2 ranks, 1 Gbit/s)"
     for size in 1M 16M; do
       [ "$coll" = barrier ] && [ "$size" = 16M ] && continue
