@@ -168,12 +168,11 @@ int tc_ctx_slices(tc_ctx_t *c);
  *  (blocking collectives and each communicator's nonblocking FIFO run one
  *  at a time): the Reduce leaders' node buffer, the split tree's
  *  accumulator and child buffer, what the inter-node rings and chains
- *  receive before folding it (TC_BUF_NET).  Kept between calls, grown when needed,
- *  freed with the context: a fresh allocation per call above glibc's mmap
- *  threshold (32 MiB at most) is a new mapping whose every page faults
- *  (np=4 on 2 virtual nodes, 16 MiB Reduce: 60-110 ms a call instead of
- *  ~10).  NULL when out of memory.  Not thread-safe: the caller holds the
- *  context (nbc's progress lock for nonblocking operations). */
+ *  receive before folding it, Alltoall's slice messages (TC_BUF_NET).  Kept between calls, grown
+ * when needed, freed with the context: a fresh allocation per call above glibc's mmap threshold (32
+ * MiB at most) is a new mapping whose every page faults (np=4 on 2 virtual nodes, 16 MiB Reduce:
+ * 60-110 ms a call instead of ~10).  NULL when out of memory.  Not thread-safe: the caller holds
+ * the context (nbc's progress lock for nonblocking operations). */
 char *tc_ctx_buf(tc_ctx_t *c, int which, size_t bytes);
 
 /** 1 if a Bcast (part) or Reduce of @bytes moves between nodes along a

@@ -58,7 +58,9 @@ static tc_status_t init_sliced(tc_exchange_t *op)
     op->nreq = (int)(2 * steps * pieces(msg));
     op->rank_at = malloc(sizeof(int) * (size_t)m->nnodes * ppn);
     op->incs = calloc(ppn, sizeof(uint64_t));
-    op->sstage = malloc(2 * steps * msg);
+    /* the context's buffer, kept between calls: a fresh allocation of this
+     * size is a new mapping whose every page faults (coll/ctx tc_ctx_buf) */
+    op->sstage = tc_ctx_buf(op->ctx, TC_BUF_NET, 2 * steps * msg);
     op->req = malloc(sizeof(MPI_Request) * (size_t)op->nreq);
     if (!op->rank_at || !op->incs || !op->sstage || !op->req) return TC_ERR_NOMEM;
     for (int q = 0; q < op->nreq; q++) op->req[q] = MPI_REQUEST_NULL;
@@ -346,7 +348,6 @@ void tc_exchange_fini(tc_exchange_t *op)
     free(op->cookies);
     free(op->incs);
     free(op->rank_at);
-    free(op->sstage);
     op->cookies = op->incs = NULL;
     op->rank_at = NULL;
     op->sstage = op->rstage = NULL;

@@ -62,7 +62,8 @@ typedef struct tc_exchange {
     uint64_t in_cookie;    /* our send buffer, readable by the local processes */
     uint64_t *incs;        /* [nlocal] the local processes' send buffers */
     int *rank_at;          /* [nnodes * ppn] communicator rank of (node, local rank) */
-    char *sstage, *rstage; /* [nnodes - 1][ppn] blocks each: the messages out and in */
+    char *sstage, *rstage; /* [nnodes - 1][ppn] blocks each: the messages out and in
+                              (the context's TC_BUF_NET) */
     MPI_Request *req;      /* [nreq]: every step's pieces, received then sent */
     int nreq, tdone;       /* requests, and those found complete (in order) */
     int eager, eager_slot;
