@@ -105,6 +105,12 @@ int tc_api_single_copy_ok(tc_api_plan_t *plan);
 
 /* ---- Buffers: contiguous bytes, packed copies otherwise ----------------------- */
 
+/** A contiguous view of @count @dt at @buf (@bytes, their size): the
+ *  buffer itself, or a copy in *@tmp, packed from @buf when @pack.  TC_OK
+ *  or TC_ERR_NOMEM. */
+tc_status_t tc_api_view(const void *buf, int count, MPI_Datatype dt, size_t bytes, int pack,
+                        MPI_Comm comm, char **v, char **tmp);
+
 /** The bytes a Bcast of @count @dt at @buffer moves: @buffer's own when
  *  contiguous (*@tmp NULL), else a packed copy in *@tmp (the root packs
  *  it; the others unpack it after the call: tc_api_bcast_unpack).

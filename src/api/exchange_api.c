@@ -118,27 +118,6 @@ static int screen(const xc_call_t *x, tc_api_plan_t *plan)
     return TC_API_RUN;
 }
 
-/* A contiguous view of @count @dt at @buf (@bytes): the buffer, or a copy
- * in *@tmp, packed from @buf when @pack.  TC_OK or TC_ERR_NOMEM. */
-static tc_status_t view(const void *buf, int count, MPI_Datatype dt, size_t bytes, int pack,
-                        MPI_Comm comm, char **v, char **tmp)
-{
-    /* (@bytes is @count elements of @dt's size: its extents tell; a second
-     * PMPI_Type_size costs a small call 10 ns) */
-    MPI_Aint lb, extent, tlb, textent;
-    PMPI_Type_get_extent(dt, &lb, &extent);
-    PMPI_Type_get_true_extent(dt, &tlb, &textent);
-    if ((size_t)textent * (size_t)count == bytes && (count == 1 || extent == textent)) {
-        *v = (char *)buf + tlb;
-        return TC_OK;
-    }
-    if (!(*tmp = malloc(bytes ? bytes : 1))) return TC_ERR_NOMEM;
-    int pos = 0;
-    if (pack) PMPI_Pack(buf, count, dt, *tmp, (int)bytes, &pos, comm);
-    *v = *tmp;
-    return TC_OK;
-}
-
 /* The call's contiguous input and output (coll/exchange's shapes), packed
  * copies in @tmp[1] (input) and @tmp[0] (output: unpack it after the call
  * into x->recvbuf, x->recvcount * @nout elements).  TC_OK or
@@ -157,8 +136,8 @@ static tc_status_t buffers(const xc_call_t *x, const tc_api_plan_t *plan, const 
     if (x->kind == TC_XC_GATHER) {
         if (root) {
             *nout = n;
-            st = view(x->recvbuf, x->recvcount * n, x->recvtype, b * (size_t)n, 0, x->comm, out,
-                      &tmp[0]);
+            st = tc_api_view(x->recvbuf, x->recvcount * n, x->recvtype, b * (size_t)n, 0, x->comm,
+                             out, &tmp[0]);
             if (st == TC_OK && x->sendbuf == MPI_IN_PLACE) { /* our block, in place */
                 MPI_Aint lb, ext;
                 PMPI_Type_get_extent(x->recvtype, &lb, &ext);
@@ -171,23 +150,23 @@ static tc_status_t buffers(const xc_call_t *x, const tc_api_plan_t *plan, const 
             }
         }
         if (st == TC_OK && !*in)
-            st = view(x->sendbuf, x->sendcount, x->sendtype, b, 1, x->comm, &v, &tmp[1]);
+            st = tc_api_view(x->sendbuf, x->sendcount, x->sendtype, b, 1, x->comm, &v, &tmp[1]);
         if (v) *in = v;
     } else if (x->kind == TC_XC_SCATTER) {
         if (root)
-            st = view(x->sendbuf, x->sendcount * n, x->sendtype, b * (size_t)n, 1, x->comm, &v,
-                      &tmp[1]);
+            st = tc_api_view(x->sendbuf, x->sendcount * n, x->sendtype, b * (size_t)n, 1, x->comm,
+                             &v, &tmp[1]);
         *in = v;
         if (st == TC_OK && root && x->recvbuf == MPI_IN_PLACE) {
             *out = v + (size_t)me * b; /* our block stays in the send buffer */
         } else if (st == TC_OK) {
             *nout = 1;
-            st = view(x->recvbuf, x->recvcount, x->recvtype, b, 0, x->comm, out, &tmp[0]);
+            st = tc_api_view(x->recvbuf, x->recvcount, x->recvtype, b, 0, x->comm, out, &tmp[0]);
         }
     } else {
         *nout = n;
-        st = view(x->recvbuf, x->recvcount * n, x->recvtype, b * (size_t)n, 0, x->comm, out,
-                  &tmp[0]);
+        st = tc_api_view(x->recvbuf, x->recvcount * n, x->recvtype, b * (size_t)n, 0, x->comm, out,
+                         &tmp[0]);
         if (st == TC_OK && x->sendbuf == MPI_IN_PLACE) { /* the input: a copy of recvbuf */
             int pos = 0;
             if (!(tmp[1] = malloc(b * (size_t)n))) st = TC_ERR_NOMEM;
@@ -196,8 +175,8 @@ static tc_status_t buffers(const xc_call_t *x, const tc_api_plan_t *plan, const 
                           &pos, x->comm);
             *in = tmp[1];
         } else if (st == TC_OK) {
-            st = view(x->sendbuf, x->sendcount * n, x->sendtype, b * (size_t)n, 1, x->comm, &v,
-                      &tmp[1]);
+            st = tc_api_view(x->sendbuf, x->sendcount * n, x->sendtype, b * (size_t)n, 1, x->comm,
+                             &v, &tmp[1]);
             *in = v;
         }
     }

@@ -118,27 +118,38 @@ int tc_api_screen_bcast(const char *call, int count, MPI_Datatype dt, int root, 
     return TC_API_RUN;
 }
 
+tc_status_t tc_api_view(const void *buf, int count, MPI_Datatype dt, size_t bytes, int pack,
+                        MPI_Comm comm, char **v, char **tmp)
+{
+    /* (@bytes is @count elements of @dt's size: its extents tell; a second
+     * PMPI_Type_size costs a small call 10 ns) */
+    MPI_Aint lb, extent, tlb, textent;
+    *tmp = NULL;
+    PMPI_Type_get_extent(dt, &lb, &extent);
+    PMPI_Type_get_true_extent(dt, &tlb, &textent);
+    if ((size_t)textent * (size_t)count == bytes && (count == 1 || extent == textent)) {
+        *v = (char *)buf + tlb;
+        return TC_OK;
+    }
+    /* Non-contiguous: a packed copy.  (Every rank moves the same bytes
+     * whatever its own datatype, so ranks with different datatypes of one
+     * signature still match.) */
+    int psize = 0, pos = 0;
+    PMPI_Pack_size(count, dt, comm, &psize);
+    if ((size_t)psize != bytes || !(*tmp = malloc(bytes ? bytes : 1))) return TC_ERR_NOMEM;
+    if (pack) PMPI_Pack(buf, count, dt, *tmp, psize, &pos, comm);
+    *v = *tmp;
+    return TC_OK;
+}
+
 tc_status_t tc_api_bcast_buffer(const tc_api_plan_t *plan, void *buffer, int count, MPI_Datatype dt,
                                 int root, MPI_Comm comm, void **bytes, char **tmp)
 {
-    MPI_Aint lb, extent, tlb, textent;
-    *tmp = NULL;
-    /* (plan->bytes is count elements of dt's size: its extents tell) */
-    PMPI_Type_get_extent(dt, &lb, &extent);
-    PMPI_Type_get_true_extent(dt, &tlb, &textent);
-    if ((size_t)textent * (size_t)count == plan->bytes && (count == 1 || extent == textent)) {
-        *bytes = (char *)buffer + tlb;
-        return TC_OK;
-    }
-    /* Non-contiguous: flatten by packing, broadcast the bytes, unpack.
-     * (Every rank moves the same bytes whatever its own datatype, so
-     * ranks with different datatypes of one signature still match.) */
-    int psize = 0, pos = 0;
-    PMPI_Pack_size(count, dt, comm, &psize);
-    if ((size_t)psize != plan->bytes || !(*tmp = malloc(plan->bytes))) return TC_ERR_NOMEM;
-    if (plan->ctx->map.rank == root) PMPI_Pack(buffer, count, dt, *tmp, psize, &pos, comm);
-    *bytes = *tmp;
-    return TC_OK;
+    char *v = NULL; /* (the root packs; the others unpack after the call) */
+    tc_status_t st =
+        tc_api_view(buffer, count, dt, plan->bytes, plan->ctx->map.rank == root, comm, &v, tmp);
+    *bytes = v;
+    return st;
 }
 
 /* ---- Reductions ------------------------------------------------------------- */
