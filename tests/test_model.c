@@ -112,6 +112,10 @@ int main(void)
     CHECK(tc_place_oddeven(16, 14, 3) == 15 && tc_place_oddeven(16, 14, 4) == 7,
           "odd-even on 16 cores");
     CHECK(tc_place_oddeven(2, 2, 0) == -1, "no free core");
+    /* more communication cores asked for than the node has (TOPOCOLL_COMM_CORES=3 on
+     * 2 cores): every core is a communication core, no division by zero */
+    CHECK(tc_place_numa(2, -1, 1) == 1 && tc_place_numa(2, -1, 0) == 0, "numa: 3 on 2 cores");
+    CHECK(tc_place_oddeven(2, -1, 1) == 1, "odd-even: 3 on 2 cores");
 
     printf("test_model: %d checks, %d failures\n", tc_checks, tc_failures);
     return tc_failures != 0;

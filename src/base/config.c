@@ -3,6 +3,7 @@
 #include "log.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -17,30 +18,24 @@ static pthread_once_t g_config_once = PTHREAD_ONCE_INIT;
 long long tc_parse_size(const char *s)
 {
     char *end;
-    if (!s || !*s) return -1;
+    if (!s || !isdigit((unsigned char)s[0])) return -1; /* no sign, no blank */
+    errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (end == s || v < 0) return -1;
+    if (errno == ERANGE) return -1;
     int shift = 0;
     switch (toupper((unsigned char)*end)) {
-    case 'K':
-        shift = 10;
-        end++;
-        break;
-    case 'M':
-        shift = 20;
-        end++;
-        break;
-    case 'G':
-        shift = 30;
-        end++;
-        break;
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
     default: break;
     }
-    if (v > (LLONG_MAX >> shift)) return -1; /* would overflow */
-    v <<= shift;
-    if (*end == 'i' || *end == 'I') end++;
+    if (shift) {
+        end++;
+        if (*end == 'i' || *end == 'I') end++; /* "KiB" */
+    }
     if (*end == 'B' || *end == 'b') end++;
-    return *end ? -1 : v;
+    if (*end || v > (LLONG_MAX >> shift)) return -1; /* other text, or it would overflow */
+    return v << shift;
 }
 
 /* ---- The table ---------------------------------------------------------------- */
@@ -73,9 +68,10 @@ static const tc_param_choice_t ch_nbc_alg[] = {
  * (an enum field must be int-sized: the table writes it as an int). */
 #define FIELD_(f, ok) (offsetof(tc_config_t, f) + 0 * sizeof(char[(ok) ? 1 : -1]))
 #define F_OF(f)       (((tc_config_t *)0)->f)
-#define P_SIZE(n, d, l, h, f, text)                                                   \
+/* SIZE: accepted range [l, h], floor m (0: none; see tc_param_t.min) */
+#define P_SIZE(n, d, l, m, h, f, text)                                                \
     {                                                                                 \
-        .name = n, .kind = TC_PARAM_SIZE, .dflt = d, .lo = l, .hi = h,                \
+        .name = n, .kind = TC_PARAM_SIZE, .dflt = d, .lo = l, .hi = h, .min = m,      \
         .offset = FIELD_(f, _Generic(F_OF(f), size_t : 1, default : 0)), .desc = text \
     }
 #define P_INT(n, d, l, h, f, text)                                                 \
@@ -97,6 +93,14 @@ static const tc_param_choice_t ch_nbc_alg[] = {
 #define KiB  1024LL
 #define MAXB (1LL << 40) /* size thresholds */
 #define MAXC (1LL << 50) /* size thresholds that start something from a size */
+/* The floor of the pipeline segments and of the CICO slots: one page.
+ * Each segment costs a synchronisation (a flag set and polled, and across
+ * nodes a message of the MPI library: microseconds) and each slot a
+ * hand-off; below a page that costs more than the copy (4 KiB at 5-10
+ * GB/s: 0.4-0.8 us).  TOPOCOLL_REDUCE_SEGSIZE=1, 3 or 5 made segments of
+ * one element: correct, and ~50x slower.  The slots' lanes pipeline only
+ * through pieces of 4 KiB or more (tc_shm_lanes_usable, xfer/shmseg.h). */
+#define PAGE (4 * KiB)
 
 /* One row per TOPOCOLL_* variable, in the order topocoll_info --config and
  * docs/tuning.md list them.  Defaults are text: what the variable would be
@@ -119,7 +123,7 @@ static tc_param_t g_params[] = {
           "contexts of freed communicators kept for the next communicator of the same group (each "
           "holds its "
           "shared segment and buffers); `0`: none"),
-    P_SIZE("TOPOCOLL_COMM_LAZY_MIN", "256K", 0, MAXB, comm_lazy_min,
+    P_SIZE("TOPOCOLL_COMM_LAZY_MIN", "256K", 0, 0, MAXB, comm_lazy_min,
            "a collective of at least this many bytes (the message, or Allgather's block) builds "
            "the context "
            "at once"),
@@ -142,35 +146,36 @@ static tc_param_t g_params[] = {
           "levels above the nodes; virtual nodes are named `vn0`, `vn1`, ..."),
     P_ENUM("TOPOCOLL_SINGLE_COPY", "auto", ch_single_copy, single_copy,
            "`cma` (warns if the probe fails and uses CICO), `none` (copy-in/copy-out only)"),
-    P_SIZE("TOPOCOLL_BCAST_SEGSIZE", "0", 0, 1LL << 30, bcast_segsize,
+    P_SIZE("TOPOCOLL_BCAST_SEGSIZE", "0", 0, PAGE, 1LL << 30, bcast_segsize,
            "inter-node pipeline segment (bytes; `K`/`M` suffixes); `0`: HierKNEM Table 1: 8 KiB "
            "below 64 KiB, "
            "64 KiB above (at most ~8 segments); along a chain of nodes 32 KiB (below the TCP eager "
            "limits); the whole "
-           "message on two nodes with one process on the receiving one"),
+           "message on two nodes with one process on the receiving one; floor 4 KiB (a smaller "
+           "value other than `0` is raised to it, with a warning)"),
     P_SIZE(
-        "TOPOCOLL_BCAST_CICO_MAX", "32K", 0, MAXB, bcast_cico_max,
+        "TOPOCOLL_BCAST_CICO_MAX", "32K", 0, 0, MAXB, bcast_cico_max,
         "at or below this size Bcast goes through the shared segment (eager when it fits a slot)"),
-    P_SIZE("TOPOCOLL_BCAST_ROOT_SHARE_MIN", "32K", 0, MAXC, bcast_share_min,
+    P_SIZE("TOPOCOLL_BCAST_ROOT_SHARE_MIN", "32K", 0, 0, MAXC, bcast_share_min,
            "from this size the root writes a share of every receiver's buffer (one node)"),
     /* The *_FLAT defaults: 4 emulated hosts x 2 ranks, 1 Gbit/s links, Open MPI,
      * topocoll's own paths against the native (docs/performance.md): Bcast won
      * from 8 B (1.1-1.9x below 1 KiB), Reduce lost up to 2 KiB (0.3-0.6x) and
      * tied at 4-8 KiB, Allreduce lost up to 64 KiB (0.4-0.9x), Allgather up to
      * 4 KiB blocks (0.4-0.6x), the Barrier 0.55-1.13x. */
-    P_SIZE("TOPOCOLL_BCAST_FLAT_MAX", "0", 0, MAXB, bcast_flat_max,
+    P_SIZE("TOPOCOLL_BCAST_FLAT_MAX", "0", 0, 0, MAXB, bcast_flat_max,
            "several nodes: a Bcast of at most this many bytes goes to the native `MPI_Bcast` (`0`: "
            "none)"),
-    P_SIZE("TOPOCOLL_REDUCE_FLAT_MAX", "8K", 0, MAXB, reduce_flat_max,
+    P_SIZE("TOPOCOLL_REDUCE_FLAT_MAX", "8K", 0, 0, MAXB, reduce_flat_max,
            "several nodes: a Reduce of a vector of at most this many bytes goes to the native "
            "`MPI_Reduce`"),
-    P_SIZE("TOPOCOLL_ALLREDUCE_FLAT_MAX", "64K", 0, MAXB, allreduce_flat_max,
+    P_SIZE("TOPOCOLL_ALLREDUCE_FLAT_MAX", "64K", 0, 0, MAXB, allreduce_flat_max,
            "several nodes: an Allreduce of a vector of at most this many bytes goes to the native "
            "`MPI_Allreduce`"),
-    P_SIZE("TOPOCOLL_ALLGATHER_FLAT_MAX", "4K", 0, MAXB, allgather_flat_max,
+    P_SIZE("TOPOCOLL_ALLGATHER_FLAT_MAX", "4K", 0, 0, MAXB, allgather_flat_max,
            "several nodes: an Allgather of blocks of at most this many bytes goes to the native "
            "`MPI_Allgather`"),
-    P_SIZE("TOPOCOLL_ALLTOALL_FLAT_MAX", "32K", 0, MAXB, alltoall_flat_max,
+    P_SIZE("TOPOCOLL_ALLTOALL_FLAT_MAX", "32K", 0, 0, MAXB, alltoall_flat_max,
            "several nodes: an Alltoall of blocks of at most this many bytes goes to the native "
            "`MPI_Alltoall` (above: the node-aggregated exchange, one message per slice and pair "
            "of nodes)"),
@@ -180,35 +185,37 @@ static tc_param_t g_params[] = {
           "each communicator times the native collective and topocoll's, per size class, and keeps "
           "the faster "
           "(`0`: topocoll's there)"),
-    P_SIZE("TOPOCOLL_XTUNE_MAX", "256K", 0, MAXB, xtune_max,
+    P_SIZE("TOPOCOLL_XTUNE_MAX", "256K", 0, 0, MAXB, xtune_max,
            "the largest message (Allgather: block) `TOPOCOLL_XTUNE` measures; above, topocoll's "
            "algorithms"),
     P_INT("TOPOCOLL_BARRIER_FLAT", "1", 0, 1, barrier_flat,
           "`1`: on several nodes `MPI_Barrier` is the native barrier; `0`: topocoll's (a "
           "dissemination "
           "barrier inside each node around the leaders' native barrier)"),
-    P_SIZE("TOPOCOLL_CHAIN_MIN", "128K", 0, MAXC, chain_min,
+    P_SIZE("TOPOCOLL_CHAIN_MIN", "128K", 0, 0, MAXC, chain_min,
            "from this size, on 3 nodes or more, Bcast and Reduce move between nodes along a chain "
            "of nodes "
            "from (Bcast) or to (Reduce) the root's node, pipelined in 32 KiB segments; below, "
            "binomial trees"),
-    P_SIZE("TOPOCOLL_CICO_SLOT", "32K", 4 * KiB, 16 * KiB * KiB, cico_slot,
-           "bytes per copy-in/copy-out slot (rounded down to a multiple of 64)"),
+    P_SIZE("TOPOCOLL_CICO_SLOT", "32K", 1, PAGE, 16 * KiB * KiB, cico_slot,
+           "bytes per copy-in/copy-out slot (rounded down to a multiple of 64); floor 4 KiB (a "
+           "smaller value is raised to it, with a warning)"),
     P_INT("TOPOCOLL_CICO_SLOTS", "16", 2, 64, cico_slots,
           "slots per process (pipeline depth; with 32 KiB slots, 512 KiB of shared memory per "
           "process and "
           "communicator, touched only when used)"),
-    P_SIZE("TOPOCOLL_REDUCE_SEGSIZE", "0", 0, 1LL << 30, red_segsize,
+    P_SIZE("TOPOCOLL_REDUCE_SEGSIZE", "0", 0, PAGE, 1LL << 30, red_segsize,
            "Reduce/Allreduce pipeline segment (bytes); `0`: one node, the whole vector; several, "
            "HierKNEM "
            "Table 1 (64 KiB per worker up to 16 MiB, 1 MiB above), at least 1/8 of the vector; "
            "along a chain "
-           "of nodes 32 KiB; Allreduce on several nodes, ring chunks of 32 KiB"),
-    P_SIZE("TOPOCOLL_REDUCE_CICO_MAX", "8K", 0, MAXB, red_cico_max,
+           "of nodes 32 KiB; Allreduce on several nodes, ring chunks of 32 KiB; floor 4 KiB (a "
+           "smaller value other than `0` is raised to it, with a warning)"),
+    P_SIZE("TOPOCOLL_REDUCE_CICO_MAX", "8K", 0, 0, MAXB, red_cico_max,
            "Reduce/Allreduce through the shared segment at or below (bytes per process; capped by "
            "the slots' "
            "capacity)"),
-    P_SIZE("TOPOCOLL_REDUCE_EAGER_MAX", "32K", 0, MAXB, red_eager_max,
+    P_SIZE("TOPOCOLL_REDUCE_EAGER_MAX", "32K", 0, 0, MAXB, red_eager_max,
            "one-node Reduce at or below (bytes per process; capped by a slot, and by 64 KiB for "
            "the root to "
            "read) goes through the shared segment eagerly: every other process copies its vector "
@@ -218,7 +225,7 @@ static tc_param_t g_params[] = {
            "always, above it as the CICO method `TOPOCOLL_TUNE` measures against single copy (`0`: "
            "eager "
            "only up to 2 KiB)"),
-    P_SIZE("TOPOCOLL_ALLGATHER_CICO_MAX", "8K", 0, MAXB, allgather_cico_max,
+    P_SIZE("TOPOCOLL_ALLGATHER_CICO_MAX", "8K", 0, 0, MAXB, allgather_cico_max,
            "one-node Allgather through the shared segment at or below (block bytes)"),
     P_ENUM("TOPOCOLL_TUNE", "1", ch_tune, tune,
            "one node, above the `*_CICO_MAX` (Reduce: up to the slots' capacity; Bcast, Allreduce, "
@@ -238,7 +245,7 @@ static tc_param_t g_params[] = {
     P_STR("TOPOCOLL_NIC", "InfiniBand/RDMA cards, else network cards", nic,
           "cards to use, by OS device name or PCI bus id, in rail order: `mlx5_0`, `mlx5_0,eth0`, "
           "`0000:81:00.0`"),
-    P_SIZE("TOPOCOLL_MULTILEADER_MIN", "256K", 0, MAXC, multileader_min,
+    P_SIZE("TOPOCOLL_MULTILEADER_MIN", "256K", 0, 0, MAXC, multileader_min,
            "from this message size, Bcast uses several rails (each part at least half of it) and, "
            "under `auto`, "
            "per-package relays (Allgather: bytes each process reads)"),
@@ -307,27 +314,70 @@ static void fmt_size(char *b, size_t n, long long v)
         snprintf(b, n, "%lld", v);
 }
 
+/* The text of the accepted values: "4K..16M", "0..1G, 1..4095 -> 4K" (a
+ * floor), "-1..64", "block|cyclic", "" (string). */
+static void param_allowed(tc_param_t *p)
+{
+    char lo[32], hi[32], fl[32], t[160];
+    size_t n = 0;
+    p->allowed[0] = '\0';
+    switch (p->kind) {
+    case TC_PARAM_SIZE:
+        fmt_size(lo, sizeof(lo), p->lo);
+        fmt_size(hi, sizeof(hi), p->hi);
+        fmt_size(fl, sizeof(fl), p->min);
+        if (p->min > p->lo && p->min > 1)
+            snprintf(t, sizeof(t), "%s..%s, %lld..%lld -> %s", lo, hi, p->lo > 0 ? p->lo : 1,
+                     p->min - 1, fl);
+        else
+            snprintf(t, sizeof(t), "%s..%s", lo, hi);
+        snprintf(p->allowed, sizeof(p->allowed), "%.95s", t);
+        break;
+    case TC_PARAM_INT: snprintf(p->allowed, sizeof(p->allowed), "%lld..%lld", p->lo, p->hi); break;
+    case TC_PARAM_ENUM:
+        for (const tc_param_choice_t *ch = p->choices; ch->name; ch++)
+            if (!ch->alias && n < sizeof(p->allowed))
+                n += (size_t)snprintf(p->allowed + n, sizeof(p->allowed) - n, "%s%s", n ? "|" : "",
+                                      ch->name);
+        break;
+    case TC_PARAM_STRING: break;
+    }
+}
+
+tc_param_src_t tc_param_parse_value(const tc_param_t *p, const char *s, long long *v)
+{
+    long long x = 0;
+    const tc_param_choice_t *ch;
+    if (!s || !*s) return TC_PARAM_DEFAULT;
+    switch (p->kind) {
+    case TC_PARAM_SIZE:
+        x = tc_parse_size(s);
+        if (x < 0 || x < p->lo || x > p->hi) return TC_PARAM_REJECTED;
+        if (x != 0 && x < p->min) {
+            *v = p->min;
+            return TC_PARAM_RAISED;
+        }
+        break;
+    case TC_PARAM_INT:
+        if (parse_int(s, &x) != 0 || x < p->lo || x > p->hi) return TC_PARAM_REJECTED;
+        break;
+    case TC_PARAM_ENUM:
+        if (!(ch = choice_find(p->choices, s))) return TC_PARAM_REJECTED;
+        x = ch->value;
+        break;
+    case TC_PARAM_STRING: return TC_PARAM_ENV;
+    }
+    *v = x;
+    return TC_PARAM_ENV;
+}
+
 /* The default's value (SIZE, INT, ENUM).  The table is ours: a default
- * it cannot parse is a bug, caught by the first run of any test. */
+ * it cannot parse, or one below its floor, is a bug, caught by the first
+ * run of any test. */
 static long long param_default(const tc_param_t *p)
 {
     long long v = 0;
-    int ok = 0;
-    const tc_param_choice_t *ch;
-    switch (p->kind) {
-    case TC_PARAM_SIZE:
-        v = tc_parse_size(p->dflt);
-        ok = v >= p->lo && v <= p->hi;
-        break;
-    case TC_PARAM_INT: ok = parse_int(p->dflt, &v) == 0 && v >= p->lo && v <= p->hi; break;
-    case TC_PARAM_ENUM:
-        ch = choice_find(p->choices, p->dflt);
-        ok = ch != NULL;
-        if (ok) v = ch->value;
-        break;
-    case TC_PARAM_STRING: ok = 1; break;
-    }
-    if (!ok) {
+    if (tc_param_parse_value(p, p->dflt, &v) != TC_PARAM_ENV) {
         tc_warn("%s: default %s does not parse (base/config's table)", p->name, p->dflt);
         abort();
     }
@@ -345,65 +395,47 @@ static void param_store(tc_config_t *c, const tc_param_t *p, long long v, const 
     }
 }
 
+/* One warning line for environment text @s that @p rejected or raised. */
+static void param_warn(const tc_param_t *p, const char *s, tc_param_src_t src, long long dflt)
+{
+    char fl[32];
+    if (src == TC_PARAM_RAISED) {
+        fmt_size(fl, sizeof(fl), p->min);
+        tc_warn("%s=%s is below its floor %s; using %s", p->name, s, fl, fl);
+    } else if (src != TC_PARAM_REJECTED) {
+        return;
+    } else if (p->kind == TC_PARAM_SIZE) {
+        tc_warn("%s=%s is not a size in [%lld, %lld]; using %lld", p->name, s, p->lo, p->hi, dflt);
+    } else if (p->kind == TC_PARAM_INT) {
+        tc_warn("%s=%s is not an integer in [%lld, %lld]; using %lld", p->name, s, p->lo, p->hi,
+                dflt);
+    } else {
+        tc_warn("%s=%s unknown (%s); using %s", p->name, s, p->allowed, p->dflt);
+    }
+}
+
 /* Parse @p from the environment into @c; fills its source and allowed
  * text (the value text comes after the fix-ups, see config_parse). */
 static void param_parse(tc_config_t *c, tc_param_t *p)
 {
     const char *s = getenv(p->name);
-    long long dflt = param_default(p), v = dflt;
-    int ok = 1;
+    long long dflt = param_default(p), v = dflt; /* v stays the default when rejected */
+    param_allowed(p);
+    tc_param_src_t src = tc_param_parse_value(p, s, &v);
     if (s && !*s) tc_warn("%s is set but empty; using its default (%s)", p->name, p->dflt);
-
-    switch (p->kind) {
-    case TC_PARAM_SIZE: {
-        char lo[32], hi[32];
-        fmt_size(lo, sizeof(lo), p->lo);
-        fmt_size(hi, sizeof(hi), p->hi);
-        snprintf(p->allowed, sizeof(p->allowed), "%s..%s", lo, hi);
-        if (s && *s) {
-            v = tc_parse_size(s);
-            ok = v >= p->lo && v <= p->hi;
-            if (!ok)
-                tc_warn("%s=%s is not a size in [%lld, %lld]; using %lld", p->name, s, p->lo, p->hi,
-                        dflt);
-        }
-        break;
-    }
-    case TC_PARAM_INT:
-        snprintf(p->allowed, sizeof(p->allowed), "%lld..%lld", p->lo, p->hi);
-        if (s && *s) {
-            ok = parse_int(s, &v) == 0 && v >= p->lo && v <= p->hi;
-            if (!ok)
-                tc_warn("%s=%s is not an integer in [%lld, %lld]; using %lld", p->name, s, p->lo,
-                        p->hi, dflt);
-        }
-        break;
-    case TC_PARAM_ENUM: {
-        size_t n = 0;
-        for (const tc_param_choice_t *ch = p->choices; ch->name; ch++)
-            if (!ch->alias && n < sizeof(p->allowed))
-                n += (size_t)snprintf(p->allowed + n, sizeof(p->allowed) - n, "%s%s", n ? "|" : "",
-                                      ch->name);
-        if (s && *s) {
-            const tc_param_choice_t *ch = choice_find(p->choices, s);
-            ok = ch != NULL;
-            if (ok)
-                v = ch->value;
-            else
-                tc_warn("%s=%s unknown (%s); using %s", p->name, s, p->allowed, p->dflt);
-        }
-        break;
-    }
-    case TC_PARAM_STRING: p->allowed[0] = '\0'; break;
-    }
-    if (!ok) v = dflt;
-    param_store(c, p, v, s && *s ? s : NULL);
-    p->src = !(s && *s) ? TC_PARAM_DEFAULT : ok ? TC_PARAM_ENV : TC_PARAM_REJECTED;
-    if (p->src == TC_PARAM_REJECTED)
+    param_warn(p, s, src, dflt);
+    param_store(c, p, v, src == TC_PARAM_DEFAULT ? NULL : s);
+    p->src = src;
+    switch (src) {
+    case TC_PARAM_DEFAULT: snprintf(p->source, sizeof(p->source), "default"); break;
+    case TC_PARAM_ENV: snprintf(p->source, sizeof(p->source), "environment"); break;
+    case TC_PARAM_REJECTED:
         snprintf(p->source, sizeof(p->source), "environment (rejected: %.96s)", s);
-    else
-        snprintf(p->source, sizeof(p->source), "%s",
-                 p->src == TC_PARAM_ENV ? "environment" : "default");
+        break;
+    case TC_PARAM_RAISED:
+        snprintf(p->source, sizeof(p->source), "environment (raised to the floor: %.80s)", s);
+        break;
+    }
 }
 
 /* The value now, as text, from the field (after the fix-ups). */

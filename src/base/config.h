@@ -86,10 +86,12 @@ typedef struct tc_config {
 
 /*
  * The parameters: ONE table in config.c (name, kind, default as text,
- * range or values, one-line description, field of tc_config_t) parses the
- * environment and lists itself (topocoll_info --config, docs/tuning.md).
- * A value the table rejects warns once (naming the variable and the
- * default used); so does a TOPOCOLL_* variable the table does not know.
+ * range or values, floor, one-line description, field of tc_config_t)
+ * parses the environment and lists itself (topocoll_info --config,
+ * docs/tuning.md).  A value the table rejects warns once (naming the
+ * variable and the default used); so does a TOPOCOLL_* variable the table
+ * does not know, and a size below its parameter's floor (naming the value
+ * given and the floor used instead).
  */
 typedef enum {
     TC_PARAM_SIZE,  /* bytes, K/M/G suffixes (tc_parse_size) -> size_t */
@@ -101,7 +103,8 @@ typedef enum {
 typedef enum {
     TC_PARAM_DEFAULT = 0, /* unset (or empty): the default */
     TC_PARAM_ENV,         /* the environment's value */
-    TC_PARAM_REJECTED     /* the environment's value was rejected: the default */
+    TC_PARAM_REJECTED,    /* the environment's value was rejected: the default */
+    TC_PARAM_RAISED       /* the environment's size was below the floor: the floor */
 } tc_param_src_t;
 
 typedef struct tc_param_choice {
@@ -116,6 +119,9 @@ typedef struct tc_param {
     tc_param_kind_t kind;
     const char *dflt;                 /* default as text; STRING: what unset means */
     long long lo, hi;                 /* SIZE, INT: accepted range */
+    long long min;                    /* SIZE: the floor: a value in [lo, min) other
+                                         than 0 is raised to it (0 keeps its meaning:
+                                         automatic, none); 0: no floor */
     const tc_param_choice_t *choices; /* ENUM: the words, {NULL}-terminated */
     size_t offset;                    /* where the value lands in tc_config_t */
     const char *desc;                 /* one line (markdown) */
@@ -123,8 +129,10 @@ typedef struct tc_param {
     tc_param_src_t src;
     char value[64];   /* current value as text */
     char source[128]; /* "default", "environment",
-                         "environment (rejected: TEXT)" */
-    char allowed[96]; /* "4K..16M", "block|cyclic", "" (string) */
+                         "environment (rejected: TEXT)",
+                         "environment (raised to the floor: TEXT)" */
+    char allowed[96]; /* "4K..16M", "0..1G, 1..4095 -> 4K", "block|cyclic",
+                         "" (string) */
 } tc_param_t;
 
 /** Number of parameters in the table. */
@@ -134,6 +142,14 @@ int tc_config_nparams(void);
  *  process's value and its source; parses the configuration first.
  *  NULL when @i is out of range. */
 const tc_param_t *tc_config_param(int i);
+
+/** The value text @s gives parameter @p (no environment, no warning:
+ *  what the configuration's parse does with it, the fuzz target's entry):
+ *  TC_PARAM_DEFAULT for NULL or "" (*@v untouched), TC_PARAM_REJECTED for
+ *  text out of the kind's syntax or range (*@v untouched), else
+ *  TC_PARAM_ENV, or TC_PARAM_RAISED with *@v the floor.  SIZE, INT: *@v
+ *  the number; ENUM: the choice's value; STRING: *@v untouched. */
+tc_param_src_t tc_param_parse_value(const tc_param_t *p, const char *s, long long *v);
 
 /** The kind's name: "size", "int", "enum", "string". */
 const char *tc_param_kind_name(tc_param_kind_t k);
@@ -156,7 +172,9 @@ int tc_config_spin(const tc_config_t *cfg, int host_procs);
  *  waits for its turn). */
 int tc_config_nap(const tc_config_t *cfg, int host_procs, int several_hosts);
 
-/** Parse a size such as "64K", "1M", "4096" (bytes).  Returns -1 on error. */
+/** Parse a size such as "64K", "1M", "4096", "2MiB" (bytes: decimal digits,
+ *  then K, M or G with an optional "i", then an optional "B").  Returns -1
+ *  on error (no leading digit, other text, or over LLONG_MAX). */
 long long tc_parse_size(const char *s);
 
 #endif

@@ -66,6 +66,7 @@ int tc_st_best_s(int n, int nproc, int var)
 int tc_place_numa(int ncores, int ntasks, int m)
 {
     if (ntasks >= ncores) return m;
+    if (ntasks < 0) ntasks = 0; /* more communication cores than cores: every core is one */
     int d = ncores / (ncores - ntasks);
     return (m / d + 1) * d - 1;
 }
@@ -73,6 +74,7 @@ int tc_place_numa(int ncores, int ntasks, int m)
 int tc_place_oddeven(int ncores, int ntasks, int r)
 {
     if (ntasks >= ncores) return -1;
+    if (ntasks < 0) ntasks = 0;
     int free = ncores - ntasks, q = ncores / free;
     return q * (r % free) + q - 1;
 }

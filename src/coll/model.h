@@ -52,7 +52,8 @@ int tc_st_best_s(int n, int nproc, int var);
  *  - odd-even (eq. 2, chain patterns): rank @r of @ntasks tasks on
  *    @ncores cores: (p / (p - n)) * (r mod (p - n)) + p / (p - n) - 1, so
  *    consecutive ranks' threads land on different communication cores.
- * Integer division throughout; -1 when there is no free core.
+ * Integer division throughout; -1 when there is no free core.  @ntasks
+ * below 0 (more communication cores asked for than cores) counts as 0.
  */
 int tc_place_numa(int ncores, int ntasks, int m);
 int tc_place_oddeven(int ncores, int ntasks, int r);

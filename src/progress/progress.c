@@ -36,6 +36,7 @@ hwloc_obj_t tc_progress_place(hwloc_topology_t t, int bound, hwloc_const_cpuset_
 {
     int ncores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
     if (ncores <= 0) return NULL;
+    if (comm_cores > ncores) comm_cores = ncores; /* (tc_progress_start said so) */
     hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(t);
     hwloc_obj_t mine = NULL;
     if (bound && bind)
@@ -83,7 +84,27 @@ static struct {
     int yield; /* 1: shares its core with the application (bind) */
     hwloc_topology_t topo;
     hwloc_cpuset_t set;
-} g_pt = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, -1, 0, NULL, NULL };
+    _Atomic int comm_cores; /* TOPOCOLL_COMM_CORES within the host's cores */
+} g_pt = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, -1, 0, NULL, NULL, -1 };
+
+/* TOPOCOLL_COMM_CORES, clamped to the @ncores cores of this host (one
+ * warning per process when it asks for more). */
+static int comm_cores_within(const tc_config_t *cfg, int ncores)
+{
+    int cc = cfg->comm_cores;
+    if (ncores > 0 && cc > ncores) {
+        tc_warn("TOPOCOLL_COMM_CORES=%d: this host has %d core(s); using %d", cc, ncores, ncores);
+        cc = ncores;
+    }
+    atomic_store_explicit(&g_pt.comm_cores, cc, memory_order_relaxed);
+    return cc;
+}
+
+int tc_progress_comm_cores(void)
+{
+    int cc = atomic_load_explicit(&g_pt.comm_cores, memory_order_relaxed);
+    return cc >= 0 ? cc : tc_config_get()->comm_cores;
+}
 
 static void *progress_main(void *arg)
 {
@@ -183,8 +204,9 @@ int tc_progress_start(int provided)
         hwloc_cpuset_t mine = hwloc_bitmap_alloc(), used = hwloc_bitmap_alloc();
         int bound = hwloc_get_cpubind(g_pt.topo, mine, HWLOC_CPUBIND_PROCESS) == 0 &&
                     !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(g_pt.topo), mine);
+        int cc = comm_cores_within(cfg, hwloc_get_nbobjs_by_type(g_pt.topo, HWLOC_OBJ_CORE));
         hwloc_obj_t core = tc_progress_place(g_pt.topo, bound, mine, l ? l->hrank : 0,
-                                             l ? l->hsize : 1, cfg->comm_cores, cfg->placement);
+                                             l ? l->hsize : 1, cc, cfg->placement);
         host_cpus(mine, bound, used);
         if (core) {
             g_pt.set = hwloc_bitmap_dup(core->cpuset);
@@ -208,7 +230,7 @@ int tc_progress_start(int provided)
     if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &kv, NULL) == MPI_SUCCESS)
         PMPI_Comm_set_attr(MPI_COMM_SELF, kv, NULL);
     tc_debug(cfg, 1, "progress thread on core %d (placement %s, %d communication core(s))",
-             g_pt.core, tc_place_name(cfg->placement), cfg->comm_cores);
+             g_pt.core, tc_place_name(cfg->placement), tc_progress_comm_cores());
     return 1;
 }
 

@@ -54,4 +54,9 @@ void tc_progress_stop(void);
  *  or it is unbound. */
 int tc_progress_core(void);
 
+/** The communication cores per node in force: TOPOCOLL_COMM_CORES, clamped
+ *  to the host's cores (with one warning) once the progress thread has
+ *  started.  Thread-safe. */
+int tc_progress_comm_cores(void);
+
 #endif

@@ -6,6 +6,8 @@
 #include "../base/log.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,10 +156,10 @@ static void switches_find(tc_loc_t *l, const tc_config_t *cfg)
 {
     const char *net = cfg->network_topology;
     if (net && *net) {
-        char err[160];
+        char err[512];
         int n = tc_netconf_path(net, l->nodename, l->sw_index, l->sw_name, err, sizeof(err));
         if (n < 0) {
-            tc_warn_once("TOPOCOLL_NETWORK_TOPOLOGY=%s: %s; no network levels", net, err);
+            tc_warn_once("TOPOCOLL_NETWORK_TOPOLOGY ignored, no network levels: %s", err);
             n = 0;
         }
         l->nswitch = n;
@@ -183,6 +185,10 @@ const tc_loc_t *tc_loc_process(void)
 
 /* ---- Slurm hostlists and topology.conf -------------------------------------- */
 
+/* Numbers of a hostlist's ranges: at most this many digits (below 10^9:
+ * no overflow, and a name whose number is longer matches no range). */
+#define HL_DIGITS 9
+
 /* Does @name match one hostlist item "pre[ranges]suf" (or a plain name)? */
 static int item_match(const char *item, size_t len, const char *name)
 {
@@ -196,6 +202,7 @@ static int item_match(const char *item, size_t len, const char *name)
         return 0;
     const char *dig = name + plen;
     size_t dlen = nlen - plen - slen;
+    if (dlen > HL_DIGITS) return 0;
     for (size_t i = 0; i < dlen; i++)
         if (!isdigit((unsigned char)dig[i])) return 0;
     long v = strtol(dig, NULL, 10);
@@ -242,75 +249,236 @@ int tc_hostlist_match(const char *list, const char *name)
     return 0;
 }
 
+/* Writes why a line is not understood into @why; returns -1. */
+static int why_set(char *why, size_t wl, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int why_set(char *why, size_t wl, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, wl, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A range's number at *@p (before @end): 0 and *@v, past it; -1 when
+ * there is none, -2 when it is longer than HL_DIGITS. */
+static int range_number(const char **p, const char *end, long *v)
+{
+    const char *s = *p;
+    long x = 0;
+    int n = 0;
+    for (; s < end && isdigit((unsigned char)*s); s++) {
+        if (++n > HL_DIGITS) return -2;
+        x = 10 * x + (*s - '0');
+    }
+    if (n == 0) return -1;
+    *p = s;
+    *v = x;
+    return 0;
+}
+
+/* The ranges between @p and the closing bracket @rb ("0-3,7,010-012") of
+ * item @it (@il chars, for the message): 0, or -1 with @why. */
+static int ranges_check(const char *p, const char *rb, const char *it, int il, char *why, size_t wl)
+{
+    for (;;) {
+        long a = 0, b;
+        int r = range_number(&p, rb, &a);
+        b = a;
+        if (r == 0 && *p == '-') {
+            p++;
+            r = range_number(&p, rb, &b);
+        }
+        if (r == -2) return why_set(why, wl, "`%.*s`: a number over %d digits", il, it, HL_DIGITS);
+        if (r == -1) return why_set(why, wl, "`%.*s`: a range without its number", il, it);
+        if (a > b) return why_set(why, wl, "`%.*s`: backwards range %ld-%ld", il, it, a, b);
+        if (p == rb) return 0;
+        if (*p != ',') return why_set(why, wl, "`%.*s`: `%c` in a range", il, it, *p);
+        p++;
+    }
+}
+
+/* One hostlist item (@il chars): "name" or "pre[ranges]suf"; 0, or -1
+ * with @why. */
+static int item_check(const char *it, int il, char *why, size_t wl)
+{
+    const char *lb = NULL, *rb = NULL;
+    int show = il < 48 ? il : 48;
+    if (il == 0) return why_set(why, wl, "an empty hostlist item");
+    for (const char *q = it; q < it + il; q++) {
+        if (*q == '[' && lb) return why_set(why, wl, "`%.*s`: a second `[`", show, it);
+        if (*q == ']' && (!lb || rb)) return why_set(why, wl, "`%.*s`: `]` without `[`", show, it);
+        if (*q == '[') lb = q;
+        if (*q == ']') rb = q;
+    }
+    if (lb && !rb) return why_set(why, wl, "`%.*s`: unterminated range (no `]`)", show, it);
+    return lb ? ranges_check(lb + 1, rb, it, show, why, wl) : 0;
+}
+
+/* The value of key @key: a Slurm hostlist ("vn[0-3,8],host7") that
+ * tc_hostlist_match reads as written; 0, or -1 with @why. */
+static int hostlist_check(const char *key, const char *list, char *why, size_t wl)
+{
+    if (!*list) return why_set(why, wl, "%s= is empty", key);
+    for (const char *p = list;;) {
+        const char *q = p; /* the item: up to a comma outside brackets */
+        for (int open = 0; *q && (open || *q != ','); q++) {
+            if (*q == '[') open = 1;
+            if (*q == ']') open = 0;
+        }
+        if (item_check(p, (int)(q - p), why, wl) != 0) return -1;
+        if (!*q) return 0;
+        p = q + 1;
+    }
+}
+
 typedef struct {
     char name[TC_LOC_NAME_MAX];
     char *nodes, *switches;
     int parent;
+    int line; /* in the file, for the messages */
 } netsw_t;
 
-/* One line's keys (from @tok on) into switch @s: 0, or -1 when a token
- * is not KEY=VALUE or no SwitchName names the switch. */
-static int netconf_switch(char *tok, char **save, netsw_t *s)
+enum { KEY_NAME = 1, KEY_NODES = 2, KEY_SWITCHES = 4, KEY_SPEED = 8 };
+
+/* Key @k's bit, 0 when topology.conf has no such key. */
+static int key_bit(const char *k)
 {
-    int named = 0;
+    return strcasecmp(k, "SwitchName") == 0  ? KEY_NAME
+           : strcasecmp(k, "Nodes") == 0     ? KEY_NODES
+           : strcasecmp(k, "Switches") == 0  ? KEY_SWITCHES
+           : strcasecmp(k, "LinkSpeed") == 0 ? KEY_SPEED
+                                             : 0;
+}
+
+/* One line's keys (from @tok on) into switch @s: 0, or -1 with @why (not
+ * KEY=VALUE, an unknown or repeated key, a bad name or hostlist, no
+ * SwitchName). */
+static int netconf_switch(char *tok, char **save, netsw_t *s, char *why, size_t wl)
+{
+    int seen = 0;
     for (; tok; tok = strtok_r(NULL, " \t\r\n", save)) {
         char *eq = strchr(tok, '=');
-        if (!eq) return -1;
+        if (!eq) return why_set(why, wl, "`%.48s` is not KEY=VALUE", tok);
         *eq = 0;
-        if (strcasecmp(tok, "SwitchName") == 0) {
-            snprintf(s->name, sizeof(s->name), "%s", eq + 1);
-            named = 1;
-        } else if (strcasecmp(tok, "Nodes") == 0) {
-            free(s->nodes);
-            s->nodes = strdup(eq + 1);
-        } else if (strcasecmp(tok, "Switches") == 0) {
-            free(s->switches);
-            s->switches = strdup(eq + 1);
+        const char *v = eq + 1;
+        int bit = key_bit(tok);
+        if (!bit)
+            return why_set(why, wl, "unknown key `%.32s` (SwitchName, Nodes, Switches, LinkSpeed)",
+                           tok);
+        if (seen & bit) return why_set(why, wl, "%.32s given twice", tok);
+        seen |= bit;
+        if (bit == KEY_NAME) {
+            if (!*v || strlen(v) >= sizeof(s->name) || strpbrk(v, "[],"))
+                return why_set(why, wl, "SwitchName=%.48s: not one name of 1 to %d characters", v,
+                               TC_LOC_NAME_MAX - 1);
+            snprintf(s->name, sizeof(s->name), "%s", v);
+        } else if (bit != KEY_SPEED) { /* LinkSpeed: read, not used */
+            if (hostlist_check(tok, v, why, wl) != 0) return -1;
+            char **dst = bit == KEY_NODES ? &s->nodes : &s->switches;
+            if (!(*dst = strdup(v))) return why_set(why, wl, "out of memory");
         }
-        /* LinkSpeed and other keys: ignored */
     }
-    return named ? 0 : -1;
+    return seen & KEY_NAME ? 0
+                           : why_set(why, wl,
+                                     "no SwitchName (SwitchName=... [Nodes=...] "
+                                     "[Switches=...])");
+}
+
+/* What the reader says of a file's lines: the first line not understood
+ * in @err ("FILE:LINE: why"), the others' numbers after it. */
+typedef struct {
+    const char *file;
+    char *err;
+    size_t errlen;
+    int nbad, more[8], nmore;
+} netconf_diag_t;
+
+static void diag_line(netconf_diag_t *d, int lineno, const char *why)
+{
+    if (d->nbad++ == 0)
+        snprintf(d->err, d->errlen, "%s:%d: %s", d->file, lineno, why);
+    else if (d->nmore < (int)(sizeof(d->more) / sizeof(d->more[0])))
+        d->more[d->nmore++] = lineno;
+}
+
+/* The other lines not understood, after the first's message. */
+static void diag_end(netconf_diag_t *d)
+{
+    size_t n = strlen(d->err);
+    for (int i = 0; i < d->nmore && n < d->errlen; i++)
+        n += (size_t)snprintf(d->err + n, d->errlen - n, "%s%d", i ? ", " : "; also lines ",
+                              d->more[i]);
+    if (d->nbad - 1 > d->nmore && n < d->errlen)
+        snprintf(d->err + n, d->errlen - n, " and %d more", d->nbad - 1 - d->nmore);
+}
+
+/* Line @lineno (@line, comment cut) into sw[*nsw] when understood; 0 when
+ * it is (or is blank), -1 with @why. */
+static int netconf_line(char *line, int lineno, netsw_t *sw, int *nsw, char *why, size_t wl)
+{
+    char *save = NULL, *tok = strtok_r(line, " \t\r\n", &save);
+    if (!tok) return 0;
+    netsw_t *s = &sw[*nsw];
+    memset(s, 0, sizeof(*s));
+    s->parent = -1;
+    s->line = lineno;
+    int rc = netconf_switch(tok, &save, s, why, wl);
+    for (int i = 0; i < *nsw && rc == 0; i++)
+        if (strcmp(sw[i].name, s->name) == 0)
+            rc = why_set(why, wl, "switch %s named again (first on line %d)", s->name, sw[i].line);
+    if (rc != 0) {
+        free(s->nodes);
+        free(s->switches);
+        return -1;
+    }
+    (*nsw)++;
+    return 0;
 }
 
 /* The switches of topology.conf @f, one per line, into *@swp (*@nswp of
- * them, set even on error for the caller to free): 0, or -1 with @err. */
-static int netconf_read(FILE *f, netsw_t **swp, int *nswp, char *err, size_t errlen)
+ * them, set even on error for the caller to free): 0, or -1 with @d's
+ * message (every line not understood, or the read's error). */
+static int netconf_lines(FILE *f, netsw_t **swp, int *nswp, netconf_diag_t *d)
 {
     netsw_t *sw = NULL;
-    int nsw = 0, cap = 0, rc = 0, lineno = 0;
-    char *line = NULL;
+    int nsw = 0, cap = 0, lineno = 0;
+    char *line = NULL, why[160];
     size_t lcap = 0;
-    while (getline(&line, &lcap, f) >= 0) {
+    ssize_t len;
+    errno = 0;
+    while ((len = getline(&line, &lcap, f)) >= 0) {
         lineno++;
-        char *h = strchr(line, '#');
-        if (h) *h = 0;
-        char *save = NULL, *tok = strtok_r(line, " \t\r\n", &save);
-        if (!tok) continue;
         if (nsw == cap) {
-            cap = cap ? 2 * cap : 16;
-            netsw_t *n = realloc(sw, (size_t)cap * sizeof(*sw));
+            netsw_t *n = realloc(sw, (size_t)(cap ? 2 * cap : 16) * sizeof(*sw));
             if (!n) {
-                snprintf(err, errlen, "out of memory");
-                rc = -1;
+                snprintf(d->err, d->errlen, "%s:%d: out of memory", d->file, lineno);
+                d->nbad = -1;
                 break;
             }
             sw = n;
+            cap = cap ? 2 * cap : 16;
         }
-        netsw_t *s = &sw[nsw];
-        memset(s, 0, sizeof(*s));
-        s->parent = -1;
-        rc = netconf_switch(tok, &save, s);
-        nsw++;
-        if (rc != 0) {
-            snprintf(err, errlen, "line %d: expected SwitchName=... [Nodes=...] [Switches=...]",
-                     lineno);
-            break;
+        if ((ssize_t)strlen(line) != len) {
+            diag_line(d, lineno, "a NUL byte");
+            continue;
         }
+        char *h = strchr(line, '#');
+        if (h) *h = 0;
+        if (netconf_line(line, lineno, sw, &nsw, why, sizeof(why)) != 0) diag_line(d, lineno, why);
     }
+    if (d->nbad == 0 && ferror(f))
+        snprintf(d->err, d->errlen, "%s: cannot read (%s)", d->file,
+                 errno ? strerror(errno) : "read error");
+    else if (d->nbad == 0 && nsw == 0)
+        snprintf(d->err, d->errlen, "%s: no SwitchName line", d->file);
+    else if (d->nbad > 0)
+        diag_end(d);
     free(line);
     *swp = sw;
     *nswp = nsw;
-    return rc;
+    return d->nbad == 0 && !ferror(f) && nsw > 0 ? 0 : -1;
 }
 
 /* The switches above @nodename, top first, into @idx and @names: how
@@ -342,23 +510,31 @@ static int netconf_chain(netsw_t *sw, int nsw, const char *nodename, int *idx,
     return n;
 }
 
-int tc_netconf_path(const char *path, const char *nodename, int *idx, char names[][TC_LOC_NAME_MAX],
-                    char *err, size_t errlen)
+int tc_netconf_read(FILE *f, const char *fname, const char *nodename, int *idx,
+                    char names[][TC_LOC_NAME_MAX], char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "cannot open the file");
-        return -1;
-    }
     netsw_t *sw = NULL;
     int nsw = 0;
-    int rc = netconf_read(f, &sw, &nsw, err, errlen);
-    fclose(f);
+    netconf_diag_t d = { .file = fname, .err = err, .errlen = errlen };
+    int rc = netconf_lines(f, &sw, &nsw, &d);
     int n = rc == 0 ? netconf_chain(sw, nsw, nodename, idx, names, err, errlen) : -1;
     for (int i = 0; i < nsw; i++) {
         free(sw[i].nodes);
         free(sw[i].switches);
     }
     free(sw);
+    return n;
+}
+
+int tc_netconf_path(const char *path, const char *nodename, int *idx, char names[][TC_LOC_NAME_MAX],
+                    char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open (%s)", path, strerror(errno));
+        return -1;
+    }
+    int n = tc_netconf_read(f, path, nodename, idx, names, err, errlen);
+    fclose(f);
     return n;
 }

@@ -17,6 +17,7 @@
 #include "topo.h"
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define TC_LOC_NAME_MAX     64
 #define TC_LOC_MAX_SWITCHES 8 /* switch levels above a node */
@@ -58,15 +59,31 @@ int tc_loc_host_from_env(void);
 
 /**
  * The switches above node @nodename in a Slurm topology.conf file (lines
- * "SwitchName=NAME [Nodes=HOSTLIST] [Switches=HOSTLIST]", '#' comments,
- * hostlists such as "vn[0-3,8],host7").  Fills @idx/@names top first
- * (at most TC_LOC_MAX_SWITCHES) and returns their number: 0 when the node
- * is under no switch, -1 on a syntax error or a cycle (message in @err).
+ * "SwitchName=NAME [Nodes=HOSTLIST] [Switches=HOSTLIST] [LinkSpeed=N]",
+ * '#' comments, hostlists such as "vn[0-3,8],host7": one bracket per item,
+ * numbers of at most 9 digits, ranges low-high).  Fills @idx/@names top
+ * first (at most TC_LOC_MAX_SWITCHES) and returns their number: 0 when the
+ * node is under no switch.  -1 rejects the whole file, with one message in
+ * @err: "PATH:LINE: why" for the first line not understood (not
+ * KEY=VALUE, an unknown or repeated key, no SwitchName, a name that is
+ * not one name, a SwitchName given again, a hostlist that is empty, has
+ * an unterminated, backwards or overlong range, or a NUL byte), followed
+ * by "; also lines L1, L2 and N more" when there are others; "PATH: cannot
+ * open|cannot read (reason)" (a directory reads as an error); "PATH: no
+ * SwitchName line"; or more levels than TC_LOC_MAX_SWITCHES (or a cycle).
  */
 int tc_netconf_path(const char *path, const char *nodename, int *idx, char names[][TC_LOC_NAME_MAX],
                     char *err, size_t errlen);
 
-/** 1 if @name belongs to Slurm hostlist @list ("a[0-3,7],b"), else 0. */
+/** tc_netconf_path() on the open stream @f (not closed), called @fname in
+ *  the messages: a file, or memory through fmemopen (the fuzz target). */
+int tc_netconf_read(FILE *f, const char *fname, const char *nodename, int *idx,
+                    char names[][TC_LOC_NAME_MAX], char *err, size_t errlen);
+
+/** 1 if @name belongs to Slurm hostlist @list ("a[0-3,7],b"), else 0.
+ *  Safe on any NUL-terminated @list; the syntax is checked where lists
+ *  are read (tc_netconf_path), a malformed list is matched here as far as
+ *  it reads.  A name whose number has over 9 digits matches no range. */
 int tc_hostlist_match(const char *list, const char *name);
 
 #endif
