@@ -47,7 +47,7 @@ int topocoll_comm_attach(MPI_Comm comm)
     int inter = 0;
     if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return MPI_ERR_COMM;
-    if (!tc_ctx_get(comm, TC_CTX_NOW)) return MPI_ERR_NO_MEM;
+    if (!tc_ctx_get(comm, TC_CTX_NOW, 0)) return MPI_ERR_NO_MEM;
     return tc_hier_attach(comm); /* the processes' hierarchy paths, for local queries */
 }
 
@@ -234,7 +234,7 @@ int topocoll_barrier(MPI_Comm comm)
         PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         return PMPI_Barrier(comm);
     if (size == 1) return MPI_SUCCESS;
-    tc_ctx_t *c = tc_ctx_get(comm, 0);
+    tc_ctx_t *c = tc_ctx_get(comm, 0, 0);
     if (!c || !c->enabled) return PMPI_Barrier(comm);
     if (c->cfg->barrier_flat && c->map.nnodes > 1) {
         tc_api_why_native("MPI_Barrier", "several nodes, TOPOCOLL_BARRIER_FLAT=1");

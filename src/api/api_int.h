@@ -30,6 +30,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <string.h>
 
 /* What a screening decided (an MPI error class already raised otherwise). */
 enum {
@@ -51,6 +52,11 @@ typedef struct tc_api_plan {
 /** An erroneous argument: one line on stderr, the error class through
  *  @comm's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL), returned. */
 int tc_api_arg_error(MPI_Comm comm, int cls, const char *call, const char *what, long long v);
+
+/** 1 if @call (an MPI function name, "MPI_Ibcast") is a nonblocking
+ *  collective: its start must be local, so it never builds a context
+ *  (coll/ctx tc_ctx_get). */
+static inline int tc_api_nonblocking(const char *call) { return strncmp(call, "MPI_I", 5) == 0; }
 
 /** Debug line (TOPOCOLL_VERBOSE=2): @call passed to the native MPI. */
 void tc_api_why_native(const char *call, const char *why);

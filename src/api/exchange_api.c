@@ -98,7 +98,7 @@ static int screen(const xc_call_t *x, tc_api_plan_t *plan)
         plan->why = "nothing to move, or blocks of 2 GiB";
         return TC_API_NATIVE;
     }
-    tc_ctx_t *c = hot ? hot : tc_ctx_get(x->comm, plan->bytes);
+    tc_ctx_t *c = hot ? hot : tc_ctx_get(x->comm, plan->bytes, tc_api_nonblocking(x->name));
     if (!c || c->cold) {
         plan->why = "context not built yet (TOPOCOLL_COMM_LAZY)";
         return TC_API_NATIVE;

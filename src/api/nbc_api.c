@@ -67,7 +67,7 @@ static int nb_reduction(const tc_api_plan_t *plan, int kind, const char *call, v
     op->a.n = (size_t)count;
     op->t = plan->t;
     op->a.root = root;
-    if (split) op->a.split = tc_tree_split(plan->ctx, plan->ctx->cfg->comm_cores);
+    if (split) op->a.split = tc_tree_split(plan->ctx, tc_progress_comm_cores());
     return tc_nb_start(op, request);
 }
 
@@ -89,7 +89,7 @@ int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MP
     if (!op) return nb_nomem(c, comm, "MPI_Ibcast");
     op->a.n = p.bytes;
     op->a.root = root;
-    if (tree) op->a.split = tc_tree_split(c, c->cfg->comm_cores);
+    if (tree) op->a.split = tc_tree_split(c, tc_progress_comm_cores());
     if (tc_api_bcast_buffer(&p, buffer, count, datatype, root, comm, &op->a.out, &op->tmp[0]) !=
             TC_OK ||
         (op->tmp[0] && c->map.rank != root &&
@@ -107,7 +107,7 @@ int topocoll_ibarrier(MPI_Comm comm, MPI_Request *request)
         inter || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         return PMPI_Ibarrier(comm, request);
     if (size == 1) return PMPI_Ibarrier(comm, request);
-    tc_api_plan_t p = { .ctx = tc_ctx_get(comm, 0) };
+    tc_api_plan_t p = { .ctx = tc_ctx_get(comm, 0, 1) };
     if (!p.ctx || !p.ctx->enabled) return PMPI_Ibarrier(comm, request);
     tc_nb_t *op = tc_api_nb_new(&p, TC_COLL_BARRIER, "MPI_Ibarrier");
     if (!op) return nb_nomem(p.ctx, comm, "MPI_Ibarrier");
@@ -132,14 +132,11 @@ int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 }
 
 /* The slice communicators an Iallreduce by single copy across nodes uses
- * are made once, by a blocking split: with this communicator's queue
- * empty, on every rank at this call (the same decision everywhere). */
+ * are made with the context (coll/ctx): a start is local, it makes none. */
 static int slices_ready(tc_api_plan_t *p)
 {
     tc_ctx_t *c = p->ctx;
     if (tc_fold_uses_cico(c, p->bytes) || c->map.nnodes == 1 || c->slice_ready) return 1;
-    tc_nb_drain(c);
-    if (tc_ctx_slices(c) == MPI_SUCCESS) return 1;
     p->why = "slice communicators";
     p->fallback = 1;
     return 0;

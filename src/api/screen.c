@@ -104,7 +104,7 @@ int tc_api_screen_bcast(const char *call, int count, MPI_Datatype dt, int root, 
         native(plan, "nothing to move", 0);
         return TC_API_NOTHING;
     }
-    if (!c) c = tc_ctx_get(comm, plan->bytes);
+    if (!c) c = tc_ctx_get(comm, plan->bytes, tc_api_nonblocking(call));
     plan->ctx = c;
     if (!c) return native(plan, "no context", 0);
     if (!c->enabled) {
@@ -175,8 +175,8 @@ static int check_reduction(const char *call, int count, MPI_Datatype dt, MPI_Op 
 /* The context and reduction type of a reduction topocoll may run (@hot:
  * the built context, or NULL; @size: comm's size, 0 if not an
  * intracommunicator). */
-static int reduction_ctx(tc_ctx_t *hot, int size, int inter, int count, MPI_Datatype dt, MPI_Op op,
-                         MPI_Comm comm, tc_api_plan_t *plan)
+static int reduction_ctx(const char *call, tc_ctx_t *hot, int size, int inter, int count,
+                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_plan_t *plan)
 {
     if (size <= 0) return native(plan, inter ? "intercommunicator" : "no size", 0);
     if (count == 0 || size == 1) return native(plan, "nothing to combine", 0);
@@ -186,7 +186,7 @@ static int reduction_ctx(tc_ctx_t *hot, int size, int inter, int count, MPI_Data
         return native(plan, "datatype/op pair not accelerated or erroneous", plan->ctx != NULL);
     }
     plan->bytes = tc_span(&plan->t, (size_t)count);
-    tc_ctx_t *c = hot ? hot : tc_ctx_get(comm, plan->bytes);
+    tc_ctx_t *c = hot ? hot : tc_ctx_get(comm, plan->bytes, tc_api_nonblocking(call));
     plan->ctx = c;
     if (c && c->cold) {
         plan->ctx = NULL; /* not a fallback */
@@ -215,7 +215,8 @@ int tc_api_screen_reduce(const char *call, const void *sendbuf, const void *recv
     int size = intra_size(comm, hot, &inter);
     if (size > 0 && (root < 0 || root >= size))
         return tc_api_arg_error(comm, MPI_ERR_ROOT, call, "invalid root", root);
-    if ((rc = reduction_ctx(hot, size, inter, count, dt, op, comm, plan)) != TC_API_RUN) return rc;
+    if ((rc = reduction_ctx(call, hot, size, inter, count, dt, op, comm, plan)) != TC_API_RUN)
+        return rc;
     int rank = plan->ctx->map.rank;
     if (sendbuf == MPI_IN_PLACE && rank != root)
         return native(plan, "MPI_IN_PLACE at a non-root", 0);
@@ -232,7 +233,8 @@ int tc_api_screen_allreduce(const char *call, const void *sendbuf, const void *r
     if (rc != TC_API_RUN) return rc;
     tc_ctx_t *hot = built(comm);
     int size = intra_size(comm, hot, &inter);
-    if ((rc = reduction_ctx(hot, size, inter, count, dt, op, comm, plan)) != TC_API_RUN) return rc;
+    if ((rc = reduction_ctx(call, hot, size, inter, count, dt, op, comm, plan)) != TC_API_RUN)
+        return rc;
     plan->in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (plan->in == recvbuf && sendbuf != MPI_IN_PLACE) return native(plan, "aliased buffers", 1);
     return TC_API_RUN;
@@ -251,7 +253,7 @@ int tc_api_screen_scan(const char *call, const void *sendbuf, const void *recvbu
     if (plan->in == recvbuf && sendbuf != MPI_IN_PLACE) return native(plan, "aliased buffers", 0);
     if (count == 0 || size == 1) return native(plan, "nothing to combine", 0);
     plan->bytes = tc_span(&plan->t, (size_t)count);
-    tc_ctx_t *c = hot ? hot : tc_ctx_get(comm, plan->bytes);
+    tc_ctx_t *c = hot ? hot : tc_ctx_get(comm, plan->bytes, tc_api_nonblocking(call));
     plan->ctx = c && !c->cold ? c : NULL;
     if (!c || !c->enabled)
         return native(plan, "topocoll disabled on this communicator, or not built yet",
@@ -286,7 +288,7 @@ int tc_api_screen_allgather(const char *call, const void *sendbuf, int sendcount
         return native(plan, "argument the native MPI will check", 0); /* signature mismatch */
     if (plan->bytes == 0 || size == 1 || plan->bytes > (size_t)INT_MAX)
         return native(plan, "nothing to exchange or block too large", 0);
-    tc_ctx_t *c = hot ? hot : tc_ctx_get(comm, plan->bytes);
+    tc_ctx_t *c = hot ? hot : tc_ctx_get(comm, plan->bytes, tc_api_nonblocking(call));
     if (!c) return native(plan, "no context", 0);
     if (c->cold) return native(plan, "context not built yet (TOPOCOLL_COMM_LAZY)", 0);
     plan->ctx = c;
@@ -350,15 +352,18 @@ tc_status_t tc_api_allgather_buffers(const tc_api_plan_t *plan, const void *send
  * (+6 us on a 16 KiB Bcast when probing every 32 polls there), and only
  * every 16th poll after it (probing on every poll cost ASP on rome99 10%
  * and MPICH's 16 KiB Bcast 3x). */
-static void wait_step(const tc_ctx_t *c, tc_backoff_t *b)
+static tc_status_t wait_step(const tc_ctx_t *c, uint64_t seq, tc_backoff_t *b)
 {
+    tc_status_t peer = TC_OK;
     /* operations of other communicators others may be waiting for */
     if (tc_nb_outstanding()) tc_nb_progress();
     if (b->polls >= b->spin && ((b->polls - b->spin) & 15) == 0) {
         int flag;
         PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->pcomm, &flag, MPI_STATUS_IGNORE);
+        peer = tc_cctl_peer_failed(c->shm, seq); /* the way out of every wait */
     }
     tc_backoff(b);
+    return peer;
 }
 
 tc_status_t tc_api_run(tc_ctx_t *c, int kind, const tc_coll_args_t *a)
@@ -366,12 +371,22 @@ tc_status_t tc_api_run(tc_ctx_t *c, int kind, const tc_coll_args_t *a)
     const tc_coll_ops_t *ops = tc_coll_ops(kind);
     tc_coll_state_t st;
     tc_backoff_t b;
-    tc_status_t rc = ops->init(&st, c, a);
+    tc_status_t rc = ops->init(&st, c, a), peer = TC_OK;
+    const uint64_t seq = c->seq; /* (init numbered the operation) */
     if (rc == TC_OK) {
         tc_backoff_init(&b, c->spin);
         b.nap_us = c->nap;
-        while ((rc = ops->work(&st, TC_EXEC_ANY)) == TC_INPROGRESS) wait_step(c, &b);
+        while ((rc = ops->work(&st, TC_EXEC_ANY)) == TC_INPROGRESS)
+            if ((peer = wait_step(c, seq, &b)) != TC_OK) break;
     }
+    /* A local process failed it: so do we, as it did (our own failure,
+     * if any, is likely its consequence: a region it destroyed). */
+    if (rc < 0 && peer == TC_OK) peer = tc_cctl_peer_failed(c->shm, seq);
+    if (peer != TC_OK) {
+        rc = peer;
+        tc_cctl_finish(c->shm, seq); /* (the next collective need not wait for us) */
+    } else if (rc < 0 && c->shm)
+        tc_cctl_abort(c->shm, seq, rc); /* the local processes waiting for us fail too */
     ops->fini(&st);
     c->stat[ops->stat].calls++;
     return rc;
@@ -388,6 +403,7 @@ int tc_api_error_rank(int rank, tc_status_t st, const char *call)
 {
     if (st == TC_OK) return MPI_SUCCESS;
     int code = st == TC_ERR_NOMEM            ? MPI_ERR_NO_MEM
+               : st == TC_ERR_TRUNCATE       ? MPI_ERR_TRUNCATE
                : tc_status_mpi_code(st) != 0 ? tc_status_mpi_code(st)
                                              : MPI_ERR_INTERN;
     char msg[MPI_MAX_ERROR_STRING] = "";

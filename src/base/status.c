@@ -28,6 +28,7 @@ const char *tc_status_name(tc_status_t st)
     case TC_COPY_PENDING: return "asynchronous copy still pending";
     case TC_ERR_NOMEM: return "out of memory";
     case TC_ERR_PROTO: return "a peer broke the shared-memory protocol";
+    case TC_ERR_TRUNCATE: return "message longer than the receive buffer (counts differ)";
     }
     return "unknown status";
 }

@@ -22,6 +22,7 @@
 #ifndef TC_BASE_STATUS_H
 #define TC_BASE_STATUS_H
 
+#include <limits.h>
 #include <mpi.h>
 
 typedef int tc_status_t;
@@ -40,6 +41,8 @@ enum {
     TC_COPY_PENDING = -9,  /* an asynchronous copy's status word before it ran */
     TC_ERR_NOMEM = -10,    /* out of memory */
     TC_ERR_PROTO = -11,    /* a peer broke a shared-memory protocol (a newer tag) */
+    TC_ERR_TRUNCATE = -12, /* a message longer than the receive buffer (counts differ) */
+    TC_ERR_LAST = -12,     /* the lowest TC_ERR_* above TC_ERR_MPI */
     TC_ERR_MPI = -1000     /* an MPI call failed: TC_ERR_MPI - its error code */
 };
 
@@ -53,6 +56,15 @@ static inline tc_status_t tc_status_mpi(int rc)
 static inline int tc_status_mpi_code(tc_status_t st)
 {
     return st <= TC_ERR_MPI ? TC_ERR_MPI - st : 0;
+}
+
+/** 1 if @st is a failure topocoll can return (a TC_ERR_* or an MPI
+ *  error code inside TC_ERR_MPI): the check of a status read from a
+ *  peer. */
+static inline int tc_status_is_error(long long st)
+{
+    return (st < 0 && st >= TC_ERR_LAST && st != TC_COPY_PENDING) ||
+           (st <= TC_ERR_MPI && st >= INT_MIN);
 }
 
 /** TC_ERR_SYS, remembering @err (an errno) for this thread's next report. */

@@ -306,6 +306,8 @@ static tc_status_t consume(tc_bcast_t *op, int r)
     /* Acquire: pairs with the source's release of ready_seq in start,
      * after which its cookie and ready_bytes (reset) are visible. */
     if (atomic_load_explicit(&src->ready_seq, memory_order_acquire) != op->seq) return 0;
+    if (atomic_load_explicit(&src->total, memory_order_relaxed) != op->bytes)
+        return TC_ERR_TRUNCATE; /* the root's count is not ours: an erroneous call */
     size_t avail = (size_t)atomic_load_explicit(&src->ready_bytes[r], memory_order_acquire);
     size_t lim = p->len - (r == op->nparts - 1 ? op->share : 0); /* the tail is the root's */
     if (avail > lim) avail = lim;
@@ -344,10 +346,12 @@ static tc_status_t write_shares(tc_bcast_t *op)
             /* Acquire: pairs with the receiver's release of recv_seq. */
             if (atomic_load_explicit(&c->recv_seq, memory_order_acquire) != op->seq) return TC_OK;
             struct iovec l = { op->buf + (op->bytes - op->share), op->share };
-            TC_RETURN_IF_SHORT(
+            long long n =
                 tc_region_copy(s, atomic_load_explicit(&c->recv_cookie, memory_order_relaxed), 0,
-                               &l, 1, TC_DIR_TO_REGION),
-                op->share);
+                               &l, 1, TC_DIR_TO_REGION);
+            if (n == TC_ERR_BOUNDS)
+                return TC_ERR_TRUNCATE; /* its buffer is smaller: counts differ */
+            TC_RETURN_IF_SHORT(n, op->share);
             /* Release: our writes into its buffer before it reads the flag. */
             atomic_store_explicit(&s->inbox[i].seq, op->seq, memory_order_release);
         }
@@ -381,7 +385,8 @@ static tc_status_t bcast_start(tc_bcast_t *op)
         }
         for (int r = 0; r < op->nparts; r++)
             atomic_store_explicit(&me->ready_bytes[r], 0, memory_order_relaxed);
-        /* Release: cookie and the reset ready_bytes before ready_seq. */
+        atomic_store_explicit(&me->total, op->bytes, memory_order_relaxed);
+        /* Release: cookie, total and the reset ready_bytes before ready_seq. */
         atomic_store_explicit(&me->ready_seq, op->seq, memory_order_release);
     }
     if (op->share && !(s && s->me == op->producer)) {
@@ -461,6 +466,19 @@ tc_status_t tc_bcast_work(tc_bcast_t *op)
 
 void tc_bcast_fini(tc_bcast_t *op)
 {
+    /* A failed operation (its own, or a peer's: the driver stops calling
+     * work) leaves its network requests in flight: never to match later. */
+    for (int r = 0; r < op->nparts && op->ctx->map.nnodes > 1 && op->state != ST_DONE; r++) {
+        tc_bcast_part_t *p = &op->part[r];
+        const size_t W = TC_BCAST_WINDOW;
+        for (size_t i = p->recv_done; p->parent >= 0 && i < p->recv_posted; i++)
+            tc_req_abandon(&p->rreq[i % W], 1);
+        /* (sends are let go, not waited for: a rendezvous send to a node that
+         * failed never completes, and MPI cannot cancel it) */
+        for (size_t i = p->send_done; i < p->recv_done; i++)
+            for (int c = 0; c < p->nchild; c++)
+                if (p->sreq[i % W][c] != MPI_REQUEST_NULL) PMPI_Request_free(&p->sreq[i % W][c]);
+    }
     if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
     if (op->recv_cookie) tc_region_destroy(op->ctx->shm, op->recv_cookie);
     op->cookie = op->recv_cookie = 0;

@@ -10,6 +10,7 @@
 #ifndef TC_COLL_CTL_H
 #define TC_COLL_CTL_H
 
+#include "../base/status.h"
 #include "../xfer/shmseg.h"
 
 #include <stdatomic.h>
@@ -46,6 +47,12 @@ typedef struct tc_cctl {
     _Atomic uint64_t tune[TC_TUNE_KINDS * TC_TUNE_BUCKETS];
     _Atomic uint64_t tune_seq; /* coll/tune, local rank 0: the tuned Bcast it
                                   has started (its choice word is written) */
+    /* Failure: the last collective its owner failed, and how (a tc_status_t,
+     * written before abort_seq), so the processes waiting for it fail too
+     * (the drivers check it while they wait: tc_cctl_peer_failed). */
+    _Atomic uint64_t abort_seq;
+    _Atomic int64_t abort_status;
+    _Atomic uint64_t total; /* Bcast's source: the bytes of ready_seq's message */
 } tc_cctl_t;
 
 _Static_assert(sizeof(tc_cctl_t) <= TC_CTL_COLL_BYTES, "the collectives' flags fit the line");
@@ -63,6 +70,34 @@ static inline void tc_cctl_finish(tc_shm_t *s, uint64_t seq)
 {
     atomic_store_explicit(&tc_cctl(s, s->me)->cons_bytes, 0, memory_order_relaxed);
     tc_shm_finish(s, seq);
+}
+
+/** This process failed collective @seq with @st: said to the local
+ *  processes (release: after whatever it wrote), and finished, so the next
+ *  collective does not wait for it. */
+static inline void tc_cctl_abort(tc_shm_t *s, uint64_t seq, tc_status_t st)
+{
+    tc_cctl_t *me = tc_cctl(s, s->me);
+    atomic_store_explicit(&me->abort_status, st, memory_order_relaxed);
+    /* Release: the status before the sequence number. */
+    atomic_store_explicit(&me->abort_seq, seq, memory_order_release);
+    tc_cctl_finish(s, seq);
+}
+
+/** TC_OK, or the failure a local process published for collective @seq
+ *  (a status it wrote that is not one: TC_ERR_PROTO).  The drivers call it
+ *  while an operation waits, so no wait outlives a peer's failure. */
+static inline tc_status_t tc_cctl_peer_failed(const tc_shm_t *s, uint64_t seq)
+{
+    for (int i = 0; s && i < s->nlocal; i++) {
+        if (i == s->me) continue;
+        tc_cctl_t *c = tc_cctl(s, i);
+        /* Acquire: pairs with the release in tc_cctl_abort. */
+        if (atomic_load_explicit(&c->abort_seq, memory_order_acquire) != seq) continue;
+        int64_t st = atomic_load_explicit(&c->abort_status, memory_order_relaxed);
+        return tc_status_is_error(st) ? (tc_status_t)st : TC_ERR_PROTO;
+    }
+    return TC_OK;
 }
 
 #endif

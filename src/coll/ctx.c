@@ -358,6 +358,9 @@ static void ctx_build(tc_ctx_t *c, MPI_Comm comm)
         /* the leaders, ranked by node index (llcomm rank == node) */
         PMPI_Comm_split(c->pcomm, c->map.lrank == c->map.leader_lrank ? 0 : MPI_UNDEFINED,
                         c->map.node, &c->llcomm);
+        /* the slices, now: a nonblocking call may need them and must not
+         * make them (its start is local) */
+        if (c->map.nnodes > 1 && tc_ctx_slices(c) != MPI_SUCCESS) c->enabled = 0;
         /* Spinning pays only if the process waited for is running: with
          * more ranks than cores on the host (measured: 4 ranks on 2
          * cores, small Bcasts 2x slower with 200 polls), yield at once. */
@@ -391,7 +394,7 @@ size_t tc_ctx_copy_chunk(size_t l2)
     return c < ((size_t)64 << 10) ? (size_t)64 << 10 : c > ((size_t)4 << 20) ? (size_t)4 << 20 : c;
 }
 
-tc_ctx_t *tc_ctx_get(MPI_Comm comm, size_t bytes)
+tc_ctx_t *tc_ctx_get(MPI_Comm comm, size_t bytes, int local)
 {
     int inter = 0;
     if (comm == MPI_COMM_NULL) return NULL;
@@ -413,10 +416,16 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm, size_t bytes)
             return NULL;
         }
     }
-    /* cold: the same decision on every rank (the call count, the size) */
-    if (bytes != TC_CTX_NOW && bytes < c->cfg->comm_lazy_min &&
+    /* cold: the same decision on every rank (the call count, the size,
+     * and whether an earlier call asked for the build) */
+    if (!c->build_due && bytes != TC_CTX_NOW && bytes < c->cfg->comm_lazy_min &&
         c->cold_calls < (uint64_t)c->cfg->comm_lazy) {
         c->cold_calls++;
+        return c;
+    }
+    if (local) { /* a nonblocking call: the build waits for a blocking one */
+        c->cold_calls++;
+        c->build_due = 1;
         return c;
     }
     ctx_build(c, comm);

@@ -109,6 +109,8 @@ typedef struct tc_ctx {
                                the live list released at MPI_Finalize */
     int cold;               /* 1: not built yet, every call goes to PMPI */
     uint64_t cold_calls;    /* collectives seen while cold */
+    int build_due;          /* 1: a nonblocking call would have built it: the
+                               next blocking collective does (same on every rank) */
     struct tc_group *group; /* its group's entry among the kept contexts, or NULL */
     int pool_id;            /* its id in that group (-1: not kept when freed) */
     int reused;             /* 1: taken over from a freed communicator */
@@ -152,15 +154,20 @@ typedef struct tc_ctx {
  * built (collective over @comm) at the call TOPOCOLL_COMM_LAZY + 1, or at
  * once when @bytes >= TOPOCOLL_COMM_LAZY_MIN or @bytes is TC_CTX_NOW
  * (topocoll_comm_attach).  Call it only from a collective every rank of
- * @comm enters, with the same @bytes everywhere, once per call.  Returns
- * NULL for MPI_COMM_NULL, intercommunicators and no memory; a context
- * with enabled == 0 while cold (cold == 1), or when topocoll is disabled
- * or set-up failed on some rank.
+ * @comm enters, with the same @bytes everywhere, once per call.  With
+ * @local (a nonblocking call, whose start must be local: MPI 4.0 section
+ * 6.12) it never builds: a call that would build leaves the context cold
+ * and the build to the communicator's next blocking collective, so
+ * nonblocking calls never wait for other ranks here.  Returns NULL for
+ * MPI_COMM_NULL, intercommunicators and no memory; a context with
+ * enabled == 0 while cold (cold == 1), or when topocoll is disabled or
+ * set-up failed on some rank.
  */
-tc_ctx_t *tc_ctx_get(MPI_Comm comm, size_t bytes);
+tc_ctx_t *tc_ctx_get(MPI_Comm comm, size_t bytes, int local);
 
 /** Create the slice communicator (collective over comm: every rank must
- *  call it in the same collective).  0 or an MPI error code. */
+ *  call it in the same collective; the build does it on several nodes, so
+ *  nonblocking calls find it made).  0 or an MPI error code. */
 int tc_ctx_slices(tc_ctx_t *c);
 
 /** Buffer @which (TC_BUF_*) of at least @bytes, owned by the context
