@@ -57,8 +57,8 @@ cross_host openmpi openmpi
 # MPICH (ch4:ucx) busy-polls: oversubscribed runs cost 10-40 s each here, so
 # its 6- and 8-rank Bcast, Barrier and Allgather runs are left to Open MPI
 # (MPICH keeps every path at up to 5 ranks, and the cheap 6-8-rank tests);
-# CI stays under 20 minutes.
-CTEST_EXCLUDE='^(bcast|barrier|allgather)_np[68]' suite mpich mpich
+# CI stays under 20 minutes.  The fuzz targets (no MPI) run once, in the Open MPI build.
+CTEST_EXCLUDE='^(bcast|barrier|allgather)_np[68]|^fuzz_' suite mpich mpich
 cross_host mpich mpich
 # Open MPI is not LeakSanitizer-clean and unloads its components before the
 # leak check (their frames cannot be suppressed by name), so leak detection
@@ -69,7 +69,7 @@ cross_host mpich mpich
 # of the 11 minutes under ASan and add no path.
 ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-CTEST_EXCLUDE='np[5-9]|hsplit_matrix|bench_smoke|small_slots_segments' \
+CTEST_EXCLUDE='np[5-9]|hsplit_matrix|bench_smoke|small_slots_segments|^fuzz_' \
   suite asan-openmpi openmpi -DTOPOCOLL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 # ThreadSanitizer on the tests that run progress threads.  Open MPI is not
 # built with TSan: its progress engine writes receive buffers and
