@@ -2,7 +2,8 @@
  * test_region -- the single-copy engine (KNEM semantics over CMA): reads
  * and writes through cookies, bounds and rights refused before any byte
  * moves, vectorial regions and local vectors, stale cookies, a full region
- * table, bad arguments, an unattached communicator, and (when run with
+ * table, cookies that are not predictable (random keys, not a counter),
+ * bad arguments, an unattached communicator, and (when run with
  * TOPOCOLL_SINGLE_COPY=none) the refusal of remote copies; KNEM's region
  * copy between two other processes' regions and the asynchronous copies
  * (polled, or run by the progress thread under TOPOCOLL_COMM_CORES).  Rank 0 owns the
@@ -180,6 +181,7 @@ int main(int argc, char **argv)
         struct iovec iv = { a, N };
         CHECK(topocoll_region_create(comm, &iv, 1, TOPOCOLL_RIGHT_READ, &again) == 0 && again != ck,
               "reuse slot");
+        CHECK(again - ck != 2, "the reused slot's cookie is the old one plus 2 (predictable)");
     }
     PMPI_Barrier(comm);
     if (rank > 0) {
@@ -197,6 +199,10 @@ int main(int argc, char **argv)
     while (made < 65 && topocoll_region_create(comm, &iv, 1, TOPOCOLL_RIGHT_READ, &many[made]) == 0)
         made++;
     CHECK(made == 64, "table held %d regions", made);
+    int same = 0; /* cookies carry random keys: no two alike in their low 32 bits */
+    for (int i = 0; i < made; i++)
+        for (int j = 0; j < i; j++) same += (uint32_t)many[i] == (uint32_t)many[j];
+    CHECK(same == 0, "%d pairs of cookies share their low 32 bits (predictable)", same);
     CHECK(topocoll_region_create(comm, &iv, 1, TOPOCOLL_RIGHT_READ, &many[0]) ==
               TOPOCOLL_ERR_NOSPACE,
           "no space");

@@ -10,16 +10,191 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#define COOKIE(owner, slot, gen)                                                \
-    (((uint64_t)(uint16_t)(owner) << 48) | ((uint64_t)(uint16_t)(slot) << 32) | \
-     (uint64_t)(uint32_t)(gen))
-#define COOKIE_OWNER(c) ((int)((c) >> 48))
-#define COOKIE_SLOT(c)  ((int)(((c) >> 32) & 0xffff))
-#define COOKIE_GEN(c)   ((uint32_t)(c))
+/* A cookie: the owner's local rank, the slot of its table and the region's random key (the
+ * descriptor's key): the first two say where to look, before anything is read; the key, that it is
+ * this region and not an earlier or a guessed one. */
+#define KEY_MASK ((1ULL << TC_COOKIE_KEY_BITS) - 1)
+#define COOKIE(owner, slot, key)                                                                  \
+    (((uint64_t)(owner) << (TC_COOKIE_KEY_BITS + 6)) | ((uint64_t)(slot) << TC_COOKIE_KEY_BITS) | \
+     (key))
+#define COOKIE_OWNER(c) ((int)((c) >> (TC_COOKIE_KEY_BITS + 6)))
+#define COOKIE_SLOT(c)  ((int)(((c) >> TC_COOKIE_KEY_BITS) & 63))
+#define COOKIE_KEY(c)   ((c)&KEY_MASK)
+_Static_assert(TC_REGION_SLOTS == 64, "a cookie has 6 bits of slot");
+_Static_assert(TC_COOKIE_KEY_BITS + 6 + 12 == 64, "owner (12 bits), slot, key");
 
 static tc_region_desc_t *desc_of(tc_shm_t *s, int owner, int slot)
 {
     return &s->regions[(size_t)owner * TC_REGION_SLOTS + (size_t)slot];
+}
+
+/* ---- Descriptors: snapshot, validation, seal, segments ----------------------------- */
+
+static uint64_t seal_mix(uint64_t h, uint64_t v)
+{
+    /* each step is a bijection of h for a given v: a change of any one word changes the seal */
+    h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
+}
+
+uint64_t tc_region_seal(const tc_region_snap_t *r, int slot, uint64_t secret)
+{
+    uint32_t n = r->niov < TC_REGION_MAX_IOV ? r->niov : TC_REGION_MAX_IOV;
+    uint64_t h = seal_mix(secret, (uint64_t)r->gen << 32 | (uint32_t)slot);
+    h = seal_mix(h, (uint64_t)r->rights << 32 | r->niov);
+    h = seal_mix(h, r->key);
+    h = seal_mix(h, r->len);
+    for (uint32_t i = 0; i < n; i++) h = seal_mix(seal_mix(h, r->iov[i].base), r->iov[i].len);
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ULL;
+    return h ^ (h >> 32);
+}
+
+int tc_region_snapshot(const tc_region_desc_t *d, tc_region_snap_t *r)
+{
+    /* Acquire: pairs with the owner's release of the odd gen in tc_region_create: the fields
+     * below are at least those it published with it. */
+    r->gen = atomic_load_explicit(&d->gen, memory_order_acquire);
+    r->niov = atomic_load_explicit(&d->niov, memory_order_relaxed);
+    if (!(r->gen & 1) || r->niov < 1 || r->niov > TC_REGION_MAX_IOV) return TC_ERR_STALE;
+    r->rights = atomic_load_explicit(&d->rights, memory_order_relaxed);
+    r->key = atomic_load_explicit(&d->key, memory_order_relaxed);
+    r->len = atomic_load_explicit(&d->len, memory_order_relaxed);
+    r->seal = atomic_load_explicit(&d->seal, memory_order_relaxed);
+    for (uint32_t i = 0; i < r->niov; i++) {
+        r->iov[i].base = atomic_load_explicit(&d->iov[i].base, memory_order_relaxed);
+        r->iov[i].len = atomic_load_explicit(&d->iov[i].len, memory_order_relaxed);
+    }
+    /* Acquire fence: if a load above read a field of a later create (stored after that create's
+     * release fence, which follows the destroy's even gen), the load below reads that even gen
+     * or a later one: a torn snapshot is seen as one. */
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&d->gen, memory_order_relaxed) == r->gen ? TC_OK : TC_ERR_STALE;
+}
+
+int tc_region_validate(const tc_region_snap_t *r, int slot, uint64_t key, uint64_t secret)
+{
+    if (key == 0 || r->key != key || !(r->gen & 1)) return TC_ERR_STALE;
+    if (r->niov < 1 || r->niov > TC_REGION_MAX_IOV ||
+        (r->rights & ~(TC_RIGHT_READ | TC_RIGHT_WRITE)) != 0)
+        return TC_ERR_STALE;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < r->niov; i++) {
+        uint64_t b = r->iov[i].base, l = r->iov[i].len;
+        if (b > UINTPTR_MAX || l > UINTPTR_MAX - b || l > UINT64_MAX - sum) return TC_ERR_STALE;
+        sum += l;
+    }
+    if (sum != r->len || r->len > SIZE_MAX) return TC_ERR_STALE;
+    return r->seal == tc_region_seal(r, slot, secret) ? TC_OK : TC_ERR_STALE;
+}
+
+int tc_region_span(const tc_region_snap_t *r, size_t off, size_t len, struct iovec *rv)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < r->niov && i < TC_REGION_MAX_IOV && len > 0; i++) {
+        size_t l = (size_t)r->iov[i].len;
+        if (off >= l) {
+            off -= l;
+            continue;
+        }
+        size_t take = l - off < len ? l - off : len;
+        rv[n].iov_base = (void *)(uintptr_t)(r->iov[i].base + off);
+        rv[n].iov_len = take;
+        n++;
+        len -= take;
+        off = 0;
+    }
+    return len == 0 ? n : TC_ERR_BOUNDS;
+}
+
+/* The region @cookie names, validated: *@out points at this process's private copy for its own
+ * regions (the shared table is not read), else at @tmp, the snapshot of the owner's descriptor.
+ * 0 or TC_ERR_STALE; the owner and slot are checked before anything is indexed. */
+static int region_get(tc_shm_t *s, uint64_t cookie, tc_region_snap_t *tmp,
+                      const tc_region_snap_t **out)
+{
+    int owner = COOKIE_OWNER(cookie), slot = COOKIE_SLOT(cookie);
+    if (owner >= s->nlocal) return TC_ERR_STALE;
+    if (owner == s->me) {
+        const tc_region_snap_t *r = &s->own[slot];
+        if (!(r->gen & 1) || r->key != COOKIE_KEY(cookie)) return TC_ERR_STALE;
+        *out = r;
+        return TC_OK;
+    }
+    int rc = tc_region_snapshot(desc_of(s, owner, slot), tmp);
+    if (rc == TC_OK) rc = tc_region_validate(tmp, slot, COOKIE_KEY(cookie), s->peer[owner].seal);
+    *out = tmp;
+    return rc;
+}
+
+/* 1 if region @cookie, of snapshot @r, still lives (its gen unchanged: no re-read). */
+static int region_live(tc_shm_t *s, uint64_t cookie, const tc_region_snap_t *r)
+{
+    int owner = COOKIE_OWNER(cookie), slot = COOKIE_SLOT(cookie);
+    if (owner == s->me) return s->own[slot].gen == r->gen;
+    /* Acquire: pairs with the owner's release of the even gen in tc_region_destroy. */
+    return atomic_load_explicit(&desc_of(s, owner, slot)->gen, memory_order_acquire) == r->gen;
+}
+
+/* ---- Create, destroy --------------------------------------------------------------- */
+
+#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                  \
+    do {                                                          \
+        v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32); \
+        v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                    \
+        v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                    \
+        v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32); \
+    } while (0)
+
+/* SipHash-1-3 of the 8-byte message @m under key @k: a pseudorandom function, so one output
+ * tells nothing of the next without the key. */
+static uint64_t siphash13_u64(const uint64_t k[2], uint64_t m)
+{
+    uint64_t v0 = 0x736f6d6570736575ULL ^ k[0], v1 = 0x646f72616e646f6dULL ^ k[1];
+    uint64_t v2 = 0x6c7967656e657261ULL ^ k[0], v3 = 0x7465646279746573ULL ^ k[1];
+    const uint64_t b = 8ULL << 56; /* the length, no tail bytes */
+    v3 ^= m;
+    SIPROUND;
+    v0 ^= m;
+    v3 ^= b;
+    SIPROUND;
+    v0 ^= b;
+    v2 ^= 0xff;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* A fresh nonzero key: the next value of SipHash under the process's secret (128 bits from
+ * getrandom at setup), so keys are unpredictable without a system call per region. */
+static uint64_t next_key(tc_shm_t *s)
+{
+    uint64_t key;
+    do key = siphash13_u64(s->key_secret, s->key_next++) & KEY_MASK;
+    while (key == 0);
+    return key;
+}
+
+/* Publish private copy @r as descriptor @d (this process's, slot @slot). */
+static void region_publish(tc_region_desc_t *d, const tc_region_snap_t *r)
+{
+    /* Release fence: the even gen of the destroy before (or the zeroed segment) is ordered
+     * before every field stored below: a copier that reads one of them fails its gen check
+     * (tc_region_snapshot's acquire fence). */
+    atomic_thread_fence(memory_order_release);
+    for (uint32_t i = 0; i < r->niov; i++) {
+        atomic_store_explicit(&d->iov[i].base, r->iov[i].base, memory_order_relaxed);
+        atomic_store_explicit(&d->iov[i].len, r->iov[i].len, memory_order_relaxed);
+    }
+    atomic_store_explicit(&d->niov, r->niov, memory_order_relaxed);
+    atomic_store_explicit(&d->len, r->len, memory_order_relaxed);
+    atomic_store_explicit(&d->rights, r->rights, memory_order_relaxed);
+    atomic_store_explicit(&d->key, r->key, memory_order_relaxed);
+    atomic_store_explicit(&d->seal, r->seal, memory_order_relaxed);
+    /* Release: a copier that acquires the odd gen sees the fields above. */
+    atomic_store_explicit(&d->gen, r->gen, memory_order_release);
 }
 
 int tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned rights,
@@ -28,42 +203,52 @@ int tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned ri
     if (!iov || !cookie || niov < 1 || niov > TC_REGION_MAX_IOV ||
         (rights & ~(TC_RIGHT_READ | TC_RIGHT_WRITE)) != 0)
         return TC_ERR_INVAL;
-    if (s->region_used == ~0ULL) return TC_ERR_NOSPACE;
-    int slot = __builtin_ctzll(~s->region_used);
-    tc_region_desc_t *d = desc_of(s, s->me, slot);
-    /* Only this process writes its descriptors: relaxed accesses suffice for
-     * its own fields; the release store of gen below publishes them. */
-    uint32_t gen = atomic_load_explicit(&d->gen, memory_order_relaxed) + 1; /* even -> odd */
-    uint64_t total = 0;
+    uint64_t total = 0, key;
     for (int i = 0; i < niov; i++) {
-        atomic_store_explicit(&d->iov[i].base, (uint64_t)(uintptr_t)iov[i].iov_base,
-                              memory_order_relaxed);
-        atomic_store_explicit(&d->iov[i].len, (uint64_t)iov[i].iov_len, memory_order_relaxed);
+        uintptr_t b = (uintptr_t)iov[i].iov_base;
+        if (iov[i].iov_len > UINTPTR_MAX - b || iov[i].iov_len > SIZE_MAX - total)
+            return TC_ERR_INVAL; /* wraps around the address space */
         total += iov[i].iov_len;
     }
-    atomic_store_explicit(&d->niov, (uint32_t)niov, memory_order_relaxed);
-    atomic_store_explicit(&d->len, total, memory_order_relaxed);
-    atomic_store_explicit(&d->rights, rights, memory_order_relaxed);
-    /* Release: a copier that acquires gen == cookie's gen sees the fields above. */
-    atomic_store_explicit(&d->gen, gen, memory_order_release);
+    if (s->me >= TC_COOKIE_OWNERS) return TC_ERR_NOSUPPORT;
+    if (s->region_used == ~0ULL) return TC_ERR_NOSPACE;
+    int slot = __builtin_ctzll(~s->region_used);
+    key = next_key(s);
+    /* Only this process writes its descriptors, from its private copy (never read back). */
+    tc_region_snap_t *r = &s->own[slot];
+    r->gen++; /* even -> odd */
+    r->rights = rights;
+    r->niov = (uint32_t)niov;
+    r->key = key;
+    r->len = total;
+    for (int i = 0; i < niov; i++) {
+        r->iov[i].base = (uint64_t)(uintptr_t)iov[i].iov_base;
+        r->iov[i].len = (uint64_t)iov[i].iov_len;
+    }
+    r->seal = tc_region_seal(r, slot, s->peer[s->me].seal);
+    region_publish(desc_of(s, s->me, slot), r);
     s->region_used |= 1ULL << slot;
-    *cookie = COOKIE(s->me, slot, gen);
+    *cookie = COOKIE(s->me, slot, key);
     return TC_OK;
 }
 
 int tc_region_destroy(tc_shm_t *s, uint64_t cookie)
 {
     int slot = COOKIE_SLOT(cookie);
-    if (COOKIE_OWNER(cookie) != s->me || slot >= TC_REGION_SLOTS) return TC_ERR_INVAL;
+    if (COOKIE_OWNER(cookie) != s->me) return TC_ERR_INVAL;
+    tc_region_snap_t *r = &s->own[slot];
+    if (!(s->region_used & (1ULL << slot)) || r->key != COOKIE_KEY(cookie)) return TC_ERR_STALE;
+    r->gen++; /* odd -> even */
+    r->key = 0;
     tc_region_desc_t *d = desc_of(s, s->me, slot);
-    if (!(s->region_used & (1ULL << slot)) ||
-        atomic_load_explicit(&d->gen, memory_order_relaxed) != COOKIE_GEN(cookie))
-        return TC_ERR_STALE;
-    /* odd -> even: copiers that load gen afterwards see the region dead. */
-    atomic_store_explicit(&d->gen, COOKIE_GEN(cookie) + 1, memory_order_release);
+    /* Release: copiers that load gen afterwards see the region dead. */
+    atomic_store_explicit(&d->gen, r->gen, memory_order_release);
+    atomic_store_explicit(&d->key, 0, memory_order_relaxed);
     s->region_used &= ~(1ULL << slot);
     return TC_OK;
 }
+
+/* ---- Copies -------------------------------------------------------------------------- */
 
 /* Advance an iovec array by @n bytes (CMA may move fewer bytes than asked). */
 static void iov_advance(struct iovec **iov, int *cnt, size_t n)
@@ -85,44 +270,16 @@ static void iov_advance(struct iovec **iov, int *cnt, size_t n)
     }
 }
 
-/* Gather the segments of region @d covering [offset, offset + total) into @rv (*@nr of them),
- * then check the region still lives at @gen: 0 or TC_ERR_STALE. */
-static int copy_gather(tc_region_desc_t *d, uint32_t gen, int rn, size_t offset, size_t total,
-                       struct iovec *rv, int *nr)
-{
-    /* Remote segments covering [offset, offset + total). */
-    size_t skip = offset, want = total;
-    *nr = 0;
-    for (int i = 0; i < rn && want > 0; i++) {
-        size_t b = (size_t)atomic_load_explicit(&d->iov[i].base, memory_order_relaxed);
-        size_t l = (size_t)atomic_load_explicit(&d->iov[i].len, memory_order_relaxed);
-        if (skip >= l) {
-            skip -= l;
-            continue;
-        }
-        size_t take = l - skip < want ? l - skip : want;
-        rv[*nr].iov_base = (void *)(b + skip);
-        rv[*nr].iov_len = take;
-        (*nr)++;
-        want -= take;
-        skip = 0;
-    }
-    /* The descriptor may have been recycled while we read it (the owner
-     * destroyed the region concurrently, a user error): detect it, and
-     * segments that no longer cover what len promised. */
-    atomic_thread_fence(memory_order_acquire);
-    if (atomic_load_explicit(&d->gen, memory_order_relaxed) != gen || want > 0) return TC_ERR_STALE;
-    return TC_OK;
-}
-
 /* Copy @total bytes between local segments @lv and @owner's region segments @rp, by memcpy
- * for our own region, by CMA otherwise: the bytes copied or a TC_ERR_*. */
+ * for our own region, by CMA otherwise (at the pid of the setup exchange): the bytes copied or
+ * a TC_ERR_*. */
 static long long copy_segments(tc_shm_t *s, int owner, int dir, struct iovec *lv, int nl,
                                struct iovec *rp, int nr, size_t total)
 {
     size_t done = 0;
+    const pid_t pid = (pid_t)s->peer[owner].pid;
     iov_advance(&lv, &nl, 0); /* skip empty local segments */
-    while (done < total) {
+    while (done < total && nl > 0 && nr > 0) {
         size_t moved;
         if (owner == s->me) {
             moved = lv->iov_len < rp->iov_len ? lv->iov_len : rp->iov_len;
@@ -132,10 +289,9 @@ static long long copy_segments(tc_shm_t *s, int owner, int dir, struct iovec *lv
                 memcpy(rp->iov_base, lv->iov_base, moved);
         } else {
             unsigned long nlc = nl > IOV_MAX ? IOV_MAX : (unsigned long)nl;
-            ssize_t n =
-                dir == TC_DIR_FROM_REGION
-                    ? process_vm_readv(s->ctl[owner].pid, lv, nlc, rp, (unsigned long)nr, 0)
-                    : process_vm_writev(s->ctl[owner].pid, lv, nlc, rp, (unsigned long)nr, 0);
+            ssize_t n = dir == TC_DIR_FROM_REGION
+                            ? process_vm_readv(pid, lv, nlc, rp, (unsigned long)nr, 0)
+                            : process_vm_writev(pid, lv, nlc, rp, (unsigned long)nr, 0);
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) return tc_status_sys(n < 0 ? errno : EIO); /* (0: nothing moved) */
             moved = (size_t)n;
@@ -148,35 +304,24 @@ static long long copy_segments(tc_shm_t *s, int owner, int dir, struct iovec *lv
     return (long long)done;
 }
 
-long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
-                         int nlocal, int dir)
+/* Inline copy with region @r (validated) of @owner: rights, bounds, then the copy. */
+static long long copy_with(tc_shm_t *s, int owner, const tc_region_snap_t *r, size_t offset,
+                           const struct iovec *local, int nlocal, int dir)
 {
-    int owner = COOKIE_OWNER(cookie), slot = COOKIE_SLOT(cookie);
-    if (nlocal < 0 || (nlocal > 0 && !local) ||
-        (dir != TC_DIR_FROM_REGION && dir != TC_DIR_TO_REGION))
-        return TC_ERR_INVAL;
-    if (owner >= s->nlocal || slot >= TC_REGION_SLOTS || !(COOKIE_GEN(cookie) & 1))
-        return TC_ERR_STALE;
-    tc_region_desc_t *d = desc_of(s, owner, slot);
-    /* Acquire: pairs with the owner's release in tc_region_create. */
-    if (atomic_load_explicit(&d->gen, memory_order_acquire) != COOKIE_GEN(cookie))
-        return TC_ERR_STALE;
-    unsigned rights = atomic_load_explicit(&d->rights, memory_order_relaxed);
-    uint64_t rlen = atomic_load_explicit(&d->len, memory_order_relaxed);
-    int rn = (int)atomic_load_explicit(&d->niov, memory_order_relaxed);
-    if (!(rights & (dir == TC_DIR_FROM_REGION ? TC_RIGHT_READ : TC_RIGHT_WRITE)))
+    if (!(r->rights & (dir == TC_DIR_FROM_REGION ? TC_RIGHT_READ : TC_RIGHT_WRITE)))
         return TC_ERR_RIGHTS;
     size_t total = 0;
-    for (int i = 0; i < nlocal; i++) total += local[i].iov_len;
-    if (offset > rlen || total > rlen - offset) return TC_ERR_BOUNDS;
+    for (int i = 0; i < nlocal; i++) {
+        if (local[i].iov_len > SIZE_MAX - total) return TC_ERR_BOUNDS;
+        total += local[i].iov_len;
+    }
+    if (offset > r->len || total > r->len - offset) return TC_ERR_BOUNDS;
     if (total == 0) return 0;
     if (owner != s->me && !s->single_copy) return TC_ERR_NOSUPPORT;
 
     struct iovec rv[TC_REGION_MAX_IOV];
-    int nr;
-    if (copy_gather(d, COOKIE_GEN(cookie), rn, offset, total, rv, &nr) != TC_OK)
-        return TC_ERR_STALE;
-
+    int nr = tc_region_span(r, offset, total, rv);
+    if (nr < 0) return nr;
     struct iovec lstore[16], *lbuf = lstore;
     if (nlocal > 16 && !(lbuf = malloc((size_t)nlocal * sizeof(*lbuf))))
         return tc_status_sys(ENOMEM);
@@ -186,75 +331,67 @@ long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const stru
     return rc;
 }
 
-/* ---- Region copy (two cookies) --------------------------------------------- */
-
-/* Validate @cookie for @right and [off, off + len): 0 or a TC_ERR_*. */
-static int region_check(tc_shm_t *s, uint64_t cookie, unsigned right, size_t off, size_t len)
+long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
+                         int nlocal, int dir)
 {
-    int owner = COOKIE_OWNER(cookie), slot = COOKIE_SLOT(cookie);
-    if (owner >= s->nlocal || slot >= TC_REGION_SLOTS || !(COOKIE_GEN(cookie) & 1))
-        return TC_ERR_STALE;
-    tc_region_desc_t *d = desc_of(s, owner, slot);
-    if (atomic_load_explicit(&d->gen, memory_order_acquire) != COOKIE_GEN(cookie))
-        return TC_ERR_STALE;
-    if (!(atomic_load_explicit(&d->rights, memory_order_relaxed) & right)) return TC_ERR_RIGHTS;
-    uint64_t rlen = atomic_load_explicit(&d->len, memory_order_relaxed);
-    if (off > rlen || len > rlen - off) return TC_ERR_BOUNDS;
-    return TC_OK;
+    if (nlocal < 0 || (nlocal > 0 && !local) ||
+        (dir != TC_DIR_FROM_REGION && dir != TC_DIR_TO_REGION))
+        return TC_ERR_INVAL;
+    tc_region_snap_t tmp;
+    const tc_region_snap_t *r;
+    int rc = region_get(s, cookie, &tmp, &r);
+    if (rc != TC_OK) return rc;
+    return copy_with(s, COOKIE_OWNER(cookie), r, offset, local, nlocal, dir);
 }
 
-/* The caller's own region @cookie, [off, off + len), as local segments. */
-static int own_segments(tc_shm_t *s, uint64_t cookie, size_t off, size_t len, struct iovec *v,
-                        int *n)
+/* ---- Region copy (two cookies) --------------------------------------------- */
+
+/* Region @cookie for @right and [off, off + len): its validated snapshot in *@out (see
+ * region_get), 0 or a TC_ERR_*. */
+static int region_check(tc_shm_t *s, uint64_t cookie, unsigned right, size_t off, size_t len,
+                        tc_region_snap_t *tmp, const tc_region_snap_t **out)
 {
-    tc_region_desc_t *d = desc_of(s, s->me, COOKIE_SLOT(cookie));
-    int rn = (int)atomic_load_explicit(&d->niov, memory_order_relaxed);
-    *n = 0;
-    for (int i = 0; i < rn && len > 0; i++) {
-        size_t b = (size_t)atomic_load_explicit(&d->iov[i].base, memory_order_relaxed);
-        size_t l = (size_t)atomic_load_explicit(&d->iov[i].len, memory_order_relaxed);
-        if (off >= l) {
-            off -= l;
-            continue;
-        }
-        size_t take = l - off < len ? l - off : len;
-        v[*n].iov_base = (void *)(b + off);
-        v[*n].iov_len = take;
-        (*n)++;
-        len -= take;
-        off = 0;
-    }
-    return len == 0 ? TC_OK : TC_ERR_BOUNDS;
+    int rc = region_get(s, cookie, tmp, out);
+    if (rc != TC_OK) return rc;
+    if (!((*out)->rights & right)) return TC_ERR_RIGHTS;
+    if (off > (*out)->len || len > (*out)->len - off) return TC_ERR_BOUNDS;
+    return TC_OK;
 }
 
 #define TC_BOUNCE (256u << 10)
 
-/* tc_region_copy2 through the bounce buffer *@bounce (allocated on first use). */
+/* tc_region_copy2 through the bounce buffer *@bounce (allocated on first use).  Each region is
+ * snapshotted once; between bounce chunks only its generation is looked at again. */
 static long long region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
                               size_t len, char **bounce)
 {
-    int rc;
-    if ((rc = region_check(s, src, TC_RIGHT_READ, soff, len)) != 0) return rc;
-    if ((rc = region_check(s, dst, TC_RIGHT_WRITE, doff, len)) != 0) return rc;
+    tc_region_snap_t ts, td;
+    const tc_region_snap_t *rs, *rd;
+    int rc, so = COOKIE_OWNER(src), dow = COOKIE_OWNER(dst);
+    if ((rc = region_check(s, src, TC_RIGHT_READ, soff, len, &ts, &rs)) != 0) return rc;
+    if ((rc = region_check(s, dst, TC_RIGHT_WRITE, doff, len, &td, &rd)) != 0) return rc;
     if (len == 0) return 0;
     struct iovec v[TC_REGION_MAX_IOV];
-    int n;
-    if (COOKIE_OWNER(src) == s->me) { /* our source: one write into dst */
-        if ((rc = own_segments(s, src, soff, len, v, &n)) != 0) return rc;
-        return tc_region_copy(s, dst, doff, v, n, TC_DIR_TO_REGION);
+    if (so == s->me) { /* our source: one write into dst */
+        int n = tc_region_span(rs, soff, len, v);
+        return n < 0 ? n : copy_with(s, dow, rd, doff, v, n, TC_DIR_TO_REGION);
     }
-    if (COOKIE_OWNER(dst) == s->me) { /* our destination: one read from src */
-        if ((rc = own_segments(s, dst, doff, len, v, &n)) != 0) return rc;
-        return tc_region_copy(s, src, soff, v, n, TC_DIR_FROM_REGION);
+    if (dow == s->me) { /* our destination: one read from src */
+        int n = tc_region_span(rd, doff, len, v);
+        return n < 0 ? n : copy_with(s, so, rs, soff, v, n, TC_DIR_FROM_REGION);
     }
     if (!*bounce && !(*bounce = malloc(TC_BOUNCE))) return tc_status_sys(ENOMEM);
     size_t done = 0;
     while (done < len) {
         size_t k = len - done < TC_BOUNCE ? len - done : TC_BOUNCE;
-        long long r = tc_region_read(s, src, soff + done, *bounce, k);
+        struct iovec b = { *bounce, k };
+        long long r = TC_ERR_STALE;
+        if (region_live(s, src, rs))
+            r = copy_with(s, so, rs, soff + done, &b, 1, TC_DIR_FROM_REGION);
         if (r == (long long)k) {
-            struct iovec b = { *bounce, k };
-            r = tc_region_copy(s, dst, doff + done, &b, 1, TC_DIR_TO_REGION);
+            r = TC_ERR_STALE;
+            if (region_live(s, dst, rd))
+                r = copy_with(s, dow, rd, doff + done, &b, 1, TC_DIR_TO_REGION);
         }
         if (r < 0) return done ? tc_status_sys(tc_status_errno()) : r;
         if (r != (long long)k) return TC_ERR_SYS;

@@ -3,13 +3,26 @@
  * and inline copies (KNEM paper, sections 3.2 and 4.2), over Linux CMA
  * (process_vm_readv/writev) instead of the KNEM module.
  *
- * A cookie is (owner local rank, table slot, generation).  The owner writes
- * the region's segments into its table in the node's shared segment and
- * publishes the odd generation with a release store; a copier validates the
- * cookie's generation, the rights and the bounds before any byte moves,
- * then lets the kernel copy.  Destroying bumps the generation, so later
- * copies with the cookie fail as stale.  The rights are enforced here, by
- * the library on the copier's side: CMA itself would let a process read any
+ * A cookie is (owner local rank, table slot, key): 12, 6 and 46 bits, the
+ * key drawn from getrandom(2) for each region, so a cookie is neither
+ * predictable nor revived when its slot is reused.  The owner keeps a
+ * private copy of each of its regions and writes the descriptor into its
+ * table in the node's shared segment (key, seal, segments), publishing the
+ * odd generation with a release store.  A copier checks the cookie's owner
+ * and slot against the table's size before it indexes anything, takes ONE
+ * snapshot of the descriptor (the generation unchanged across it), and
+ * uses only that snapshot: the key equal to the cookie's, the fields
+ * sane (1..TC_REGION_MAX_IOV segments, none wrapping the address space,
+ * their lengths summing to the region's), the seal right (a keyed check
+ * under the owner's seal key, which came through MPI at setup), then the
+ * rights and the bounds, before any byte moves; the kernel copies at the
+ * owner's pid from the same setup exchange.  A process's copies with its
+ * own regions use its private copy, never the shared table.  Every
+ * failure is a status (stale, rights, bounds), never a crash: every local
+ * process can write any byte of the segment (docs/security.md).
+ * Destroying changes the generation and clears the key, so later copies
+ * with the cookie fail as stale.  The rights are enforced here, by the
+ * library on the copier's side: CMA itself would let a process read any
  * address of a peer it may ptrace (the KNEM paper's section 4.2 discusses
  * the same trust model for exclusive HPC nodes).
  *
@@ -29,8 +42,32 @@
 #define TC_RIGHT_WRITE     0x2u
 #define TC_DIR_FROM_REGION 0
 #define TC_DIR_TO_REGION   1
+#define TC_COOKIE_KEY_BITS 46   /* random bits of a cookie */
+#define TC_COOKIE_OWNERS   4096 /* local processes a cookie can name (12 bits) */
 
-/** Declare a region (see topocoll_region_create). 0 or a TC_ERR_*. */
+/* ---- A descriptor read from shared memory (the copier's side) ----
+ * Exposed for the tests (tests/fuzz/region): the copies use them. */
+/** One consistent copy of descriptor @d into @r (the generation odd, and
+ *  the same before and after, the segment count at most
+ *  TC_REGION_MAX_IOV, else nothing more is read): 0 or TC_ERR_STALE. */
+int tc_region_snapshot(const tc_region_desc_t *d, tc_region_snap_t *r);
+/** Whether snapshot @r of slot @slot is a live region with key @key and
+ *  sane fields (1..TC_REGION_MAX_IOV segments, known rights, no segment
+ *  wrapping the address space, lengths summing to len without overflow)
+ *  sealed under @secret: 0 or TC_ERR_STALE. */
+int tc_region_validate(const tc_region_snap_t *r, int slot, uint64_t key, uint64_t secret);
+/** The seal of @r in slot @slot under @secret (what tc_region_validate
+ *  expects in r->seal): a keyed, non-cryptographic check of every field. */
+uint64_t tc_region_seal(const tc_region_snap_t *r, int slot, uint64_t secret);
+/** The segments of validated @r covering [@off, @off + @len) (the caller
+ *  checked @off + @len <= r->len) into @rv (TC_REGION_MAX_IOV entries at
+ *  most, each inside one of r's): their count, or TC_ERR_BOUNDS if r's
+ *  segments do not cover the range. */
+int tc_region_span(const tc_region_snap_t *r, size_t off, size_t len, struct iovec *rv);
+
+/** Declare a region (see topocoll_region_create). 0 or a TC_ERR_*
+ *  (TC_ERR_INVAL also for a segment wrapping the address space,
+ *  TC_ERR_NOSUPPORT past TC_COOKIE_OWNERS local processes). */
 int tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned rights,
                      uint64_t *cookie);
 /** Destroy a region of the calling process. 0 or a TC_ERR_*. */

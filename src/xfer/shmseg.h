@@ -5,8 +5,16 @@
  * line per local process (single-writer flags), each process's table of
  * declared regions (region.h), and each process's copy-in/copy-out (CICO)
  * slots.  The segment is unlinked as soon as every local process has mapped
- * it, so nothing stays in /dev/shm, even after a crash.  Also decides
- * whether single copy (CMA) works between the node's processes.
+ * it; a segment that a process dying before then left in /dev/shm is
+ * removed by the next segment created on the node (its name holds its
+ * creator's pid).  Also decides whether single copy (CMA) works between
+ * the node's processes, and keeps, privately, what CMA needs of each of
+ * them (pid, seal key: tc_shm_peer_t).
+ *
+ * Trust: every local process may write any byte of the segment, so what a
+ * process reads from it is input to check (docs/security.md): a count or
+ * an index read from a peer's line is checked before it indexes memory,
+ * and nothing used to aim a copy (a pid, an address) is read from it.
  * May call: PMPI on the node communicator (setup only), libc, base/.
  */
 #ifndef TC_XFER_SHMSEG_H
@@ -55,8 +63,6 @@ typedef struct tc_ctl {
     _Atomic uint64_t done_seq;                         /* last collective its owner has finished */
     _Alignas(8) unsigned char coll[TC_CTL_COLL_BYTES]; /* the collectives' flags */
     tc_item_line_t item[TC_SHM_ITEMS];                 /* tagged items its owner writes */
-    int32_t pid;                                       /* setup: the owner's pid (for CMA) */
-    uint64_t probe_addr; /* setup: address of the owner's probe word */
 } __attribute__((aligned(TC_CTL_ALIGN))) tc_ctl_t;
 
 /* One inbox line per local process, written only by the producer of the
@@ -67,16 +73,44 @@ typedef struct tc_inbox {
 } __attribute__((aligned(TC_CTL_ALIGN))) tc_inbox_t;
 
 /* A declared region, in its owner's table; written only by the owner,
- * read by copiers.  gen is odd while the region is live. */
+ * read by copiers (xfer/region: one snapshot per copy, validated before
+ * use).  gen is odd while the region is live and changes on every create
+ * and destroy (a seqlock: a snapshot is consistent if gen is the same
+ * before and after it).  key is random (getrandom), the low bits of the
+ * region's cookie; seal is a keyed check of every other field under the
+ * owner's seal key, which copiers got at setup through MPI
+ * (tc_shm_peer_t), so a corrupted descriptor fails as stale. */
 typedef struct tc_region_desc {
     _Atomic uint32_t gen;
     _Atomic uint32_t rights;
     _Atomic uint32_t niov;
+    _Atomic uint64_t key;
     _Atomic uint64_t len;
+    _Atomic uint64_t seal;
     struct {
         _Atomic uint64_t base, len;
     } iov[TC_REGION_MAX_IOV];
 } __attribute__((aligned(TC_CACHELINE))) tc_region_desc_t;
+
+/* A region descriptor as a process holds it privately: a copier's
+ * snapshot of a peer's (xfer/region tc_region_snapshot), or the owner's
+ * own copy of each of its regions, which its own copies use (they never
+ * read the shared table). */
+typedef struct tc_region_snap {
+    uint32_t gen, rights, niov;
+    uint64_t key, len, seal;
+    struct {
+        uint64_t base, len;
+    } iov[TC_REGION_MAX_IOV];
+} tc_region_snap_t;
+
+/* What a process knows of each local process, from the setup exchange
+ * (MPI, never the segment): all that aims a copy or checks a descriptor. */
+typedef struct tc_shm_peer {
+    uint64_t pid;   /* its process id: the target of its regions' CMA copies */
+    uint64_t seal;  /* the key of its region descriptors' seals (random) */
+    uint64_t probe; /* setup only: the address of its probe word */
+} tc_shm_peer_t;
 
 /* KNEM's asynchronous copies (KNEM paper, sections 3.4 and 4.3): a copy
  * submitted by this process, run later by its progress thread (the
@@ -110,7 +144,9 @@ typedef struct tc_shm {
     size_t cico_slot;                 /* bytes per slot */
     int cico_slots;                   /* slots per process */
     int single_copy;                  /* 1: CMA works between every pair tested */
+    int ptracer;                      /* 1: single copy needed our PR_SET_PTRACER (Yama) */
     char why[128];                    /* why single_copy is what it is */
+    tc_shm_peer_t *peer;              /* [nlocal], private (setup exchange) */
     uint64_t region_used;             /* bitmap of this process's live region slots */
     uint64_t probe;                   /* word read by peers to test CMA */
     uint64_t bytes_sc;                /* statistics: bytes this process moved by CMA */
@@ -124,6 +160,13 @@ typedef struct tc_shm {
     _Atomic int async_queued;
     _Atomic uint64_t done_seen; /* every other local process had finished this
                                collective when we last looked (tc_shm_all_done) */
+    /* This process's regions as it declared them (xfer/region): its own
+     * copies use these, never the shared table, and its cookies' keys are
+     * SipHash of a counter under a secret drawn from getrandom at setup
+     * (no system call per region). */
+    tc_region_snap_t own[TC_REGION_SLOTS];
+    uint64_t key_secret[2];
+    uint64_t key_next;
 } tc_shm_t;
 
 /**
@@ -136,6 +179,9 @@ int tc_shm_create(MPI_Comm lcomm, const tc_config_t *cfg, tc_shm_t **out);
 
 /** Unmap and free (local; the name is already unlinked). */
 void tc_shm_destroy(tc_shm_t *s);
+
+/** Fill @buf with @len random bytes from getrandom(2): 0, or -1 (errno). */
+int tc_shm_random(void *buf, size_t len);
 
 /** This process has finished collective @seq (every collective ends with
  *  it, so a producer of the next one can tell its readers are done).  The
@@ -284,8 +330,9 @@ static inline int tc_shm_item_put(tc_shm_t *s, const void *src, size_t bytes, in
 }
 
 /** Bytes of local process @owner's item @slot (of @bytes) for call @seq
- *  present now (acquire: visible from here on): 0 none yet, (size_t)-1 a
- *  newer tag (the protocol broke: an error, not a wait). */
+ *  present now (acquire: visible from here on), never more than @bytes:
+ *  0 none yet, (size_t)-1 a newer tag or a count beyond @bytes (the
+ *  protocol broke, or the peer's line is corrupt: an error, not a wait). */
 static inline size_t tc_shm_item_avail(const tc_shm_t *s, int owner, int slot, uint64_t seq,
                                        size_t bytes)
 {
@@ -293,9 +340,9 @@ static inline size_t tc_shm_item_avail(const tc_shm_t *s, int owner, int slot, u
     uint64_t tag = atomic_load_explicit(&l->tag, memory_order_acquire);
     if (tag > seq) return (size_t)-1;
     if (tag != seq) return 0;
-    return bytes <= TC_SHM_ITEM_INLINE
-               ? bytes
-               : (size_t)atomic_load_explicit(&l->bytes, memory_order_acquire);
+    if (bytes <= TC_SHM_ITEM_INLINE) return bytes;
+    uint64_t got = atomic_load_explicit(&l->bytes, memory_order_acquire);
+    return got <= bytes ? (size_t)got : (size_t)-1; /* the peer's word: checked before use */
 }
 
 /** 1 when every local process's item @slot (of @bytes) for @seq is
