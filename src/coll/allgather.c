@@ -417,6 +417,7 @@ static tc_status_t leader_work(tc_allgather_t *op)
     if (op->relay && op->got == 1)
         atomic_store_explicit(&tc_cctl(s, s->me)->prog, 1, memory_order_release);
     size_t ready = (size_t)atomic_load_explicit(&tc_cctl(s, op->src)->prog, memory_order_acquire);
+    if (ready > (size_t)m->nnodes) return TC_ERR_PROTO; /* a peer's word: at most every node */
     while (op->got < ready) {
         int n = (m->node - (int)op->got + m->nnodes) % m->nnodes;
         for (int r = 0; r < m->size; r++) {

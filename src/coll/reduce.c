@@ -366,6 +366,8 @@ static tc_status_t sc_worker_work(tc_reduce_t *op)
     if (op->am_root) { /* copy the final segments out of the leader's buffer */
         size_t fin =
             (size_t)atomic_load_explicit(&tc_cctl(s, op->first)->prog, memory_order_acquire);
+        if (op->part.seg && fin > (op->count + op->part.seg - 1) / op->part.seg)
+            return TC_ERR_PROTO; /* a peer's word: at most every segment */
         if (fin > op->got) {
             size_t a = op->got * op->part.seg,
                    b = fin * op->part.seg < op->count ? fin * op->part.seg : op->count;
