@@ -477,7 +477,10 @@ void tc_bcast_fini(tc_bcast_t *op)
          * failed never completes, and MPI cannot cancel it) */
         for (size_t i = p->send_done; i < p->recv_done; i++)
             for (int c = 0; c < p->nchild; c++)
-                if (p->sreq[i % W][c] != MPI_REQUEST_NULL) PMPI_Request_free(&p->sreq[i % W][c]);
+                if (p->sreq[i % W][c] != MPI_REQUEST_NULL) {
+                    PMPI_Request_free(&p->sreq[i % W][c]);
+                    op->ctx->sends_let_go = 1;
+                }
     }
     if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
     if (op->recv_cookie) tc_region_destroy(op->ctx->shm, op->recv_cookie);

@@ -68,9 +68,16 @@ static void ctx_free(tc_ctx_t *c)
     free(c->scratch);
     for (int i = 0; i < TC_CTX_BUFS; i++) free(c->buf[i]);
     tc_nodemap_free(&c->map);
-    if (c->llcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->llcomm);
-    if (c->slice != MPI_COMM_NULL) PMPI_Comm_free(&c->slice);
-    if (c->pcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->pcomm);
+    /* A collective that failed across nodes may have left sends in flight
+     * that MPI cannot cancel (coll/bcast's fini lets them go): freeing their
+     * communicator under them crashed Open MPI 4.1.4 (libnbc, free() of an
+     * invalid pointer in a later MPI_Comm_split).  Those communicators are
+     * left to MPI_Finalize: a bounded leak after an erroneous call. */
+    if (!c->sends_let_go) {
+        if (c->llcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->llcomm);
+        if (c->slice != MPI_COMM_NULL) PMPI_Comm_free(&c->slice);
+        if (c->pcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->pcomm);
+    }
     free(c);
 }
 

@@ -114,6 +114,8 @@ typedef struct tc_ctx {
     struct tc_group *group; /* its group's entry among the kept contexts, or NULL */
     int pool_id;            /* its id in that group (-1: not kept when freed) */
     int reused;             /* 1: taken over from a freed communicator */
+    int sends_let_go;       /* 1: a failed collective freed sends still in flight:
+                               its communicators are not freed (coll/ctx ctx_free) */
     int tainted;            /* 1: a collective failed on it (requests may be in
                                flight): not kept when freed */
     MPI_Comm pcomm;         /* private copy of comm's group for our messages */
