@@ -160,6 +160,11 @@ for layout in 2x2 3hosts_221 2x2_vnodes2; do
     -- "$bin/test_preload"
 done
 
+# The blocking and nonblocking forms take one plan across 2 hosts, with the
+# default TOPOCOLL_*_FLAT_MAX (a 1 KiB Allreduce native, 1 MiB topocoll)
+run plan_2x2 'test_plan np=.* 0 failed$' -- --hosts "2,2" --env TOPOCOLL_COMM_LAZY=0 \
+  --env TOPOCOLL_XTUNE=0 -- "$bin/test_plan" expect
+
 # The online choice between native and topocoll across hosts (3 hosts:
 # the ranks agree on every call's method; every result checked), at every
 # size (no FLAT_MAX), a size above its range too.  Under MPICH two sizes

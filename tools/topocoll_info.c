@@ -38,6 +38,7 @@
 #include "coll/ctx.h"
 #include "coll/reduce.h"
 #include "coll/tune.h"
+#include "coll/xtune.h"
 #include "hier/hier.h"
 #include "coll/model.h"
 #include "progress/progress.h"
@@ -61,9 +62,28 @@
          : "CICO or single copy, chosen online per size class "             \
            "(coll/tune; TOPOCOLL_TUNE=0: static)")
 
+/* A row for collective @coll (TC_XT_*) of @b bytes that the runtime
+ * leaves to the native MPI across nodes (coll/xtune: the choice the
+ * blocking and nonblocking calls take): 1 printed, 0 not native. */
+static int native_row(const tc_ctx_t *c, const char *name, int coll, size_t b)
+{
+    const char *why = tc_xtune_native_why(c, coll, b);
+    if (why) printf("    %-10s native MPI: %s\n", name, why);
+    return why != NULL;
+}
+
+/* The nodes' shape of a chain-or-tree collective (Bcast, Reduce) of @b
+ * bytes per part (coll/ctx tc_ctx_chain, as coll/bcast and coll/reduce
+ * take it). */
+static const char *node_shape(const tc_ctx_t *c, size_t b)
+{
+    return tc_ctx_chain(c, b) ? "a pipelined chain of" : "a binomial tree over";
+}
+
 static void bcast_method(const tc_ctx_t *c, size_t b)
 {
-    int sc = tc_bcast_uses_single_copy(c, b);
+    if (native_row(c, "bcast", TC_XT_BCAST, b)) return;
+    int sc = tc_bcast_uses_single_copy(c, b), rails = tc_bcast_rails(c, b);
     if (tc_tune_range(c, TC_TUNE_BCAST, b)) {
         printf("    bcast      %s\n", TUNED);
         return;
@@ -72,11 +92,10 @@ static void bcast_method(const tc_ctx_t *c, size_t b)
                                 : c->map.nnodes == 1 && b >= c->cfg->bcast_share_min
                                     ? "single copy, root writes 1/n of each receiver"
                                     : "single copy");
-    if (c->map.nnodes > 1)
-        printf(", binomial tree over %d leaders, %zu B segments (root 0)", c->map.nnodes,
-               tc_bcast_segsize(c, b, 0));
-    if (tc_bcast_rails(c, b) > 1)
-        printf(", %d rails (one leader per NIC, a part each)", tc_bcast_rails(c, b));
+    if (c->map.nnodes > 1) /* (each rail's part, as coll/bcast cuts it) */
+        printf(", %s %d leaders, %zu B segments (root 0)", node_shape(c, b / (size_t)rails),
+               c->map.nnodes, tc_bcast_segsize(c, b / (size_t)rails, 0));
+    if (rails > 1) printf(", %d rails (one leader per NIC, a part each)", rails);
     if (tc_ctx_relays(c, b, sc))
         printf(", per-%s relays", c->map.policy == TC_LEAD_NUMA ? "NUMA-node" : "package");
     printf("\n");
@@ -92,7 +111,9 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
         printf("    reduce     (under one double)\n");
         return;
     }
-    if (tc_tune_range(c, TC_TUNE_REDUCE, b))
+    if (native_row(c, "reduce", TC_XT_REDUCE, b)) {
+        /* (said) */
+    } else if (tc_tune_range(c, TC_TUNE_REDUCE, b))
         printf("    reduce     %s\n", TUNED);
     else if (tc_fold_uses_cico(c, b))
         printf("    reduce     CICO: %s\n",
@@ -106,10 +127,12 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
                m->lsize, tc_fold_segsize(c, &t, n, m->lsize) * t.extent);
     else
         printf("    reduce     HierKNEM Alg. 2: %d worker(s) per node fold by single copy into the "
-               "leader's buffer, "
-               "leaders reduce %zu B segments over MPI\n",
-               m->lsize > 1 ? m->lsize - 1 : 1, tc_fold_segsize(c, &t, n, 1) * t.extent);
-    if (tc_tune_range(c, TC_TUNE_ALLREDUCE, b))
+               "leader's buffer, leaders reduce %zu B segments along %s %d nodes\n",
+               m->lsize > 1 ? m->lsize - 1 : 1, tc_fold_segsize(c, &t, n, 1) * t.extent,
+               node_shape(c, b), m->nnodes);
+    if (native_row(c, "allreduce", TC_XT_ALLREDUCE, b)) {
+        /* (said) */
+    } else if (tc_tune_range(c, TC_TUNE_ALLREDUCE, b))
         printf("    allreduce  %s\n", TUNED);
     else if (tc_fold_uses_cico(c, b))
         printf("    allreduce  CICO: %s\n",
@@ -144,7 +167,9 @@ static void exchange_methods(const tc_ctx_t *c, size_t b)
 static void allgather_method(const tc_ctx_t *c, size_t b)
 {
     int alg = tc_allgather_alg(c, b);
-    if (tc_tune_range(c, TC_TUNE_ALLGATHER, b))
+    if (native_row(c, "allgather", TC_XT_ALLGATHER, b)) {
+        /* (said) */
+    } else if (tc_tune_range(c, TC_TUNE_ALLGATHER, b))
         printf("    allgather  %s\n", TUNED);
     else if (alg != TC_AG_USE_CICO && !c->all_sc)
         printf("    allgather  native MPI (no single copy)\n");

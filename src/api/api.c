@@ -248,12 +248,13 @@ int topocoll_barrier(MPI_Comm comm)
 }
 
 /* 1 if a collective of @bytes on @c is left to the native MPI by choice
- * on several nodes: a small message (@flat_max: TOPOCOLL_*_FLAT_MAX), or
- * measured faster (coll/xtune: then *@xt times the native call). */
-static int leave_native(tc_ctx_t *c, int stat, int xt_coll, size_t bytes, size_t flat_max,
-                        const char *call, tc_xt_call_t *xt)
+ * on several nodes: a small message (TOPOCOLL_*_FLAT_MAX), or measured
+ * faster (coll/xtune: then *@xt times the native call).  The nonblocking
+ * calls take the same choice (tc_api_leave_native). */
+static int leave_native(tc_ctx_t *c, int stat, int xt_coll, size_t bytes, const char *call,
+                        tc_xt_call_t *xt)
 {
-    if (tc_ctx_flat(c, bytes, flat_max)) {
+    if (tc_ctx_flat(c, bytes, tc_xtune_flat_max(c, xt_coll))) {
         c->stat[stat].native++;
         tc_api_why_native(call, "small message across nodes (TOPOCOLL_*_FLAT_MAX)");
         xt->cls = NULL;
@@ -279,8 +280,7 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
     }
     if (rc != TC_API_RUN) return rc;
     tc_ctx_t *c = p.ctx;
-    if (leave_native(c, TC_STAT_BCAST, TC_XT_BCAST, p.bytes, c->cfg->bcast_flat_max, "MPI_Bcast",
-                     &xt)) {
+    if (leave_native(c, TC_STAT_BCAST, TC_XT_BCAST, p.bytes, "MPI_Bcast", &xt)) {
         rc = PMPI_Bcast(buffer, count, datatype, root, comm);
         tc_xtune_end(&xt);
         return rc;
@@ -313,8 +313,7 @@ int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     }
     if (rc != TC_API_RUN) return rc;
     tc_ctx_t *c = p.ctx;
-    if (leave_native(c, TC_STAT_ALLREDUCE, TC_XT_ALLREDUCE, p.bytes, c->cfg->allreduce_flat_max,
-                     "MPI_Allreduce", &xt)) {
+    if (leave_native(c, TC_STAT_ALLREDUCE, TC_XT_ALLREDUCE, p.bytes, "MPI_Allreduce", &xt)) {
         rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
         tc_xtune_end(&xt);
         return rc;
@@ -363,8 +362,7 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     }
     if (rc != TC_API_RUN) return rc;
     tc_ctx_t *c = p.ctx;
-    if (leave_native(c, TC_STAT_REDUCE, TC_XT_REDUCE, p.bytes, c->cfg->reduce_flat_max,
-                     "MPI_Reduce", &xt)) {
+    if (leave_native(c, TC_STAT_REDUCE, TC_XT_REDUCE, p.bytes, "MPI_Reduce", &xt)) {
         rc = native_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
         tc_xtune_end(&xt);
         return rc;
@@ -391,8 +389,7 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     }
     if (rc != TC_API_RUN) return rc;
     tc_ctx_t *c = p.ctx;
-    if (leave_native(c, TC_STAT_ALLGATHER, TC_XT_ALLGATHER, p.bytes, c->cfg->allgather_flat_max,
-                     "MPI_Allgather", &xt)) {
+    if (leave_native(c, TC_STAT_ALLGATHER, TC_XT_ALLGATHER, p.bytes, "MPI_Allgather", &xt)) {
         rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         tc_xtune_end(&xt);
         return rc;

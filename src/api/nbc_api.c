@@ -12,6 +12,7 @@
 
 #include "../base/log.h"
 #include "../coll/fold.h"
+#include "../coll/xtune.h"
 #include "../nbc/nbc.h"
 #include "../progress/progress.h"
 #include "api_int.h"
@@ -55,6 +56,21 @@ void tc_api_nb_discard(tc_nb_t *op)
     free(op);
 }
 
+/* A screened call (@rc TC_API_RUN) that the blocking call would leave to
+ * the native MPI on several nodes (a small message, or the native measured
+ * faster: coll/xtune) goes native here too, so both run the same plan:
+ * TC_API_NATIVE then, counted as a choice; else @rc. */
+static int nb_choice(int rc, tc_api_plan_t *p, int xt_coll, int stat)
+{
+    if (rc != TC_API_RUN) return rc;
+    const char *why = tc_xtune_native_why(p->ctx, xt_coll, p->bytes);
+    if (!why) return rc;
+    p->ctx->stat[stat].native++;
+    p->why = why;
+    p->fallback = 0;
+    return TC_API_NATIVE;
+}
+
 /* Start a reduction-type operation (@kind) of @count elements screened in
  * @plan. */
 static int nb_reduction(const tc_api_plan_t *plan, int kind, const char *call, void *out, int count,
@@ -77,6 +93,7 @@ int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MP
     tc_api_plan_t p;
     int rc = tc_api_screen_bcast("MPI_Ibcast", count, datatype, root, comm, &p);
     if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
+    rc = nb_choice(rc, &p, TC_XT_BCAST, TC_STAT_BCAST);
     if (rc != TC_API_RUN) { /* (nothing to move: the native call's trivial request) */
         tc_api_native("MPI_Ibcast", &p, TC_STAT_BCAST);
         return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
@@ -121,6 +138,7 @@ int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     int rc =
         tc_api_screen_reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op_, root, comm, &p);
     if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
+    rc = nb_choice(rc, &p, TC_XT_REDUCE, TC_STAT_REDUCE);
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Ireduce", &p, TC_STAT_REDUCE);
         return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op_, root, comm, request);
@@ -149,6 +167,7 @@ int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     int rc =
         tc_api_screen_allreduce("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op_, comm, &p);
     if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
+    rc = nb_choice(rc, &p, TC_XT_ALLREDUCE, TC_STAT_ALLREDUCE);
     /* with communication cores: the split tree (its Bcast phase sends the
      * bytes as one message) */
     int tree = rc == TC_API_RUN && p.ctx->cfg->nbc_split_tree && p.t.commutative &&
@@ -171,6 +190,7 @@ int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     int rc = tc_api_screen_allgather("MPI_Iallgather", sendbuf, sendcount, sendtype, recvcount,
                                      recvtype, comm, &p);
     if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
+    rc = nb_choice(rc, &p, TC_XT_ALLGATHER, TC_STAT_ALLGATHER);
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Iallgather", &p, TC_STAT_ALLGATHER);
         return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,

@@ -123,3 +123,27 @@ void tc_xtune_end(const tc_xt_call_t *x)
     if (k->nrun[x->method] < TC_XT_TIMED) k->run_ns[x->method][k->nrun[x->method]++] = ns;
     k->t_run = 0;
 }
+
+size_t tc_xtune_flat_max(const tc_ctx_t *c, int coll)
+{
+    switch (coll) {
+    case TC_XT_BCAST: return c->cfg->bcast_flat_max;
+    case TC_XT_REDUCE: return c->cfg->reduce_flat_max;
+    case TC_XT_ALLREDUCE: return c->cfg->allreduce_flat_max;
+    default: return c->cfg->allgather_flat_max;
+    }
+}
+
+const char *tc_xtune_native_why(const tc_ctx_t *c, int coll, size_t bytes)
+{
+    if (tc_ctx_flat(c, bytes, tc_xtune_flat_max(c, coll)))
+        return "small message across nodes (TOPOCOLL_*_FLAT_MAX)";
+    if (!c->cfg->xtune || c->map.nnodes < 2 || bytes > c->cfg->xtune_max) return NULL;
+    int cls = size_class(bytes);
+    const tc_xt_class_t *k = &c->xt[coll][cls];
+    const uint32_t explore = (TC_XT_WARM_RUNS + TC_XT_RUNS) * run_calls((size_t)1 << cls);
+    /* (decided once the blocking calls have explored: k->choice) */
+    return k->calls > explore && k->choice == TC_XT_NATIVE
+               ? "the native was faster at this size (measured, TOPOCOLL_XTUNE)"
+               : NULL;
+}

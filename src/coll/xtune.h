@@ -36,7 +36,8 @@
  * unlucky run cannot decide.
  * The class measures again after TC_XT_PERIOD calls, and at least 16
  * times its measurement's length.
- * Blocking calls only; nonblocking collectives keep the static choice.
+ * Blocking calls measure; nonblocking ones take the class's decided
+ * choice (tc_xtune_native_why) and measure nothing.
  *
  * Range: several nodes, TOPOCOLL_XTUNE=1 (default), messages (Allgather:
  * blocks) above the collective's TOPOCOLL_*_FLAT_MAX, where the native
@@ -74,5 +75,19 @@ int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, tc_xt_call_t *x);
 
 /** The call of @x returned: when it ends a timed run, the run joins its class's samples. */
 void tc_xtune_end(const tc_xt_call_t *x);
+
+/** TOPOCOLL_<COLL>_FLAT_MAX of collective @coll (TC_XT_*): at or below it
+ *  (bytes: the message, Allgather's block) the native collective runs on
+ *  several nodes. */
+size_t tc_xtune_flat_max(const tc_ctx_t *c, int coll);
+
+/** Why collective @coll (TC_XT_*) of @bytes on @c, a built context, is
+ *  left to the native MPI by choice across nodes, or NULL (topocoll runs
+ *  it): a small message (tc_xtune_flat_max), or the class's measured
+ *  choice once decided.  Local and read-only (it counts and measures
+ *  nothing): the nonblocking calls and topocoll_info take it, so they run
+ *  and print what the blocking call runs (which measures through
+ *  tc_xtune_begin); the same on every rank. */
+const char *tc_xtune_native_why(const tc_ctx_t *c, int coll, size_t bytes);
 
 #endif
