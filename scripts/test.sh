@@ -20,6 +20,7 @@ suite() {   # suite NAME MPI [cmake args]
      ${CTEST_EXCLUDE:+-E "$CTEST_EXCLUDE"}) >"$dir/ctest.log" 2>&1
   local rc=$?
   grep -E "Test +#|tests passed|Total Test" "$dir/ctest.log"
+  grep -E "^(unit|quick|full|fuzz) +=" "$dir/ctest.log" | sed 's/^/   tier /'   # ctest's label summary
   ((rc)) && { status=1; sed -n '/Output from these tests/,$p;/\*\*\*Failed/,+40p' "$dir/ctest.log" | head -80; }
   local line p f
   line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$dir/ctest.log" | tail -1)
