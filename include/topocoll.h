@@ -90,7 +90,43 @@ TOPOCOLL_API int topocoll_comm_attach(MPI_Comm comm);
 /** What topocoll knows about a communicator (filled by topocoll_comm_query). */
 #define TOPOCOLL_RAIL_MAX 4 /* rails (NICs) the collectives split traffic over */
 
+/** The collectives topocoll counts: the index of topocoll_comm_info_t's
+ *  coll[] (topocoll_coll_name gives each one's MPI name).  New collectives
+ *  take the next values; existing values never change.  Since 0.6. */
+typedef enum topocoll_coll {
+    TOPOCOLL_COLL_BCAST = 0,
+    TOPOCOLL_COLL_BARRIER,
+    TOPOCOLL_COLL_REDUCE,
+    TOPOCOLL_COLL_ALLREDUCE,
+    TOPOCOLL_COLL_ALLGATHER,
+    TOPOCOLL_COLL_SCAN,
+    TOPOCOLL_COLL_GATHER,
+    TOPOCOLL_COLL_SCATTER,
+    TOPOCOLL_COLL_ALLTOALL,
+    TOPOCOLL_COLL_EXSCAN,
+    TOPOCOLL_COLL_COUNT /* collectives this version counts */
+} topocoll_coll_t;
+#define TOPOCOLL_COLL_MAX 32 /* coll[]'s room: later collectives fit without a new layout */
+
+/** One collective's counters on a communicator, since it was attached
+ *  (this process only).  A call counts once, in one of calls, fallbacks,
+ *  native. */
+typedef struct topocoll_coll_counters {
+    uint64_t calls;       /* calls topocoll ran, blocking and nonblocking */
+    uint64_t nonblocking; /* of those, nonblocking ones (counted once finished) */
+    uint64_t fallbacks;   /* calls passed to the native MPI as a fallback (a datatype/op
+                             pair not handled, no single copy, a set-up that failed) */
+    uint64_t native;      /* calls left to the native MPI by choice on several nodes:
+                             at or below TOPOCOLL_*_FLAT_MAX, or measured faster */
+} topocoll_coll_counters_t;
+
+/** Versioned: set struct_size to sizeof(topocoll_comm_info_t) before the
+ *  query (TOPOCOLL_COMM_INFO_INIT does); the library writes only the
+ *  struct_size bytes the caller has, so a program built against this
+ *  header reads a later library's answer correctly.  Since 0.6 (0.5's
+ *  layout, without struct_size, is not compatible: SOVERSION 1). */
 typedef struct topocoll_comm_info {
+    size_t struct_size;      /* in: sizeof(topocoll_comm_info_t) of the caller */
     int enabled;             /* 1 if topocoll accelerates collectives on it */
     int rank, size;          /* in the communicator */
     int node;                /* index of this process's (virtual) node, 0..nnodes-1 */
@@ -101,19 +137,7 @@ typedef struct topocoll_comm_info {
                                 TOPOCOLL_LEADERS (NUIOA paper, section 3.2) */
     int single_copy;         /* 1: CMA single copy; 0: copy-in/copy-out only */
     char mechanism_why[128]; /* why that mechanism was chosen */
-    /* Counters since attach (this process only). */
-    uint64_t bcast_calls;                    /* topocoll_bcast calls handled by topocoll */
-    uint64_t bcast_fallbacks;                /* calls passed to PMPI_Bcast */
-    uint64_t barrier_calls;                  /* topocoll_barrier calls handled by topocoll */
-    uint64_t bytes_single_copy;              /* bytes this process copied by CMA */
-    uint64_t bytes_cico;                     /* bytes this process copied through the segment */
-    uint64_t reduce_calls, reduce_fallbacks; /* topocoll_reduce */
-    uint64_t allreduce_calls, allreduce_fallbacks; /* topocoll_allreduce */
-    uint64_t allgather_calls, allgather_fallbacks; /* topocoll_allgather */
-    /* Since 0.4 (appended: the layout above is unchanged). */
-    uint64_t bytes_bcast_net; /* Bcast bytes this process received from another
-                                 node (as a leader, or a rail leader: NUIOA) */
-    /* NIC-aware leaders (NUIOA paper, section 3.2; topocoll 0.4). */
+    /* NIC-aware leaders (NUIOA paper, section 3.2). */
     char leaders_policy[16]; /* the election's policy: auto|nic|first|numa|package */
     int rails;               /* rails: NICs every node has a distinct leader for (>= 1) */
     int rail_leader[TOPOCOLL_RAIL_MAX]; /* communicator rank of this node's leader of
@@ -124,31 +148,39 @@ typedef struct topocoll_comm_info {
     int nic_score;                      /* this process's distance to rail 0's NIC: 0 inside its
                                            locality, 1 same NUMA node, 2 same package, 10+ by
                                            NUMA distance, 1000 unbound; -1 without a NIC */
-    /* Since 0.5 (appended). */
-    uint64_t nb_calls; /* nonblocking collectives topocoll ran on this
-                          communicator (the blocking counters above count
-                          them too, by kind, once they finished) */
-    /* Since 0.6 (appended): cheap communicators. */
+    /* The context's life (cheap communicators). */
     int built;           /* 0: not built yet (the first TOPOCOLL_COMM_LAZY
                             collectives go to the native MPI; enabled is 0) */
-    uint64_t lazy_calls; /* collectives passed to the native MPI before it was built */
     int reused;          /* 1: built by taking over the context of a freed
                             communicator of the same group (no set-up) */
-    /* Calls left to the native MPI by choice on several nodes: at or below
-     * TOPOCOLL_*_FLAT_MAX, or measured faster there (TOPOCOLL_XTUNE). */
-    uint64_t bcast_native, reduce_native, allreduce_native, allgather_native;
-    /* Appended: MPI_Iscan (before, not counted). */
-    uint64_t scan_calls, scan_fallbacks;
-    /* Appended: Gather, Scatter, Alltoall (and their nonblocking forms). */
-    uint64_t gather_calls, gather_fallbacks;
-    uint64_t scatter_calls, scatter_fallbacks;
-    uint64_t alltoall_calls, alltoall_fallbacks;
-    uint64_t exscan_calls, exscan_fallbacks; /* MPI_Scan counts in scan_calls */
+    uint64_t lazy_calls; /* collectives passed to the native MPI before it was built */
+    /* Bytes since attach (this process only). */
+    uint64_t bytes_single_copy; /* bytes this process copied by CMA */
+    uint64_t bytes_cico;        /* bytes this process copied through the segment */
+    uint64_t bytes_bcast_net;   /* Bcast bytes this process received from another
+                                   node (as a leader, or a rail leader: NUIOA) */
+    uint64_t nb_calls;          /* nonblocking collectives topocoll ran (all kinds) */
+    /* Per collective, indexed by topocoll_coll_t (entries past
+     * TOPOCOLL_COLL_COUNT: zero). */
+    topocoll_coll_counters_t coll[TOPOCOLL_COLL_MAX];
 } topocoll_comm_info_t;
 
+/** An initializer for topocoll_comm_info_t: struct_size set, the rest zero. */
+#define TOPOCOLL_COMM_INFO_INIT                     \
+    {                                               \
+        .struct_size = sizeof(topocoll_comm_info_t) \
+    }
+
+/** The MPI name of collective @coll (topocoll_coll_t: "MPI_Bcast"), or
+ *  NULL out of range.  Thread-safe, local. */
+TOPOCOLL_API const char *topocoll_coll_name(int coll);
+
 /**
- * Query @comm's context.  Local (not collective).  Returns MPI_SUCCESS, or
- * TOPOCOLL_ERR_NOCTX if @comm was never attached.
+ * Query @comm's context into @info, whose struct_size the caller has set
+ * (TOPOCOLL_COMM_INFO_INIT); at most struct_size bytes are written.
+ * Local (not collective).  Returns MPI_SUCCESS, TOPOCOLL_ERR_NOCTX if
+ * @comm has no context, TOPOCOLL_ERR_INVAL for a NULL @info or a
+ * struct_size smaller than the fields before mechanism_why.
  */
 TOPOCOLL_API int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info);
 

@@ -19,7 +19,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     topocoll_comm_attach(MPI_COMM_WORLD);
     topocoll_bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    topocoll_comm_info_t info;
+    topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     topocoll_comm_query(MPI_COMM_WORLD, &info);
     if (rank == 0) printf("attached: %d processes on this node, now crashing\n", info.local_size);
     fflush(stdout);

@@ -132,11 +132,12 @@ int main(int argc, char **argv)
     CHECK(cls == MPI_ERR_TYPE, "null datatype: class %d", cls);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 
-    topocoll_comm_info_t info;
+    topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     if (topocoll_comm_query(MPI_COMM_WORLD, &info) == MPI_SUCCESS)
         /* without single copy only one-node Allgathers are ours (CICO) */
-        CHECK(size == 1 || !info.enabled || info.allgather_calls > 0 ||
-                  (!info.single_copy && info.nnodes > 1 && info.allgather_fallbacks > 0),
+        CHECK(size == 1 || !info.enabled || info.coll[TOPOCOLL_COLL_ALLGATHER].calls > 0 ||
+                  (!info.single_copy && info.nnodes > 1 &&
+                   info.coll[TOPOCOLL_COLL_ALLGATHER].fallbacks > 0),
               "no Allgather handled by topocoll");
     MPI_Comm_free(&dup);
     MPI_Comm_free(&rev);

@@ -37,7 +37,7 @@ static void rounds(MPI_Comm comm, const char *name, int n)
     static const int sizes[] = { 5, 4000, 70000, 300000 };
     char *buf = malloc(300000);
     unsigned seed = 12345u + (unsigned)rank * 7919u;
-    topocoll_comm_info_t before, after;
+    topocoll_comm_info_t before = TOPOCOLL_COMM_INFO_INIT, after = TOPOCOLL_COMM_INFO_INIT;
     topocoll_barrier(comm);
     int attached = topocoll_comm_query(comm, &before) == MPI_SUCCESS;
     for (int i = 0; i < n; i++) {
@@ -77,7 +77,8 @@ static void rounds(MPI_Comm comm, const char *name, int n)
         const char *fe = getenv("TOPOCOLL_BARRIER_FLAT");
         int ok = attached && topocoll_comm_query(comm, &after) == MPI_SUCCESS;
         int flat = (fe && *fe ? atoi(fe) : 1) && after.nnodes > 1;
-        CHECK(ok && after.barrier_calls == before.barrier_calls + (flat ? 0 : (uint64_t)n),
+        CHECK(ok && after.coll[TOPOCOLL_COLL_BARRIER].calls ==
+                        before.coll[TOPOCOLL_COLL_BARRIER].calls + (flat ? 0 : (uint64_t)n),
               "%s: barriers %s topocoll", name,
               flat ? "handled by (TOPOCOLL_BARRIER_FLAT)" : "not handled by");
     }

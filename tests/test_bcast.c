@@ -160,7 +160,7 @@ static void accounting(MPI_Comm comm)
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    topocoll_comm_info_t before, after;
+    topocoll_comm_info_t before = TOPOCOLL_COMM_INFO_INIT, after = TOPOCOLL_COMM_INFO_INIT;
     const size_t n = 1 << 20;
     char *buf = malloc(n);
     memset(buf, rank == 0 ? 'x' : 0, n);
@@ -197,7 +197,8 @@ static void accounting(MPI_Comm comm)
             CHECK(moved == share * (size_t)(after.local_size - 1),
                   "single-copy producer copied %llu bytes", (unsigned long long)moved);
     }
-    CHECK(after.bcast_calls == before.bcast_calls + 1, "call not handled by topocoll");
+    CHECK(after.coll[TOPOCOLL_COLL_BCAST].calls == before.coll[TOPOCOLL_COLL_BCAST].calls + 1,
+          "call not handled by topocoll");
     free(buf);
 }
 

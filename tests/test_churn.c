@@ -32,8 +32,7 @@
 
 static topocoll_comm_info_t query(MPI_Comm comm)
 {
-    topocoll_comm_info_t i;
-    memset(&i, 0, sizeof(i));
+    topocoll_comm_info_t i = TOPOCOLL_COMM_INFO_INIT;
     topocoll_comm_query(comm, &i);
     return i;
 }
@@ -62,28 +61,30 @@ static void test_lazy(int lazy)
     for (int k = 0; k < lazy; k++) {
         allreduce_check(d, 8, "lazy");
         topocoll_comm_info_t i = query(d);
-        CHECK(!i.built && !i.enabled && i.allreduce_calls == 0 && i.allreduce_fallbacks == 0 &&
-                  i.lazy_calls == (uint64_t)k + 1,
+        CHECK(!i.built && !i.enabled && i.coll[TOPOCOLL_COLL_ALLREDUCE].calls == 0 &&
+                  i.coll[TOPOCOLL_COLL_ALLREDUCE].fallbacks == 0 && i.lazy_calls == (uint64_t)k + 1,
               "call %d of %d: built %d enabled %d calls %llu fallbacks %llu lazy %llu", k + 1, lazy,
-              i.built, i.enabled, (unsigned long long)i.allreduce_calls,
-              (unsigned long long)i.allreduce_fallbacks, (unsigned long long)i.lazy_calls);
+              i.built, i.enabled, (unsigned long long)i.coll[TOPOCOLL_COLL_ALLREDUCE].calls,
+              (unsigned long long)i.coll[TOPOCOLL_COLL_ALLREDUCE].fallbacks,
+              (unsigned long long)i.lazy_calls);
     }
     allreduce_check(d, 8, "lazy: the call that builds");
     topocoll_comm_info_t i = query(d);
     /* (on several nodes a small Allreduce is the native's by choice: TOPOCOLL_ALLREDUCE_FLAT_MAX)
      */
-    CHECK(i.built && i.enabled && (i.allreduce_calls == 1 || i.nnodes > 1),
+    CHECK(i.built && i.enabled && (i.coll[TOPOCOLL_COLL_ALLREDUCE].calls == 1 || i.nnodes > 1),
           "after %d calls: built %d enabled %d "
           "calls %llu (%s)",
-          lazy + 1, i.built, i.enabled, (unsigned long long)i.allreduce_calls, i.mechanism_why);
+          lazy + 1, i.built, i.enabled, (unsigned long long)i.coll[TOPOCOLL_COLL_ALLREDUCE].calls,
+          i.mechanism_why);
     MPI_Comm_free(&d);
 
     MPI_Comm_dup(MPI_COMM_WORLD, &d);
     allreduce_check(d, 1 << 16, "lazy: 512 KiB"); /* above TOPOCOLL_COMM_LAZY_MIN's default */
     i = query(d);
-    CHECK(i.built && i.enabled && i.allreduce_calls == 1,
+    CHECK(i.built && i.enabled && i.coll[TOPOCOLL_COLL_ALLREDUCE].calls == 1,
           "a 512 KiB call did not build: built %d calls %llu", i.built,
-          (unsigned long long)i.allreduce_calls);
+          (unsigned long long)i.coll[TOPOCOLL_COLL_ALLREDUCE].calls);
     MPI_Comm_free(&d);
 }
 

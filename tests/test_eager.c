@@ -122,18 +122,21 @@ int main(int argc, char **argv)
             }
         }
     }
-    topocoll_comm_info_t info;
+    topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     topocoll_comm_query(comm, &info);
     CHECK(info.enabled, "topocoll not enabled on the communicator");
-    CHECK(info.reduce_calls == (unsigned long long)reduce_calls, "reduce calls %llu, ran %d",
-          (unsigned long long)info.reduce_calls, reduce_calls);
-    CHECK(info.allreduce_calls >= (unsigned long long)allreduce_calls, "allreduce calls %llu < %d",
-          (unsigned long long)info.allreduce_calls, allreduce_calls);
-    CHECK(info.allgather_calls == (unsigned long long)allgather_calls,
-          "allgather calls %llu, ran %d", (unsigned long long)info.allgather_calls,
-          allgather_calls);
-    CHECK(info.bcast_calls == (unsigned long long)bcast_calls, "bcast calls %llu, ran %d",
-          (unsigned long long)info.bcast_calls, bcast_calls);
+    CHECK(info.coll[TOPOCOLL_COLL_REDUCE].calls == (unsigned long long)reduce_calls,
+          "reduce calls %llu, ran %d", (unsigned long long)info.coll[TOPOCOLL_COLL_REDUCE].calls,
+          reduce_calls);
+    CHECK(info.coll[TOPOCOLL_COLL_ALLREDUCE].calls >= (unsigned long long)allreduce_calls,
+          "allreduce calls %llu < %d", (unsigned long long)info.coll[TOPOCOLL_COLL_ALLREDUCE].calls,
+          allreduce_calls);
+    CHECK(info.coll[TOPOCOLL_COLL_ALLGATHER].calls == (unsigned long long)allgather_calls,
+          "allgather calls %llu, ran %d",
+          (unsigned long long)info.coll[TOPOCOLL_COLL_ALLGATHER].calls, allgather_calls);
+    CHECK(info.coll[TOPOCOLL_COLL_BCAST].calls == (unsigned long long)bcast_calls,
+          "bcast calls %llu, ran %d", (unsigned long long)info.coll[TOPOCOLL_COLL_BCAST].calls,
+          bcast_calls);
     MPI_Comm_free(&comm);
     free(in);
     free(out);

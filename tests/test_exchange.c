@@ -164,15 +164,19 @@ int main(int argc, char **argv)
     MPI_Type_commit(&vecr);
     MPI_Type_free(&vec);
     suite(MPI_COMM_WORLD, "world", vecr);
-    topocoll_comm_info_t info;
+    topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     topocoll_comm_query(MPI_COMM_WORLD, &info);
     if (info.nnodes > 1 && info.local_size * info.nnodes == size && info.single_copy)
-        CHECK(info.alltoall_calls > 0, "several nodes: topocoll ran no alltoall (the slices')");
+        CHECK(info.coll[TOPOCOLL_COLL_ALLTOALL].calls > 0,
+              "several nodes: topocoll ran no alltoall (the slices')");
     if (info.nnodes == 1 && info.single_copy)
-        CHECK(info.gather_calls > 0 && info.scatter_calls > 0 && info.alltoall_calls > 0,
+        CHECK(info.coll[TOPOCOLL_COLL_GATHER].calls > 0 &&
+                  info.coll[TOPOCOLL_COLL_SCATTER].calls > 0 &&
+                  info.coll[TOPOCOLL_COLL_ALLTOALL].calls > 0,
               "one node: topocoll ran %llu gathers, %llu scatters, %llu alltoalls",
-              (unsigned long long)info.gather_calls, (unsigned long long)info.scatter_calls,
-              (unsigned long long)info.alltoall_calls);
+              (unsigned long long)info.coll[TOPOCOLL_COLL_GATHER].calls,
+              (unsigned long long)info.coll[TOPOCOLL_COLL_SCATTER].calls,
+              (unsigned long long)info.coll[TOPOCOLL_COLL_ALLTOALL].calls);
     MPI_Comm dup, rev;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     topocoll_comm_attach(dup);

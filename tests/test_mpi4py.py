@@ -68,18 +68,32 @@ def data(dtype, n, r, salt):
 
 
 # ---- topocoll's counters (libtopocoll_pmpi.so preloaded) ---------------------
-class Info(ctypes.Structure):   # the leading fields of topocoll_comm_info_t (topocoll.h)
-    _fields_ = [("enabled", ctypes.c_int), ("rank", ctypes.c_int), ("size", ctypes.c_int),
+class Counters(ctypes.Structure):   # topocoll_coll_counters_t
+    _fields_ = [("calls", ctypes.c_uint64), ("nonblocking", ctypes.c_uint64),
+                ("fallbacks", ctypes.c_uint64), ("native", ctypes.c_uint64)]
+
+
+COLL = {"bcast": 0, "barrier": 1, "reduce": 2, "allreduce": 3, "allgather": 4}  # topocoll_coll_t
+
+
+class Info(ctypes.Structure):   # topocoll_comm_info_t (topocoll.h): versioned by struct_size
+    _fields_ = [("struct_size", ctypes.c_size_t),
+                ("enabled", ctypes.c_int), ("rank", ctypes.c_int), ("size", ctypes.c_int),
                 ("node", ctypes.c_int), ("nnodes", ctypes.c_int), ("local_rank", ctypes.c_int),
                 ("local_size", ctypes.c_int), ("leader", ctypes.c_int), ("single_copy", ctypes.c_int),
-                ("why", ctypes.c_char * 128),
-                ("bcast_calls", ctypes.c_uint64), ("bcast_fallbacks", ctypes.c_uint64),
-                ("barrier_calls", ctypes.c_uint64), ("bytes_sc", ctypes.c_uint64),
-                ("bytes_cico", ctypes.c_uint64),
-                ("reduce_calls", ctypes.c_uint64), ("reduce_fallbacks", ctypes.c_uint64),
-                ("allreduce_calls", ctypes.c_uint64), ("allreduce_fallbacks", ctypes.c_uint64),
-                ("allgather_calls", ctypes.c_uint64), ("allgather_fallbacks", ctypes.c_uint64),
-                ("room", ctypes.c_char * 4096)]   # the library fills the whole, growing, struct
+                ("why", ctypes.c_char * 128), ("leaders_policy", ctypes.c_char * 16),
+                ("rails", ctypes.c_int), ("rail_leader", ctypes.c_int * 4),
+                ("domain_leader", ctypes.c_int), ("nic_score", ctypes.c_int),
+                ("built", ctypes.c_int), ("reused", ctypes.c_int),
+                ("lazy_calls", ctypes.c_uint64), ("bytes_sc", ctypes.c_uint64),
+                ("bytes_cico", ctypes.c_uint64), ("bytes_net", ctypes.c_uint64),
+                ("nb_calls", ctypes.c_uint64), ("coll", Counters * 32)]
+
+    def calls(self, kind):
+        return self.coll[COLL[kind]].calls
+
+    def fallbacks(self, kind):
+        return self.coll[COLL[kind]].fallbacks
 
 
 try:
@@ -93,7 +107,7 @@ except AttributeError:
 
 
 def query(comm):
-    info = Info()
+    info = Info(struct_size=ctypes.sizeof(Info))
     rc = _query(MPI._handleof(comm), ctypes.byref(info))
     return info if rc == 0 else None
 
@@ -120,7 +134,7 @@ def verify_through_topocoll(comm, made, name):
         return
     check(info.enabled == 1, f"{name}: topocoll not enabled ({info.why.decode(errors='replace')})")
     for k in KINDS:
-        calls, fb = getattr(info, k + "_calls"), getattr(info, k + "_fallbacks")
+        calls, fb = info.calls(k), info.fallbacks(k)
         check(calls >= 1, f"{name}: no MPI_{k.capitalize()} went through topocoll")
         check(calls >= made.big[k], f"{name}: {calls} {k} calls handled by topocoll, "
               f"but {made.big[k]} of >= 1 MiB were made")
@@ -210,7 +224,7 @@ if EXPECT:
         info = query(comm) if comm.Get_size() > 1 else None
         if info is not None and wrank == 0:
             print(f"test_mpi4py: through topocoll on dup(COMM_WORLD): {info.nnodes} node(s), "
-                  + ", ".join(f"{k} {getattr(info, k + '_calls')}/{made.all[k]}" for k in KINDS), flush=True)
+                  + ", ".join(f"{k} {info.calls(k)}/{made.all[k]}" for k in KINDS), flush=True)
 
 shm.Free()
 comm.Free()

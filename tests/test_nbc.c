@@ -25,7 +25,7 @@ static int rank, size;
 /* processes on this rank's node (topocoll's view of MPI_COMM_WORLD) */
 static int after_ls(void)
 {
-    topocoll_comm_info_t i;
+    topocoll_comm_info_t i = TOPOCOLL_COMM_INFO_INIT;
     return topocoll_comm_query(MPI_COMM_WORLD, &i) == MPI_SUCCESS && i.enabled ? i.local_size
                                                                                : size;
 }
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
     topocoll_comm_attach(MPI_COMM_WORLD);
-    topocoll_comm_info_t before, after;
+    topocoll_comm_info_t before = TOPOCOLL_COMM_INFO_INIT, after = TOPOCOLL_COMM_INFO_INIT;
     topocoll_comm_query(MPI_COMM_WORLD, &before);
 
     /* 1. every collective, several outstanding, every completion call */
@@ -431,9 +431,12 @@ int main(int argc, char **argv)
 
     topocoll_comm_query(MPI_COMM_WORLD, &after);
     if (size > 1 && after.enabled)
-        CHECK(after.bcast_calls - before.bcast_calls == (unsigned long long)world_bcasts,
+        CHECK(after.coll[TOPOCOLL_COLL_BCAST].calls - before.coll[TOPOCOLL_COLL_BCAST].calls ==
+                  (unsigned long long)world_bcasts,
               "topocoll ran %llu broadcasts on MPI_COMM_WORLD, expected %d",
-              (unsigned long long)(after.bcast_calls - before.bcast_calls), world_bcasts);
+              (unsigned long long)(after.coll[TOPOCOLL_COLL_BCAST].calls -
+                                   before.coll[TOPOCOLL_COLL_BCAST].calls),
+              world_bcasts);
     if (size > 1 && after.enabled) CHECK(after.nb_calls > before.nb_calls, "nb_calls did not grow");
     CHECK(topocoll_progress() == 0, "operations left outstanding");
 

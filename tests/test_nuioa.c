@@ -100,7 +100,7 @@ int main(int argc, char **argv)
     tc_print_max = 39;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     topocoll_comm_attach(MPI_COMM_WORLD);
-    topocoll_comm_info_t info;
+    topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     topocoll_location_t loc;
     if (topocoll_comm_query(MPI_COMM_WORLD, &info) != MPI_SUCCESS || !info.enabled ||
         topocoll_location(&loc) != MPI_SUCCESS) {
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n; i++) ref[i] = (char)(i * 7 + 3);
     memcpy(buf, wrank == 0 ? ref : buf, n);
     if (wrank != 0) memset(buf, 0, n);
-    topocoll_comm_info_t before, after;
+    topocoll_comm_info_t before = TOPOCOLL_COMM_INFO_INIT, after = TOPOCOLL_COMM_INFO_INIT;
     topocoll_comm_query(MPI_COMM_WORLD, &before);
     topocoll_bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
     topocoll_comm_query(MPI_COMM_WORLD, &after);

@@ -25,12 +25,16 @@ static int rank, size;
 /* The counters of collective @k: calls topocoll ran, calls left native. */
 static void counters(MPI_Comm comm, int k, uint64_t *ran, uint64_t *native)
 {
-    topocoll_comm_info_t in;
+    topocoll_comm_info_t in = TOPOCOLL_COMM_INFO_INIT;
     topocoll_comm_query(comm, &in);
-    const uint64_t r[NCOLL] = { in.bcast_calls, in.reduce_calls, in.allreduce_calls,
-                                in.allgather_calls };
-    const uint64_t n[NCOLL] = { in.bcast_native, in.reduce_native, in.allreduce_native,
-                                in.allgather_native };
+    const uint64_t r[NCOLL] = { in.coll[TOPOCOLL_COLL_BCAST].calls,
+                                in.coll[TOPOCOLL_COLL_REDUCE].calls,
+                                in.coll[TOPOCOLL_COLL_ALLREDUCE].calls,
+                                in.coll[TOPOCOLL_COLL_ALLGATHER].calls };
+    const uint64_t n[NCOLL] = { in.coll[TOPOCOLL_COLL_BCAST].native,
+                                in.coll[TOPOCOLL_COLL_REDUCE].native,
+                                in.coll[TOPOCOLL_COLL_ALLREDUCE].native,
+                                in.coll[TOPOCOLL_COLL_ALLGATHER].native };
     *ran = r[k];
     *native = n[k];
 }
@@ -100,7 +104,7 @@ int main(int argc, char **argv)
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     topocoll_comm_attach(comm);
-    topocoll_comm_info_t info;
+    topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     topocoll_comm_query(comm, &info);
     const int counts[] = { 1, 128, 8192, 131072 }; /* 8 B, 1 KiB, 64 KiB, 1 MiB */
     for (int k = 0; k < NCOLL; k++)

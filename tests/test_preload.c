@@ -24,16 +24,21 @@
 static int rank;
 
 /* Mirrors topocoll_comm_info_t (this program does not include
- * topocoll.h).  The library fills the whole struct, which grows with new
- * counters: the padding leaves it room. */
+ * topocoll.h): the versioned layout, struct_size first, the counters per
+ * collective in coll[] (topocoll_coll_t: 0 Bcast, 2 Reduce, 3 Allreduce,
+ * 4 Allgather). */
 typedef struct {
+    size_t struct_size;
     int enabled, rank, size, node, nnodes, local_rank, local_size, leader, single_copy;
     char why[128];
-    uint64_t bcast_calls, bcast_fallbacks, barrier_calls, bytes_sc, bytes_cico;
-    uint64_t reduce_calls, reduce_fallbacks, allreduce_calls, allreduce_fallbacks;
-    uint64_t allgather_calls, allgather_fallbacks;
-    char room[1024];
+    char leaders_policy[16];
+    int rails, rail_leader[4], domain_leader, nic_score, built, reused;
+    uint64_t lazy_calls, bytes_sc, bytes_cico, bytes_net, nb_calls;
+    struct {
+        uint64_t calls, nonblocking, fallbacks, native;
+    } coll[32];
 } info_t;
+enum { BCAST = 0, REDUCE = 2, ALLREDUCE = 3, ALLGATHER = 4 };
 
 /* Segment names are "topocoll-<creator pid>-...": count those of this
  * job's processes (other jobs on the host may be creating theirs). */
@@ -123,14 +128,16 @@ int main(int argc, char **argv)
         free(x);
         free(y);
         free(all);
-        info_t info;
+        info_t info = { .struct_size = sizeof(info_t) };
         if (query && csize > 1) {
-            CHECK(query(c, &info) == MPI_SUCCESS && info.bcast_calls == 1,
+            CHECK(query(c, &info) == MPI_SUCCESS && info.coll[BCAST].calls == 1,
                   "MPI_Bcast did not go through topocoll");
-            CHECK(info.reduce_calls == 1 && info.allreduce_calls == 1 && info.allgather_calls == 1,
+            CHECK(info.coll[REDUCE].calls == 1 && info.coll[ALLREDUCE].calls == 1 &&
+                      info.coll[ALLGATHER].calls == 1,
                   "MPI_Reduce/Allreduce/Allgather did not go through topocoll (%llu %llu %llu)",
-                  (unsigned long long)info.reduce_calls, (unsigned long long)info.allreduce_calls,
-                  (unsigned long long)info.allgather_calls);
+                  (unsigned long long)info.coll[REDUCE].calls,
+                  (unsigned long long)info.coll[ALLREDUCE].calls,
+                  (unsigned long long)info.coll[ALLGATHER].calls);
             /* its segment, beside the kept contexts' (TOPOCOLL_COMM_KEEP, 4) */
             const char *ke = getenv("TOPOCOLL_COMM_KEEP");
             int keep = ke && *ke ? atoi(ke) : 4, live = info.local_size > 1;

@@ -562,9 +562,9 @@ int main(int argc, char **argv)
     suite(dup, "dup", 0);
     suite(half, "half", over ? 0 : 1);
     errors();
-    topocoll_comm_info_t info;
+    topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     if (topocoll_comm_query(MPI_COMM_WORLD, &info) == MPI_SUCCESS)
-        CHECK(size == 1 || !info.enabled || info.allreduce_calls > 0,
+        CHECK(size == 1 || !info.enabled || info.coll[TOPOCOLL_COLL_ALLREDUCE].calls > 0,
               "no Allreduce handled by topocoll");
     MPI_Comm_free(&dup);
     MPI_Comm_free(&rev);

@@ -38,7 +38,7 @@ int main(int argc, char **argv)
     MPI_Comm comm = MPI_COMM_WORLD;
     CHECK(none_started, "a progress thread started without MPI_THREAD_MULTIPLE");
     topocoll_comm_attach(comm);
-    topocoll_comm_info_t info;
+    topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     CHECK(topocoll_comm_query(comm, &info) == MPI_SUCCESS, "query");
     const char *scenv = getenv("TOPOCOLL_SINGLE_COPY");
     int none = scenv && strcmp(scenv, "none") == 0;

@@ -132,11 +132,13 @@ int main(int argc, char **argv)
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - tc_rank, &rev);
     topocoll_comm_attach(rev);
     suite(rev, "reversed", mat, mop);
-    topocoll_comm_info_t info;
+    topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     topocoll_comm_query(MPI_COMM_WORLD, &info);
-    CHECK(!info.enabled || (info.scan_calls > 0 && info.exscan_calls > 0),
-          "topocoll ran %llu scans, %llu exscans", (unsigned long long)info.scan_calls,
-          (unsigned long long)info.exscan_calls);
+    CHECK(!info.enabled || (info.coll[TOPOCOLL_COLL_SCAN].calls > 0 &&
+                            info.coll[TOPOCOLL_COLL_EXSCAN].calls > 0),
+          "topocoll ran %llu scans, %llu exscans",
+          (unsigned long long)info.coll[TOPOCOLL_COLL_SCAN].calls,
+          (unsigned long long)info.coll[TOPOCOLL_COLL_EXSCAN].calls);
     MPI_Comm_free(&rev);
     MPI_Op_free(&mop);
     MPI_Type_free(&mat);

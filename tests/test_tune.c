@@ -107,7 +107,7 @@ int main(int argc, char **argv)
     int tuned = !(tune && strcmp(tune, "0") == 0);
     MPI_Comm dup;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-    topocoll_comm_info_t a, b;
+    topocoll_comm_info_t a = TOPOCOLL_COMM_INFO_INIT, b = TOPOCOLL_COMM_INFO_INIT;
     int calls = 400;
     topocoll_barrier(dup); /* attach */
     int q = topocoll_comm_query(dup, &a);

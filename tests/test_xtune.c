@@ -31,12 +31,15 @@ static int run_calls(size_t bytes)
 
 static void counters(MPI_Comm comm, uint64_t v[8])
 {
-    topocoll_comm_info_t in;
+    topocoll_comm_info_t in = TOPOCOLL_COMM_INFO_INIT;
     memset(v, 0, 8 * sizeof(uint64_t));
     if (topocoll_comm_query(comm, &in) != 0) return;
-    uint64_t w[8] = { in.bcast_calls,     in.bcast_native,    in.reduce_calls,
-                      in.reduce_native,   in.allreduce_calls, in.allreduce_native,
-                      in.allgather_calls, in.allgather_native };
+    uint64_t w[8] = {
+        in.coll[TOPOCOLL_COLL_BCAST].calls,     in.coll[TOPOCOLL_COLL_BCAST].native,
+        in.coll[TOPOCOLL_COLL_REDUCE].calls,    in.coll[TOPOCOLL_COLL_REDUCE].native,
+        in.coll[TOPOCOLL_COLL_ALLREDUCE].calls, in.coll[TOPOCOLL_COLL_ALLREDUCE].native,
+        in.coll[TOPOCOLL_COLL_ALLGATHER].calls, in.coll[TOPOCOLL_COLL_ALLGATHER].native
+    };
     memcpy(v, w, sizeof(w));
 }
 
@@ -50,7 +53,7 @@ int main(int argc, char **argv)
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     topocoll_comm_attach(comm);
-    topocoll_comm_info_t info;
+    topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     topocoll_comm_query(comm, &info);
     if (rank == 0) printf("test_xtune: np=%d, %d nodes\n", size, info.nnodes);
     size_t sizes[16] = { 8, 1000, 16384, 200000, 1 << 20 }, nsizes = 5;

@@ -1248,7 +1248,7 @@ int main(int argc, char **argv)
         return 0;
     }
     topocoll_comm_attach(MPI_COMM_WORLD);
-    topocoll_comm_info_t info;
+    topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     topocoll_comm_query(MPI_COMM_WORLD, &info);
     if (o.overlap) {
         if (csv)

@@ -501,7 +501,7 @@ int main(int argc, char **argv)
     topocoll_comm_attach(MPI_COMM_WORLD);
     const tc_config_t *cfg = tc_config_get();
     tc_ctx_t *c = tc_ctx_lookup(MPI_COMM_WORLD);
-    topocoll_comm_info_t info;
+    topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     topocoll_comm_query(MPI_COMM_WORLD, &info);
 
     size_t model = o.model;

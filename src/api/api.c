@@ -23,6 +23,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 const char *topocoll_strerror(int err)
@@ -51,51 +52,32 @@ int topocoll_comm_attach(MPI_Comm comm)
     return tc_hier_attach(comm); /* the processes' hierarchy paths, for local queries */
 }
 
-int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
+/* topocoll_coll_t is coll/ctx's statistics slots, in the same order. */
+_Static_assert((int)TOPOCOLL_COLL_BCAST == TC_STAT_BCAST &&
+                   (int)TOPOCOLL_COLL_BARRIER == TC_STAT_BARRIER &&
+                   (int)TOPOCOLL_COLL_REDUCE == TC_STAT_REDUCE &&
+                   (int)TOPOCOLL_COLL_ALLREDUCE == TC_STAT_ALLREDUCE &&
+                   (int)TOPOCOLL_COLL_ALLGATHER == TC_STAT_ALLGATHER &&
+                   (int)TOPOCOLL_COLL_SCAN == TC_STAT_SCAN &&
+                   (int)TOPOCOLL_COLL_GATHER == TC_STAT_GATHER &&
+                   (int)TOPOCOLL_COLL_SCATTER == TC_STAT_SCATTER &&
+                   (int)TOPOCOLL_COLL_ALLTOALL == TC_STAT_ALLTOALL &&
+                   (int)TOPOCOLL_COLL_EXSCAN == TC_STAT_EXSCAN &&
+                   (int)TOPOCOLL_COLL_COUNT == TC_STATS && TC_STATS <= (int)TOPOCOLL_COLL_MAX,
+               "the public collectives are the statistics slots");
+
+const char *topocoll_coll_name(int coll)
 {
-    tc_ctx_t *c = tc_ctx_lookup(comm);
-    if (!c || !info) return TOPOCOLL_ERR_NOCTX;
-    memset(info, 0, sizeof(*info));
-    info->enabled = c->enabled;
-    PMPI_Comm_rank(comm, &info->rank);
-    PMPI_Comm_size(comm, &info->size);
-    const tc_coll_stat_t *st = c->stat;
-    info->bcast_calls = st[TC_STAT_BCAST].calls;
-    info->bcast_fallbacks = st[TC_STAT_BCAST].fallbacks;
-    info->barrier_calls = st[TC_STAT_BARRIER].calls;
-    info->bytes_bcast_net = c->bytes_bcast_net;
-    info->reduce_calls = st[TC_STAT_REDUCE].calls;
-    info->reduce_fallbacks = st[TC_STAT_REDUCE].fallbacks;
-    info->allreduce_calls = st[TC_STAT_ALLREDUCE].calls;
-    info->allreduce_fallbacks = st[TC_STAT_ALLREDUCE].fallbacks;
-    info->allgather_calls = st[TC_STAT_ALLGATHER].calls;
-    info->allgather_fallbacks = st[TC_STAT_ALLGATHER].fallbacks;
-    info->scan_calls = st[TC_STAT_SCAN].calls;
-    info->scan_fallbacks = st[TC_STAT_SCAN].fallbacks;
-    info->gather_calls = st[TC_STAT_GATHER].calls;
-    info->gather_fallbacks = st[TC_STAT_GATHER].fallbacks;
-    info->scatter_calls = st[TC_STAT_SCATTER].calls;
-    info->scatter_fallbacks = st[TC_STAT_SCATTER].fallbacks;
-    info->alltoall_calls = st[TC_STAT_ALLTOALL].calls;
-    info->alltoall_fallbacks = st[TC_STAT_ALLTOALL].fallbacks;
-    info->exscan_calls = st[TC_STAT_EXSCAN].calls;
-    info->exscan_fallbacks = st[TC_STAT_EXSCAN].fallbacks;
-    info->nb_calls = 0;
-    for (int k = 0; k < TC_STATS; k++) info->nb_calls += st[k].nonblocking;
-    info->built = !c->cold;
-    info->lazy_calls = c->cold_calls;
-    info->reused = c->reused;
-    info->bcast_native = st[TC_STAT_BCAST].native;
-    info->reduce_native = st[TC_STAT_REDUCE].native;
-    info->allreduce_native = st[TC_STAT_ALLREDUCE].native;
-    info->allgather_native = st[TC_STAT_ALLGATHER].native;
-    if (!c->enabled) {
-        snprintf(info->mechanism_why, sizeof(info->mechanism_why), "%s",
-                 c->cfg->disable ? "TOPOCOLL_DISABLE=1"
-                 : c->cold       ? "not built yet: native MPI collectives (TOPOCOLL_COMM_LAZY)"
-                                 : "set-up failed: native MPI collectives");
-        return MPI_SUCCESS;
-    }
+    static const char *const name[TOPOCOLL_COLL_COUNT] = {
+        "MPI_Bcast", "MPI_Barrier", "MPI_Reduce",  "MPI_Allreduce", "MPI_Allgather",
+        "MPI_Scan",  "MPI_Gather",  "MPI_Scatter", "MPI_Alltoall",  "MPI_Exscan"
+    };
+    return coll >= 0 && coll < TOPOCOLL_COLL_COUNT ? name[coll] : NULL;
+}
+
+/* @c's placement and mechanism into @info (an enabled context). */
+static void query_placement(const tc_ctx_t *c, topocoll_comm_info_t *info)
+{
     info->node = c->map.node;
     info->nnodes = c->map.nnodes;
     info->local_rank = c->map.lrank;
@@ -121,6 +103,40 @@ int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
         snprintf(info->mechanism_why, sizeof(info->mechanism_why),
                  "one process on the node: no intra-node copy");
     }
+}
+
+int topocoll_comm_query(MPI_Comm comm, topocoll_comm_info_t *info)
+{
+    tc_ctx_t *c = tc_ctx_lookup(comm);
+    if (!info || info->struct_size < offsetof(topocoll_comm_info_t, mechanism_why))
+        return TOPOCOLL_ERR_INVAL;
+    if (!c) return TOPOCOLL_ERR_NOCTX;
+    topocoll_comm_info_t all;
+    memset(&all, 0, sizeof(all));
+    all.struct_size = info->struct_size;
+    all.enabled = c->enabled;
+    PMPI_Comm_rank(comm, &all.rank);
+    PMPI_Comm_size(comm, &all.size);
+    for (int k = 0; k < TC_STATS; k++) {
+        all.coll[k].calls = c->stat[k].calls;
+        all.coll[k].nonblocking = c->stat[k].nonblocking;
+        all.coll[k].fallbacks = c->stat[k].fallbacks;
+        all.coll[k].native = c->stat[k].native;
+        all.nb_calls += c->stat[k].nonblocking;
+    }
+    all.bytes_bcast_net = c->bytes_bcast_net;
+    all.built = !c->cold;
+    all.lazy_calls = c->cold_calls;
+    all.reused = c->reused;
+    if (!c->enabled)
+        snprintf(all.mechanism_why, sizeof(all.mechanism_why), "%s",
+                 c->cfg->disable ? "TOPOCOLL_DISABLE=1"
+                 : c->cold       ? "not built yet: native MPI collectives (TOPOCOLL_COMM_LAZY)"
+                                 : "set-up failed: native MPI collectives");
+    else
+        query_placement(c, &all);
+    /* only what the caller's struct holds (an older, shorter layout) */
+    memcpy(info, &all, info->struct_size < sizeof(all) ? info->struct_size : sizeof(all));
     return MPI_SUCCESS;
 }
 

@@ -388,7 +388,7 @@ int main(int argc, char **argv)
     H = size - 1;
     alarm(240); /* a hang is a failure, not a stuck test */
     MPI_Comm probe = fresh();
-    topocoll_comm_info_t info;
+    topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     CHECK(topocoll_comm_query(probe, &info) == MPI_SUCCESS, "query");
     CHECK(size >= 3 && info.local_size == size, "np >= 3 on one node (local size %d)",
           info.local_size);
