@@ -28,19 +28,11 @@
 
 const char *topocoll_strerror(int err)
 {
-    switch (err) {
-    case TOPOCOLL_SUCCESS: return "success";
-    case TOPOCOLL_ERR_INVAL: return "invalid argument";
-    case TOPOCOLL_ERR_BOUNDS: return "copy outside the region's bounds";
-    case TOPOCOLL_ERR_RIGHTS: return "copy direction not granted by the region";
-    case TOPOCOLL_ERR_STALE: return "stale or unknown cookie";
-    case TOPOCOLL_ERR_NOSUPPORT: return "single copy unavailable on this node";
-    case TOPOCOLL_ERR_NOSPACE: return "region table full";
-    case TOPOCOLL_ERR_SYS: return "the kernel refused the copy";
-    case TOPOCOLL_ERR_NOCTX: return "communicator not attached to topocoll";
-    case TOPOCOLL_COPY_PENDING: return "asynchronous copy still pending";
-    default: return "unknown error";
-    }
+    /* the public codes are the engine's region statuses (asserted below):
+     * one string table, base/status's */
+    if (err == TOPOCOLL_SUCCESS || (err < 0 && err >= TC_ERR_NOCTX) || err == TOPOCOLL_COPY_PENDING)
+        return tc_status_name((tc_status_t)err);
+    return "unknown error";
 }
 
 int topocoll_comm_attach(MPI_Comm comm)

@@ -372,7 +372,8 @@ tc_status_t tc_api_run(tc_ctx_t *c, int kind, const tc_coll_args_t *a)
     tc_coll_state_t st;
     tc_backoff_t b;
     tc_status_t rc = ops->init(&st, c, a), peer = TC_OK;
-    const uint64_t seq = c->seq; /* (init numbered the operation) */
+    const uint64_t seq = c->seq;    /* (init numbered the operation) */
+    tc_assert(rc != TC_INPROGRESS); /* init prepares; only work is resumable */
     if (rc == TC_OK) {
         tc_backoff_init(&b, c->spin);
         b.nap_us = c->nap;

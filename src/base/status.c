@@ -14,7 +14,7 @@ int tc_status_errno(void) { return tl_errno; }
 const char *tc_status_name(tc_status_t st)
 {
     if (st <= TC_ERR_MPI) return "an MPI call failed";
-    switch (st) {
+    switch ((int)st) { /* (int: values below TC_ERR_MPI are no enumerator) */
     case TC_OK: return "success";
     case TC_INPROGRESS: return "in progress";
     case TC_ERR_INVAL: return "invalid argument";

@@ -25,9 +25,7 @@
 #include <limits.h>
 #include <mpi.h>
 
-typedef int tc_status_t;
-
-enum {
+typedef enum tc_status {
     TC_OK = 0,
     TC_INPROGRESS = 1,
     TC_ERR_INVAL = -1,     /* bad argument */
@@ -43,8 +41,9 @@ enum {
     TC_ERR_PROTO = -11,    /* a peer broke a shared-memory protocol (a newer tag) */
     TC_ERR_TRUNCATE = -12, /* a message longer than the receive buffer (counts differ) */
     TC_ERR_LAST = -12,     /* the lowest TC_ERR_* above TC_ERR_MPI */
-    TC_ERR_MPI = -1000     /* an MPI call failed: TC_ERR_MPI - its error code */
-};
+    TC_ERR_MPI = -1000     /* an MPI call failed: TC_ERR_MPI - its error code (and
+                              every value below it) */
+} tc_status_t;
 
 /** @rc of an MPI call as a status: TC_OK, or TC_ERR_MPI - @rc. */
 static inline tc_status_t tc_status_mpi(int rc)
@@ -66,6 +65,28 @@ static inline int tc_status_is_error(long long st)
     return (st < 0 && st >= TC_ERR_LAST && st != TC_COPY_PENDING) ||
            (st <= TC_ERR_MPI && st >= INT_MIN);
 }
+
+/**
+ * tc_assert(cond): an invariant of the code (a state machine's transition,
+ * a lock held, a sequence number's order), checked in debug builds
+ * (CMAKE_BUILD_TYPE=Debug: TC_DEBUG), where a violation prints one line
+ * naming it and aborts; compiled out otherwise (as UCX's ucs_assert).
+ * Never for input from users or peers: those get a status.
+ */
+#ifdef TC_DEBUG
+#include <stdio.h>
+#include <stdlib.h>
+#define tc_assert(cond)                                                                  \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "topocoll: assertion failed: %s (%s:%d)\n", #cond, __FILE__, \
+                    __LINE__);                                                           \
+            abort();                                                                     \
+        }                                                                                \
+    } while (0)
+#else
+#define tc_assert(cond) ((void)0)
+#endif
 
 /** TC_ERR_SYS, remembering @err (an errno) for this thread's next report. */
 tc_status_t tc_status_sys(int err);

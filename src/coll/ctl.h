@@ -77,6 +77,7 @@ static inline void tc_cctl_finish(tc_shm_t *s, uint64_t seq)
  *  collective does not wait for it. */
 static inline void tc_cctl_abort(tc_shm_t *s, uint64_t seq, tc_status_t st)
 {
+    tc_assert(st < 0 && seq > 0);
     tc_cctl_t *me = tc_cctl(s, s->me);
     atomic_store_explicit(&me->abort_status, st, memory_order_relaxed);
     /* Release: the status before the sequence number. */

@@ -335,6 +335,7 @@ tc_ctx_t *tc_ctx_lookup(MPI_Comm comm)
 static void ctx_build(tc_ctx_t *c, MPI_Comm comm)
 {
     int rank;
+    tc_assert(c->cold); /* built once */
     c->cold = 0;
     if (c->cfg->disable) return;
     if (pool_take(c, comm)) {

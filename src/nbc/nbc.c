@@ -144,6 +144,7 @@ static tc_nb_queue_t *queue_of_locked(tc_ctx_t *c, int create)
  * Lock held. */
 static void finish_locked(tc_nb_queue_t *q, tc_nb_t *op, tc_status_t st)
 {
+    tc_assert(q->head == op && op->state == NB_RUNNING && st != TC_INPROGRESS);
     op->ops->fini(&op->u);
     q->ctx->stat[op->ops->stat].calls++;
     if (st != TC_OK) q->ctx->tainted = 1; /* (coll/ctx: never kept for reuse) */
