@@ -209,19 +209,9 @@ static int tree_children(int n, int rn, int nn)
     return c;
 }
 
-/* The NICs, and under each policy of TOPOCOLL_LEADERS: every node's
- * leaders (from what its processes reported to the election, re-run
- * here) and the bytes a Bcast of @bytes from rank 0 moves across the
- * inter-socket links (tc_lead_link_bytes).  Collective; prints on rank 0. */
-static void nuioa_report(const tc_ctx_t *c, size_t bytes)
+/* The NICs of this process, and each rank's distance to rail 0's. */
+static void nics_report(const tc_nics_t *nics, const tc_lead_in_t *all, int size)
 {
-    const tc_nodemap_t *m = &c->map;
-    int size = m->size;
-    tc_lead_in_t *all = m->rank == 0 ? malloc(sizeof(tc_lead_in_t) * (size_t)size) : NULL;
-    MPI_Gather(&m->lead_in[m->lrank], (int)sizeof(tc_lead_in_t), MPI_BYTE, all,
-               (int)sizeof(tc_lead_in_t), MPI_BYTE, 0, MPI_COMM_WORLD);
-    if (m->rank != 0) return;
-    const tc_nics_t *nics = tc_nics_process();
     printf("network interfaces (NUIOA): %d: %s\n", nics->n, nics->why);
     for (int i = 0; i < nics->n; i++) {
         const tc_nic_t *k = &nics->nic[i];
@@ -239,76 +229,108 @@ static void nuioa_report(const tc_ctx_t *c, size_t bytes)
            TC_NIC_SCORE_UNBOUND);
     for (int r = 0; r < size; r++) printf(" %d", all[r].nrails ? all[r].score[0] : -1);
     printf("\n");
+}
+
+/* nuioa_report's per-rank scratch arrays ([size] each). */
+typedef struct lead_scratch {
+    tc_lead_in_t *in;
+    int *rk, *dl, *dof, *src, *pkg;
+} lead_scratch_t;
+
+/* Node @n's leaders under policy @pol (election @out, @R rails) and the
+ * bytes its share of the Bcast of @bytes from rank 0 moves across the
+ * inter-socket links, which it returns; prints the node's line. */
+static double node_report(const tc_ctx_t *c, int pol, int n, int R, size_t bytes,
+                          const tc_lead_in_t *all, const tc_nics_t *nics, lead_scratch_t *s,
+                          tc_lead_out_t *out)
+{
+    const tc_nodemap_t *m = &c->map;
+    const int nn = m->nnodes, rn = m->node_of[0];
+    int k = 0;
+    for (int r = 0; r < m->size; r++)
+        if (m->node_of[r] == n) {
+            s->rk[k] = r;
+            s->in[k] = all[r];
+            s->pkg[k] = all[r].pkg;
+            k++;
+        }
+    tc_lead_elect((tc_lead_policy_t)pol, s->in, k, out, s->dl, s->dof);
+    int relays = tc_lead_relays_used((tc_lead_policy_t)pol, tc_lead_dom_split(k, out, s->dl), k,
+                                     bytes, c->cfg->multileader_min);
+    double x = 0;
+    int root_here = n == rn, nchild = nn > 1 ? tree_children(n, rn, nn) : 0;
+    for (int r = 0; r < R; r++) {
+        int rootl = m->lrank_of[0];
+        int rep =
+            root_here ? (r == 0 || out->rail[r] == rootl ? rootl : out->rail[r]) : out->rail[r];
+        int producer = root_here ? rootl : rep;
+        for (int i = 0; i < k; i++)
+            s->src[i] = tc_lead_source(i, producer, relays ? s->dof : NULL, relays ? s->dl : NULL);
+        int nic_pkg = r < nics->n ? nics->nic[r].pkg : -1;
+        x += tc_lead_link_bytes(k, s->pkg, s->src, rep, (root_here ? 0 : 1) + nchild,
+                                nn > 1 ? nic_pkg : -1, (double)bytes / R);
+    }
+    char rails[64] = "", doms[160] = "";
+    for (int r = 0; r < R; r++)
+        snprintf(rails + strlen(rails), sizeof(rails) - strlen(rails), "%s%d", r ? "," : "",
+                 s->rk[out->rail[r]]);
+    for (int i = 0; i < k && relays; i++)
+        if (s->dl[i] == i)
+            snprintf(doms + strlen(doms), sizeof(doms) - strlen(doms), "%s%s%d:%d",
+                     doms[0] ? " " : "", pol == TC_LEAD_NUMA ? "N" : "P", s->dof[i], s->rk[i]);
+    printf("  %-8s node %2d: leader %3d  rails {%s}  domain leaders {%s}  %s%.1f MiB across\n",
+           tc_lead_policy_name((tc_lead_policy_t)pol), n, s->rk[out->leader], rails,
+           relays ? doms : "-", root_here ? "(root) " : "", x / (1 << 20));
+    return x;
+}
+
+/* The NICs, and under each policy of TOPOCOLL_LEADERS: every node's
+ * leaders (from what its processes reported to the election, re-run
+ * here) and the bytes a Bcast of @bytes from rank 0 moves across the
+ * inter-socket links (tc_lead_link_bytes).  Collective; prints on rank 0. */
+static void nuioa_report(const tc_ctx_t *c, size_t bytes)
+{
+    const tc_nodemap_t *m = &c->map;
+    int size = m->size;
+    tc_lead_in_t *all = m->rank == 0 ? malloc(sizeof(tc_lead_in_t) * (size_t)size) : NULL;
+    MPI_Gather(&m->lead_in[m->lrank], (int)sizeof(tc_lead_in_t), MPI_BYTE, all,
+               (int)sizeof(tc_lead_in_t), MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (m->rank != 0) return;
+    const tc_nics_t *nics = tc_nics_process();
+    nics_report(nics, all, size);
     printf("leaders by policy (TOPOCOLL_LEADERS, now %s) and a %zu B Bcast from rank 0: bytes "
            "across the "
            "inter-socket links per node (model, tc_lead_link_bytes)\n",
            tc_lead_policy_name(m->policy), bytes);
-    const int nn = m->nnodes, rn = m->node_of[0];
-    tc_lead_in_t *in = malloc(sizeof(tc_lead_in_t) * (size_t)size);
-    int *rk = malloc(sizeof(int) * (size_t)size), *dl = malloc(sizeof(int) * (size_t)size),
-        *dof = malloc(sizeof(int) * (size_t)size), *src = malloc(sizeof(int) * (size_t)size),
-        *pkg = malloc(sizeof(int) * (size_t)size);
+    const int nn = m->nnodes;
+    lead_scratch_t s = {
+        malloc(sizeof(tc_lead_in_t) * (size_t)size), malloc(sizeof(int) * (size_t)size),
+        malloc(sizeof(int) * (size_t)size),          malloc(sizeof(int) * (size_t)size),
+        malloc(sizeof(int) * (size_t)size),          malloc(sizeof(int) * (size_t)size)
+    };
     for (int pol = TC_LEAD_AUTO; pol <= TC_LEAD_PACKAGE; pol++) {
         tc_lead_out_t out[64];
         int R = TC_RAIL_MAX;
         for (int n = 0; n < nn && n < 64; n++) {
             int k = 0;
             for (int r = 0; r < size; r++)
-                if (m->node_of[r] == n) in[k++] = all[r];
-            tc_lead_elect((tc_lead_policy_t)pol, in, k, &out[n], NULL, NULL);
+                if (m->node_of[r] == n) s.in[k++] = all[r];
+            tc_lead_elect((tc_lead_policy_t)pol, s.in, k, &out[n], NULL, NULL);
             if (out[n].nrails < R) R = out[n].nrails;
         }
         R = nn < 2 ? 1 : tc_lead_rails_used(R, bytes, c->cfg->multileader_min);
         double total = 0;
-        for (int n = 0; n < nn && n < 64; n++) {
-            int k = 0;
-            for (int r = 0; r < size; r++)
-                if (m->node_of[r] == n) {
-                    rk[k] = r;
-                    in[k] = all[r];
-                    pkg[k] = all[r].pkg;
-                    k++;
-                }
-            tc_lead_elect((tc_lead_policy_t)pol, in, k, &out[n], dl, dof);
-            int relays =
-                tc_lead_relays_used((tc_lead_policy_t)pol, tc_lead_dom_split(k, &out[n], dl), k,
-                                    bytes, c->cfg->multileader_min);
-            double x = 0;
-            int root_here = n == rn, nchild = nn > 1 ? tree_children(n, rn, nn) : 0;
-            for (int r = 0; r < R; r++) {
-                int rootl = m->lrank_of[0];
-                int rep = root_here ? (r == 0 || out[n].rail[r] == rootl ? rootl : out[n].rail[r])
-                                    : out[n].rail[r];
-                int producer = root_here ? rootl : rep;
-                for (int i = 0; i < k; i++)
-                    src[i] = tc_lead_source(i, producer, relays ? dof : NULL, relays ? dl : NULL);
-                int nic_pkg = r < nics->n ? nics->nic[r].pkg : -1;
-                x += tc_lead_link_bytes(k, pkg, src, rep, (root_here ? 0 : 1) + nchild,
-                                        nn > 1 ? nic_pkg : -1, (double)bytes / R);
-            }
-            total += x;
-            char rails[64] = "", doms[160] = "";
-            for (int r = 0; r < R; r++)
-                snprintf(rails + strlen(rails), sizeof(rails) - strlen(rails), "%s%d", r ? "," : "",
-                         rk[out[n].rail[r]]);
-            for (int i = 0; i < k && relays; i++)
-                if (dl[i] == i)
-                    snprintf(doms + strlen(doms), sizeof(doms) - strlen(doms), "%s%s%d:%d",
-                             doms[0] ? " " : "", pol == TC_LEAD_NUMA ? "N" : "P", dof[i], rk[i]);
-            printf(
-                "  %-8s node %2d: leader %3d  rails {%s}  domain leaders {%s}  %s%.1f MiB across\n",
-                tc_lead_policy_name((tc_lead_policy_t)pol), n, rk[out[n].leader], rails,
-                relays ? doms : "-", root_here ? "(root) " : "", x / (1 << 20));
-        }
+        for (int n = 0; n < nn && n < 64; n++)
+            total += node_report(c, pol, n, R, bytes, all, nics, &s, &out[n]);
         printf("  %-8s all nodes: %.1f MiB across the inter-socket links\n",
                tc_lead_policy_name((tc_lead_policy_t)pol), total / (1 << 20));
     }
-    free(in);
-    free(rk);
-    free(dl);
-    free(dof);
-    free(src);
-    free(pkg);
+    free(s.in);
+    free(s.rk);
+    free(s.dl);
+    free(s.dof);
+    free(s.src);
+    free(s.pkg);
     free(all);
 }
 
@@ -481,6 +503,93 @@ static void print_config(int markdown)
     }
 }
 
+/* This rank's line of the ranks' table into @line, and, on a node's
+ * leader, the node's mechanism line into @mech ("" elsewhere). */
+static void rank_lines(const tc_ctx_t *c, const topocoll_comm_info_t *info, int rank,
+                       char line[LINE], char mech[LINE])
+{
+    char host[MPI_MAX_PROCESSOR_NAME] = "";
+    int hl;
+    MPI_Get_processor_name(host, &hl);
+    if (c && c->enabled) {
+        char cpus[96], place[128];
+        hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), c->map.cpuset);
+        tc_place_format(&c->map.place, place, sizeof(place));
+        snprintf(line, LINE,
+                 "  rank %3d  host %-12.12s node %2d (vnode %d)  local %2d/%-2d %-6s  cpus "
+                 "%-10.96s %.128s",
+                 rank, host, c->map.node, c->map.vnode, c->map.lrank, c->map.lsize,
+                 c->map.lrank == c->map.leader_lrank ? "leader" : "",
+                 c->map.bound ? cpus : "(unbound)", place);
+    } else {
+        snprintf(line, LINE, "  rank %3d  host %.64s: topocoll disabled (%.128s)", rank, host,
+                 info->mechanism_why);
+    }
+    /* Per node: the mechanism and why, from each node's leader. */
+    mech[0] = 0;
+    if (c && c->enabled && c->map.lrank == c->map.leader_lrank)
+        snprintf(mech, LINE,
+                 "  node %2d: %d processes, leader rank %d, intra-node transfers: %s (%.128s)",
+                 info->node, info->local_size, info->leader,
+                 info->single_copy ? "single copy (CMA)" : "copy-in/copy-out", info->mechanism_why);
+}
+
+/* Rank 0: the topology, the binding, the nodes and every rank's line
+ * (@mechs, @all, @paths: the gathered lines, LINE bytes per rank). */
+static void print_summary(const tc_ctx_t *c, const topocoll_comm_info_t *info, int size,
+                          const char *mechs, const char *all, const char *paths)
+{
+    const tc_config_t *cfg = tc_config_get();
+    const tc_topo_t *t = tc_topo_process();
+    printf("topocoll %d.%d\n", TOPOCOLL_VERSION_MAJOR, TOPOCOLL_VERSION_MINOR);
+    printf("topology: %s%s\n", t ? t->source : "(hwloc failed)",
+           t && t->emulated ? " (emulated, TOPOCOLL_TOPOLOGY)" : "");
+    if (t) {
+        printf("  levels:");
+        for (int l = TC_LVL_PACKAGE; l < TC_NLEVELS; l++)
+            printf(" %s x%d", tc_level_name(l), t->nobjs[l]);
+        printf("\n");
+    }
+    printf("binding: %s\n", c && c->enabled ? c->map.binding : "-");
+    printf("virtual nodes per host: %d (%s order)%s\n", cfg->virtual_nodes,
+           cfg->vn_order == TC_VN_CYCLIC ? "cyclic" : "block",
+           cfg->virtual_nodes > 1 ? " (emulated, TOPOCOLL_VIRTUAL_NODES)" : "");
+    printf("single copy requested: %s\n", cfg->single_copy == TC_SC_NONE  ? "none"
+                                          : cfg->single_copy == TC_SC_CMA ? "cma"
+                                                                          : "auto");
+    printf("nodes: %d, processes: %d\n", info->nnodes, size);
+    for (int r = 0; r < size; r++)
+        if (mechs[(size_t)r * LINE]) printf("%s\n", mechs + (size_t)r * LINE);
+    printf("ranks:\n");
+    for (int r = 0; r < size; r++) printf("%s\n", all + (size_t)r * LINE);
+    printf("hardware hierarchy (levels of MPI_COMM_TYPE_HW_UNGUIDED / PHYSICAL_TOPOLOGY, top "
+           "first):\n");
+    for (int r = 0; r < size; r++) printf("  rank %3d  %s\n", r, paths + (size_t)r * LINE);
+}
+
+/* Rank 0, topocoll enabled: the physical ring and the methods each
+ * collective takes for the message sizes of @o (default: a few). */
+static void print_methods(const tc_ctx_t *c, opts_t *o, int size)
+{
+    printf("physical ring (Allgather):");
+    for (int i = 0; i < size; i++) printf(" %d", c->map.ring[i]);
+    printf("\n");
+    static const size_t dflt[] = { 8, 4096, 16384, 65536, 262144, 1 << 20, 16 << 20 };
+    size_t *sizes = o->sizes;
+    int ns = o->nsizes;
+    if (ns == 0)
+        for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++) sizes[ns++] = dflt[i];
+    printf("methods by message size (reductions: MPI_DOUBLE/MPI_SUM; allgather, gather, "
+           "scatter, alltoall: block per rank):\n");
+    for (int i = 0; i < ns; i++) {
+        printf("  %zu B:\n", sizes[i]);
+        bcast_method(c, sizes[i]);
+        reduce_methods(c, sizes[i]);
+        allgather_method(c, sizes[i]);
+        exchange_methods(c, sizes[i]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -499,40 +608,16 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     topocoll_comm_attach(MPI_COMM_WORLD);
-    const tc_config_t *cfg = tc_config_get();
     tc_ctx_t *c = tc_ctx_lookup(MPI_COMM_WORLD);
     topocoll_comm_info_t info = TOPOCOLL_COMM_INFO_INIT;
     topocoll_comm_query(MPI_COMM_WORLD, &info);
 
     size_t model = o.model;
     int comm_cores = o.comm_cores;
-    char line[LINE], host[MPI_MAX_PROCESSOR_NAME] = "";
-    int hl;
-    MPI_Get_processor_name(host, &hl);
-    if (c && c->enabled) {
-        char cpus[96], place[128];
-        hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), c->map.cpuset);
-        tc_place_format(&c->map.place, place, sizeof(place));
-        snprintf(line, LINE,
-                 "  rank %3d  host %-12.12s node %2d (vnode %d)  local %2d/%-2d %-6s  cpus "
-                 "%-10.96s %.128s",
-                 rank, host, c->map.node, c->map.vnode, c->map.lrank, c->map.lsize,
-                 c->map.lrank == c->map.leader_lrank ? "leader" : "",
-                 c->map.bound ? cpus : "(unbound)", place);
-    } else {
-        snprintf(line, LINE, "  rank %3d  host %.64s: topocoll disabled (%.128s)", rank, host,
-                 info.mechanism_why);
-    }
+    char line[LINE], mech[LINE];
+    rank_lines(c, &info, rank, line, mech);
     char *all = rank == 0 ? malloc((size_t)size * LINE) : NULL;
     MPI_Gather(line, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
-
-    /* Per node: the mechanism and why, from each node's leader. */
-    char mech[LINE] = "";
-    if (c && c->enabled && c->map.lrank == c->map.leader_lrank)
-        snprintf(mech, LINE,
-                 "  node %2d: %d processes, leader rank %d, intra-node transfers: %s (%.128s)",
-                 info.node, info.local_size, info.leader,
-                 info.single_copy ? "single copy (CMA)" : "copy-in/copy-out", info.mechanism_why);
     char *mechs = rank == 0 ? malloc((size_t)size * LINE) : NULL;
     MPI_Gather(mech, LINE, MPI_CHAR, mechs, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
     char hpath[LINE];
@@ -541,50 +626,8 @@ int main(int argc, char **argv)
     MPI_Gather(hpath, LINE, MPI_CHAR, paths, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
 
     if (rank == 0) {
-        const tc_topo_t *t = tc_topo_process();
-        printf("topocoll %d.%d\n", TOPOCOLL_VERSION_MAJOR, TOPOCOLL_VERSION_MINOR);
-        printf("topology: %s%s\n", t ? t->source : "(hwloc failed)",
-               t && t->emulated ? " (emulated, TOPOCOLL_TOPOLOGY)" : "");
-        if (t) {
-            printf("  levels:");
-            for (int l = TC_LVL_PACKAGE; l < TC_NLEVELS; l++)
-                printf(" %s x%d", tc_level_name(l), t->nobjs[l]);
-            printf("\n");
-        }
-        printf("binding: %s\n", c && c->enabled ? c->map.binding : "-");
-        printf("virtual nodes per host: %d (%s order)%s\n", cfg->virtual_nodes,
-               cfg->vn_order == TC_VN_CYCLIC ? "cyclic" : "block",
-               cfg->virtual_nodes > 1 ? " (emulated, TOPOCOLL_VIRTUAL_NODES)" : "");
-        printf("single copy requested: %s\n", cfg->single_copy == TC_SC_NONE  ? "none"
-                                              : cfg->single_copy == TC_SC_CMA ? "cma"
-                                                                              : "auto");
-        printf("nodes: %d, processes: %d\n", info.nnodes, size);
-        for (int r = 0; r < size; r++)
-            if (mechs[(size_t)r * LINE]) printf("%s\n", mechs + (size_t)r * LINE);
-        printf("ranks:\n");
-        for (int r = 0; r < size; r++) printf("%s\n", all + (size_t)r * LINE);
-        printf("hardware hierarchy (levels of MPI_COMM_TYPE_HW_UNGUIDED / PHYSICAL_TOPOLOGY, top "
-               "first):\n");
-        for (int r = 0; r < size; r++) printf("  rank %3d  %s\n", r, paths + (size_t)r * LINE);
-        if (c && c->enabled) {
-            printf("physical ring (Allgather):");
-            for (int i = 0; i < size; i++) printf(" %d", c->map.ring[i]);
-            printf("\n");
-            static const size_t dflt[] = { 8, 4096, 16384, 65536, 262144, 1 << 20, 16 << 20 };
-            size_t *sizes = o.sizes;
-            int ns = o.nsizes;
-            if (ns == 0)
-                for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++) sizes[ns++] = dflt[i];
-            printf("methods by message size (reductions: MPI_DOUBLE/MPI_SUM; allgather, gather, "
-                   "scatter, alltoall: block per rank):\n");
-            for (int i = 0; i < ns; i++) {
-                printf("  %zu B:\n", sizes[i]);
-                bcast_method(c, sizes[i]);
-                reduce_methods(c, sizes[i]);
-                allgather_method(c, sizes[i]);
-                exchange_methods(c, sizes[i]);
-            }
-        }
+        print_summary(c, &info, size, mechs, all, paths);
+        if (c && c->enabled) print_methods(c, &o, size);
         free(all);
         free(mechs);
         free(paths);

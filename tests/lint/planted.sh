@@ -3,7 +3,8 @@
 # copy of ROOT's sources with one violation planted each, they must fail
 # and name it:
 #  - layers.sh: xfer/region.c including api/api_int.h (an upward include);
-#  - style.sh: a 101-column line in src/ and a 71-line function.
+#  - style.sh: a 101-column line in src/, a 71-line function in src/ and
+#    one in tools/bench/ (the bench's sources).
 set -uo pipefail
 root=${1:?usage: planted.sh ROOT}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -16,10 +17,14 @@ if [[ $? -ne 0 && $out == *"xfer/ includes api/api_int.h"* ]]; then echo "plante
 else echo "planted: layers.sh missed an upward include: $out"; bad=1; fi
 copy
 printf '/* %095d */\n' 0 >> "$tmp/t/src/base/sync.h"
-{ echo 'int tc_planted(void);'; echo 'int tc_planted(void)'; echo '{'; echo '    int x = 0;'
-  for _ in $(seq 69); do echo '    x++;'; done; echo '    return x;'; echo '}'; } >> "$tmp/t/src/base/config.c"
+plant_fn() { # NAME FILE: a 71-line function NAME at the end of FILE
+  { echo "int $1(void);"; echo "int $1(void)"; echo '{'; echo '    int x = 0;'
+    for _ in $(seq 69); do echo '    x++;'; done; echo '    return x;'; echo '}'; } >> "$2"; }
+plant_fn tc_planted "$tmp/t/src/base/config.c"
+plant_fn bench_planted "$tmp/t/tools/bench/main.c"
 out=$(STYLE_FORMAT=0 bash "$root/tests/lint/style.sh" "$tmp/t")
-if [[ $out == *"sync.h"*"101 columns"* && $out == *"tc_planted"*"71 lines"* ]]; then echo "planted: style.sh caught:"; grep -E "sync.h|tc_planted" <<<"$out"
+if [[ $out == *"sync.h"*"101 columns"* && $out == *"tc_planted"*"71 lines"* && $out == *"bench_planted"*"71 lines"* ]]
+then echo "planted: style.sh caught:"; grep -E "sync.h|tc_planted|bench_planted" <<<"$out"
 else echo "planted: style.sh missed a long line or function: $out"; bad=1; fi
 (( bad )) && exit 1
 echo "planted: all caught"

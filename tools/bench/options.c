@@ -1,0 +1,244 @@
+/*
+ * tools/bench/options.c -- topocoll_bench's command line (parse, usage)
+ * and the table of the collectives it knows (bench.h).
+ */
+#include "bench.h"
+
+#include "base/config.h" /* tc_parse_size: the library's size syntax (bench.h) */
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const coll_names[C_N] = { "bcast",  "reduce",  "allreduce", "allgather",
+                                      "gather", "scatter", "alltoall" };
+
+int coll_index(const char *name)
+{
+    int c = 0;
+    while (c < C_N && strcmp(name, coll_names[c]) != 0) c++;
+    return c;
+}
+
+void buf_bytes(int coll, size_t bytes, int size, size_t *sb, size_t *rb)
+{
+    size_t all = bytes * (size_t)size;
+    *sb = coll == C_SCATTER || coll == C_ALLTOALL ? all : bytes;
+    *rb = coll == C_ALLGATHER || coll == C_GATHER || coll == C_ALLTOALL ? all : bytes;
+    if (coll == C_REDUCE || coll == C_ALLREDUCE)
+        *sb = *rb = bytes / sizeof(double) * sizeof(double);
+}
+
+double must_move(int coll, size_t n, int p)
+{
+    switch (coll) {
+    case C_BCAST: return (double)n;
+    case C_REDUCE: return (double)n * (p - 1) / p;
+    case C_ALLREDUCE: return 2.0 * (double)n * (p - 1) / p;
+    default: return (double)n * (p - 1);
+    }
+}
+
+double link_bytes(int coll, size_t n)
+{
+    int N = g_hosts.nhosts;
+    if (N < 2) return 0;
+    switch (coll) {
+    case C_BCAST:
+    case C_REDUCE: return (double)n;
+    case C_ALLREDUCE: return 2.0 * (double)n * (N - 1) / N;
+    case C_ALLTOALL: return (double)n * g_hosts.ppn * g_hosts.ppn * (N - 1);
+    default: return (double)n * g_hosts.ppn * (N - 1); /* allgather, gather, scatter */
+    }
+}
+
+void usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: topocoll_bench [--coll bcast|reduce|allreduce|allgather|gather|scatter|alltoall|\n"
+        "                       barrier] [--min SIZE]\n"
+        "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
+        "                      [--csv FILE] [--mech] [--link RATE] [--net] [--warm | --imb]\n"
+        "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n"
+        "       topocoll_bench --comm-churn [--coll C] [--size 8K] [--calls K] [--iters N] [--reps "
+        "R]\n"
+        "       topocoll_bench --help | --version\n"
+        "\n"
+        "OSU-style latency of topocoll's collectives against the native MPI in the same run\n"
+        "(mpiexec -np N topocoll_bench ...).  SIZE: bytes, K/M/G suffixes.\n"
+        "\n"
+        "  --coll C        the collective (default bcast)\n"
+        "  --min, --max    message sizes, doubling (default 4K..16M; allgather, gather,\n"
+        "                  scatter, alltoall: per-rank block)\n"
+        "  --reps R        repetitions, the median is reported (default 11)\n"
+        "  --iters N       calls per repetition (default: by size)\n"
+        "  --root R        root of bcast and reduce (default 0)\n"
+        "  --pool SIZE     rotating buffers per process (default 64M): the cold regime\n"
+        "  --warm          one buffer reused, OSU's method: warm-up calls, each call timed\n"
+        "                  alone with a barrier after it; avg/min/max across ranks\n"
+        "  --imb           one buffer reused, IMB's method: calls back to back; t_min/t_max/t_avg\n"
+        "  --nb            topocoll's blocking call (native columns) against its nonblocking call\n"
+        "                  followed at once by the wait (topocoll columns)\n"
+        "  --csv FILE      also write the table as CSV\n"
+        "  --mech          allgather on one host: the mapped and CMA copy floors\n"
+        "  --link RATE     link bits/s (1G, 100M): the link bound beside each figure\n"
+        "  --net           count the hosts' interface bytes on the wire per call\n"
+        "  --overlap       the nonblocking collectives' overlap (IMB-NBC's method)\n"
+        "  --size SIZE     --overlap: buffer bytes (default 2M, at least 64);\n"
+        "                  --comm-churn: the message (default 8K)\n"
+        "  --comm-churn    MPI_Comm_dup, K collectives, MPI_Comm_free: each step's cost\n"
+        "  --calls K       --comm-churn: collectives per communicator (default 1)\n"
+        "  -h, --help      this help\n"
+        "  -V, --version   the version\n");
+}
+
+/* A size option's value, at least @min; else a message and -1. */
+static int opt_size(const char *opt, const char *arg, long long min, size_t *out)
+{
+    long long v = tc_parse_size(arg);
+    if (v < min) {
+        fprintf(stderr,
+                "topocoll_bench: --%s %s: not a size of at least %lld bytes (K/M/G suffixes)\n",
+                opt, arg, min);
+        return -1;
+    }
+    *out = (size_t)v;
+    return 0;
+}
+
+/* An integer option's value, at least @min; else a message and -1. */
+static int opt_int(const char *opt, const char *arg, long min, int *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (end == arg || *end || v < min || v > (1L << 30)) {
+        fprintf(stderr, "topocoll_bench: --%s %s: not an integer of at least %ld\n", opt, arg, min);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* --link's value: bits/s, decimal K/M/G suffixes, "bit" allowed after
+ * them; else a message and -1. */
+static int opt_link(const char *arg, double *out)
+{
+    char *end;
+    double link = strtod(arg, &end);
+    switch (*end) { /* decimal, as link rates are given */
+    case 'k':
+    case 'K':
+        link *= 1e3;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        link *= 1e6;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        link *= 1e9;
+        end++;
+        break;
+    default: break;
+    }
+    *out = link;
+    if (strncmp(end, "bit", 3) == 0) end += 3;
+    if (*end || link <= 0) {
+        fprintf(stderr, "topocoll_bench: --link %s: a rate in bits/s (1G, 100M, 1gbit)\n", arg);
+        return -1;
+    }
+    return 0;
+}
+
+static const struct option long_opts[] = { { "coll", required_argument, 0, 'c' },
+                                           { "min", required_argument, 0, 'm' },
+                                           { "max", required_argument, 0, 'M' },
+                                           { "reps", required_argument, 0, 'r' },
+                                           { "iters", required_argument, 0, 'i' },
+                                           { "root", required_argument, 0, 'R' },
+                                           { "pool", required_argument, 0, 'p' },
+                                           { "csv", required_argument, 0, 'o' },
+                                           { "overlap", no_argument, 0, 'O' },
+                                           { "size", required_argument, 0, 's' },
+                                           { "mech", no_argument, 0, 'X' },
+                                           { "help", no_argument, 0, 'h' },
+                                           { "link", required_argument, 0, 'L' },
+                                           { "net", no_argument, 0, 'N' },
+                                           { "version", no_argument, 0, 'V' },
+                                           { "comm-churn", no_argument, 0, 'C' },
+                                           { "calls", required_argument, 0, 'k' },
+                                           { "warm", no_argument, 0, 'W' },
+                                           { "imb", no_argument, 0, 'I' },
+                                           { "nb", no_argument, 0, 'B' },
+                                           { 0, 0, 0, 0 } };
+
+/* One option @ch (getopt_long's answer): 0, 1 (--help, --version: done)
+ * or -1 (message printed). */
+static int parse_one(int ch, char **argv, opts_t *o)
+{
+    switch (ch) {
+    case 'h': usage(stdout); return 1;
+    case 'V': printf("topocoll_bench (topocoll) %s\n", TOPOCOLL_VERSION); return 1;
+    case 'c': o->coll = optarg; return 0;
+    case 'm': return opt_size("min", optarg, 1, &o->min);
+    case 'M': return opt_size("max", optarg, 1, &o->max);
+    case 'p': return opt_size("pool", optarg, 1, &o->pool);
+    case 'r': return opt_int("reps", optarg, 1, &o->reps);
+    case 'i': return opt_int("iters", optarg, 0, &o->iters);
+    case 'R': return opt_int("root", optarg, 0, &o->root);
+    case 'o': o->csv = optarg; return 0;
+    case 'O': o->overlap = 1; return 0;
+    case 'X': o->mech = 1; return 0;
+    case 'N': o->net = 1; return 0;
+    case 'C': o->churn = 1; return 0;
+    case 'W': o->regime = R_OSU; return 0;
+    case 'I': o->regime = R_IMB; return 0;
+    case 'B': o->nb = 1; return 0;
+    case 'k': return opt_int("calls", optarg, 0, &o->churn_calls);
+    case 'L': return opt_link(optarg, &o->link);
+    case 's':
+        if (opt_size("size", optarg, 8, &o->size) != 0) return -1;
+        o->size_set = 1;
+        return 0;
+    default:
+        fprintf(stderr, "topocoll_bench: %s: %s\n", argv[optind - 1],
+                ch == ':' ? "missing value" : "unknown option");
+        return -1;
+    }
+}
+
+/* --root is checked against the size of MPI_COMM_WORLD later. */
+int parse(int argc, char **argv, opts_t *o)
+{
+    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL,   0,
+                   2 << 20, 0,    0,        0,        0,  1, 0, R_COLD, 0 };
+    int ch;
+    opterr = 0; /* our messages, on stderr */
+    while ((ch = getopt_long(argc, argv, ":hV", long_opts, NULL)) != -1) {
+        int rc = parse_one(ch, argv, o);
+        if (rc != 0) return rc;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "topocoll_bench: %s: unexpected argument\n", argv[optind]);
+        return -1;
+    }
+    if (coll_index(o->coll) == C_N && strcmp(o->coll, "barrier") != 0) {
+        fprintf(stderr,
+                "topocoll_bench: --coll %s: bcast, reduce, allreduce, allgather, gather, scatter, "
+                "alltoall or barrier\n",
+                o->coll);
+        return -1;
+    }
+    if (o->overlap && o->size < 64) {
+        fprintf(stderr, "topocoll_bench: --size %zu: --overlap needs at least 64 bytes\n", o->size);
+        return -1;
+    }
+    if (o->min > o->max) {
+        fprintf(stderr, "topocoll_bench: --min %zu is above --max %zu\n", o->min, o->max);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,533 @@
+/*
+ * tools/bench/timing.c -- topocoll_bench's calls and timing methods
+ * (bench.h): the cold rotating pool, the warm regimes (OSU's, IMB's), the
+ * barrier, the memcpy reference, and the validation before each size.
+ */
+#include "bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* topocoll's nonblocking collective @coll, then its wait. */
+static int run_nb(MPI_Comm w, int coll, char *sbuf, char *rbuf, size_t bytes, int root)
+{
+    int n = (int)(bytes / sizeof(double)), rc;
+    MPI_Request r;
+    switch (coll) {
+    case C_BCAST: rc = topocoll_ibcast(sbuf, (int)bytes, MPI_BYTE, root, w, &r); break;
+    case C_REDUCE: rc = topocoll_ireduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w, &r); break;
+    case C_ALLREDUCE: rc = topocoll_iallreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w, &r); break;
+    case C_GATHER:
+        rc = topocoll_igather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, w, &r);
+        break;
+    case C_SCATTER:
+        rc = topocoll_iscatter(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, w, &r);
+        break;
+    case C_ALLTOALL:
+        rc = topocoll_ialltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w, &r);
+        break;
+    default:
+        rc = topocoll_iallgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w, &r);
+        break;
+    }
+    return rc != MPI_SUCCESS ? rc : topocoll_wait(&r, MPI_STATUS_IGNORE);
+}
+
+/* One call of collective @coll, native (PMPI) or topocoll.  @bytes is the
+ * message size (doubles for the reductions, bytes otherwise). */
+int run_on(MPI_Comm w, int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
+{
+    int n = (int)(bytes / sizeof(double));
+    if (g_nb_vs_blocking) {
+        if (!native) return run_nb(w, coll, sbuf, rbuf, bytes, root);
+        native = 0; /* topocoll's blocking call */
+    }
+    switch (coll) {
+    case C_BCAST:
+        return native ? PMPI_Bcast(sbuf, (int)bytes, MPI_BYTE, root, w)
+                      : topocoll_bcast(sbuf, (int)bytes, MPI_BYTE, root, w);
+    case C_REDUCE:
+        return native ? PMPI_Reduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w)
+                      : topocoll_reduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w);
+    case C_ALLREDUCE:
+        return native ? PMPI_Allreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w)
+                      : topocoll_allreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w);
+    case C_GATHER:
+        return native ? PMPI_Gather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, w)
+                      : topocoll_gather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE,
+                                        root, w);
+    case C_SCATTER:
+        return native
+                   ? PMPI_Scatter(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, w)
+                   : topocoll_scatter(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root,
+                                      w);
+    case C_ALLTOALL:
+        return native
+                   ? PMPI_Alltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w)
+                   : topocoll_alltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w);
+    default:
+        return native
+                   ? PMPI_Allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w)
+                   : topocoll_allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w);
+    }
+}
+
+/* One call on MPI_COMM_WORLD; @bytes: the send buffer's (buf_bytes), of
+ * which Scatter and Alltoall send a block per rank. */
+int run(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
+{
+    if (coll == C_SCATTER || coll == C_ALLTOALL) bytes /= (size_t)g_size;
+    return run_on(MPI_COMM_WORLD, coll, native, sbuf, rbuf, bytes, root);
+}
+
+/* Bytes this host's network interfaces (all but lo) have received and
+ * sent so far (this network namespace's /proc/net/dev); 0 where it
+ * cannot be read. */
+static void net_counters(uint64_t *rx, uint64_t *tx)
+{
+    *rx = *tx = 0;
+    FILE *f = fopen("/proc/net/dev", "r"); /* this network namespace's interfaces */
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':'), *name = line;
+        if (!colon) continue; /* the two header lines */
+        *colon = 0;
+        while (*name == ' ') name++;
+        if (strcmp(name, "lo") == 0) continue;
+        unsigned long long v[9];
+        /* rx: bytes packets errs drop fifo frame compressed multicast; tx: bytes */
+        if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) == 9) {
+            *rx += v[0];
+            *tx += v[8];
+        }
+    }
+    fclose(f);
+}
+
+/* Mean latency (s) of @iters calls, slowest rank, over rotating buffers.
+ * With --net, *@wire gets the busiest host's bytes on the wire per call
+ * (the larger of received and sent), measured between two barriers. */
+static double time_coll(int coll, int native, char **spool, char **rpool, int npool, size_t bytes,
+                        int iters, int root, double *wire)
+{
+    double t0, t, tmax;
+    uint64_t rx0 = 0, tx0 = 0, rx1, tx1;
+    PMPI_Barrier(MPI_COMM_WORLD);
+    if (wire && g_hosts.counter) net_counters(&rx0, &tx0);
+    t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        run(coll, native, spool[i % npool], rpool[i % npool], bytes, root);
+    t = (MPI_Wtime() - t0) / iters;
+    if (wire) {
+        double b = 0;
+        PMPI_Barrier(MPI_COMM_WORLD); /* every call's traffic is over */
+        if (g_hosts.counter) {
+            net_counters(&rx1, &tx1);
+            b = (double)(rx1 - rx0 > tx1 - tx0 ? rx1 - rx0 : tx1 - tx0) / iters;
+        }
+        PMPI_Allreduce(&b, wire, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
+    PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return tmax;
+}
+
+/* One repetition on one reused buffer (the warm regimes): @skip untimed
+ * calls, then @iters timed ones.  OSU (@imb 0) times each call alone and
+ * puts a barrier after it (osu_bcast's loop); IMB (@imb 1) times the
+ * @iters calls back to back after one barrier (IMB-MPI1's loop).  @t gets
+ * the mean per call across ranks, seconds: t[0] average, t[1] minimum,
+ * t[2] maximum (OSU's Avg/Min/Max Latency, IMB's t_avg/t_min/t_max). */
+static void time_warm(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int skip,
+                      int iters, int root, int imb, double t[3])
+{
+    double timer = 0, sum;
+    int size;
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 0; i < skip; i++) {
+        run(coll, native, sbuf, rbuf, bytes, root);
+        if (!imb) PMPI_Barrier(MPI_COMM_WORLD);
+    }
+    PMPI_Barrier(MPI_COMM_WORLD);
+    if (imb) {
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < iters; i++) run(coll, native, sbuf, rbuf, bytes, root);
+        timer = MPI_Wtime() - t0;
+    } else {
+        for (int i = 0; i < iters; i++) {
+            double t0 = MPI_Wtime();
+            run(coll, native, sbuf, rbuf, bytes, root);
+            timer += MPI_Wtime() - t0;
+            PMPI_Barrier(MPI_COMM_WORLD);
+        }
+    }
+    double lat = timer / iters;
+    PMPI_Allreduce(&lat, &t[1], 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    PMPI_Allreduce(&lat, &t[2], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Allreduce(&lat, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    t[0] = sum / size;
+}
+
+/* Before the first size of a run: both sides alternately for about
+ * 20 ms, so the first row does not pay for the run's start (the first
+ * calls, the cores' clocks; measured: the first size read 5-20% low on
+ * either side whatever it was). */
+static void prime(int coll, char *sbuf, char *rbuf, size_t bytes, int root)
+{
+    double t0 = MPI_Wtime(), t = 0;
+    for (int i = 0; t < 0.02; i++) {
+        run(coll, i % 2, sbuf, rbuf, bytes, root);
+        if (i % 16 == 15) { /* every rank leaves together */
+            t = MPI_Wtime() - t0;
+            PMPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        }
+    }
+}
+
+/* topocoll's result equals the native one (reductions of small integers
+ * are exact in any order).  Returns nonzero on any rank's mismatch. */
+static int validate(int coll, char *sbuf, char *rbuf, size_t sbytes, size_t rbytes, int root,
+                    int rank)
+{
+    char *ref = malloc(rbytes > sbytes ? rbytes : sbytes);
+    int bad = 0, anybad;
+    size_t cmp = coll == C_BCAST                                          ? sbytes
+                 : (coll == C_REDUCE || coll == C_GATHER) && rank != root ? 0
+                                                                          : rbytes;
+    if (coll == C_REDUCE || coll == C_ALLREDUCE) {
+        double *dv = (void *)sbuf; /* malloc'd: suitably aligned */
+        for (size_t i = 0; i < sbytes / sizeof(double); i++)
+            dv[i] = (double)((i * 7 + (size_t)rank) % 13);
+    } else
+        for (size_t i = 0; i < sbytes; i++) sbuf[i] = (char)(i * 131 + (size_t)rank * 17 + sbytes);
+    if (coll == C_BCAST) {
+        if (rank != root) memset(sbuf, 0, sbytes);
+        memcpy(ref, sbuf, sbytes);
+        run(coll, 1, ref, NULL, sbytes, root);
+        run(coll, 0, sbuf, NULL, sbytes, root);
+        bad = memcmp(ref, sbuf, cmp) != 0;
+    } else {
+        memset(rbuf, 0, rbytes);
+        run(coll, 1, sbuf, ref, sbytes, root);
+        run(coll, 0, sbuf, rbuf, sbytes, root);
+        bad = memcmp(ref, rbuf, cmp) != 0;
+    }
+    free(ref);
+    PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return anybad;
+}
+
+/* Median time of one memcpy of @bytes between rotating buffers.  With
+ * @host != MPI_COMM_NULL every process of @host copies at the same time
+ * and a repetition counts its slowest process. */
+static double memcpy_ref(char **pool, int npool, size_t bytes, int reps, MPI_Comm host)
+{
+    double v[64] = { 0 };
+    int n = reps < 64 ? reps : 64;
+    for (int r = 0; r < n; r++) {
+        int iters = bytes >= 64 ? (int)((64u << 20) / bytes) + 2 : 1 << 20;
+        if (host != MPI_COMM_NULL) PMPI_Barrier(host);
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < iters; i++)
+            memcpy(pool[(2 * i) % npool], pool[(2 * i + 1) % npool], bytes);
+        v[r] = (MPI_Wtime() - t0) / iters;
+        if (host != MPI_COMM_NULL)
+            PMPI_Allreduce(MPI_IN_PLACE, &v[r], 1, MPI_DOUBLE, MPI_MAX, host);
+    }
+    return median(v, n);
+}
+
+/* Barrier: mean latency (s) of @iters calls, slowest rank. */
+static double time_barrier(int (*fn)(MPI_Comm), int iters)
+{
+    double t0, t, tmax;
+    PMPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) fn(MPI_COMM_WORLD);
+    t = (MPI_Wtime() - t0) / iters;
+    PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return tmax;
+}
+
+void bench_barrier(const bench_t *b)
+{
+    const opts_t *o = b->o;
+    int iters = o->iters ? o->iters : 2000;
+    double *tn = malloc((size_t)o->reps * sizeof(double)),
+           *tt = malloc((size_t)o->reps * sizeof(double));
+    time_barrier(PMPI_Barrier, 10);
+    time_barrier(topocoll_barrier, 10);
+    for (int r = 0; r < o->reps; r++) {
+        if (r % 2 == 0) {
+            tn[r] = time_barrier(PMPI_Barrier, iters);
+            tt[r] = time_barrier(topocoll_barrier, iters);
+        } else {
+            tt[r] = time_barrier(topocoll_barrier, iters);
+            tn[r] = time_barrier(PMPI_Barrier, iters);
+        }
+    }
+    double mn = median(tn, o->reps) * 1e6, mt = median(tt, o->reps) * 1e6;
+    if (b->rank == 0) out_barrier_row(b, mn, mt);
+    free(tn);
+    free(tt);
+}
+
+/* The memcpy reference of @row (see main.c's comment): rank 0 copies
+ * alone, then every process of the host at once; the figures are rank
+ * 0's. */
+static void reference(const bench_t *b, char **pool, int npool, row_t *row)
+{
+    size_t refb = row->bytes;
+    double mc = 0;
+    if (b->rank == 0)
+        mc = memcpy_ref(pool, npool, refb, b->o->reps, MPI_COMM_NULL) * 1e6; /* one copy */
+    PMPI_Barrier(MPI_COMM_WORLD);
+    double mca =
+        memcpy_ref(pool, npool, refb, b->o->reps, b->host) * 1e6; /* all of the host at once */
+    if (b->rank != 0) return;
+    double bw = (double)refb / mc / 1e3, bwa = (double)refb / mca / 1e3; /* GB/s */
+    row->ref = must_move(b->coll, refb, b->size) / (bw * 1e3);
+    row->refa = must_move(b->coll, refb, b->size) / (bwa * 1e3);
+    row->bw = bw;
+    row->bwa = bwa;
+}
+
+/* Validates topocoll's @coll on @sbuf, @rbuf against the native one (a
+ * message on a failure) and primes both before the first size.  Returns
+ * nonzero if a result differed. */
+static int check(const bench_t *b, size_t bytes, char *sbuf, char *rbuf, size_t sbytes,
+                 size_t rbytes)
+{
+    int bad = validate(b->coll, sbuf, rbuf, sbytes, rbytes, b->o->root, b->rank);
+    if (bytes == b->o->min) prime(b->coll, sbuf, rbuf, sbytes, b->o->root);
+    if (bad && b->rank == 0)
+        fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes\n", bytes);
+    return bad;
+}
+
+/* ---- --warm, --imb: one buffer reused (OSU's and IMB's method) ---------------- */
+
+/* The warm regimes' per-repetition figures: [rep][avg, min, max] (s). */
+typedef struct warm {
+    double (*tn)[3], (*tt)[3], *v, *tm, *tc;
+} warm_t;
+
+/* OSU: 1000 calls up to 8 KiB, 100 above; fewer on big messages. */
+static int warm_iters(const opts_t *o, size_t bytes, size_t sbytes, size_t rbytes, int size)
+{
+    size_t traffic = (sbytes + rbytes) * (size_t)(size > 1 ? size : 2);
+    int iters = o->iters ? o->iters : (int)((256u << 20) / traffic);
+    if (!o->iters)
+        iters = iters < 10                             ? 10
+                : iters > (bytes <= 8192 ? 1000 : 100) ? (bytes <= 8192 ? 1000 : 100)
+                                                       : iters;
+    return iters;
+}
+
+/* The repetitions of one warm size, native and topocoll interleaved (and
+ * the --mech floors, when @mx), the medians into @row. */
+static void warm_reps(const bench_t *b, char **sb, char **rb, size_t sbytes, mech_t *mx, warm_t *w,
+                      row_t *row)
+{
+    const opts_t *o = b->o;
+    int imb = o->regime == R_IMB, iters = row->iters, rank = b->rank, size = b->size;
+    int skip = iters / 5 < 2 ? 2 : iters / 5;
+    for (int r = 0; r < o->reps; r++) {
+        int first = r % 2 == 0; /* 1: the native first */
+        time_warm(b->coll, first, sb[0], rb[0], sbytes, skip, iters, o->root, imb,
+                  first ? w->tn[r] : w->tt[r]);
+        time_warm(b->coll, !first, sb[0], rb[0], sbytes, skip, iters, o->root, imb,
+                  first ? w->tt[r] : w->tn[r]);
+        if (mx) w->tm[r] = time_mech(mx, M_MAPPED, rb, sbytes, iters, rank, size);
+        if (mx && mx->cma_ok) w->tc[r] = time_mech(mx, M_CMA, rb, sbytes, iters, rank, size);
+    }
+    row->mapped = mx ? median(w->tm, o->reps) * 1e6 : -1;
+    row->cma = mx && mx->cma_ok ? median(w->tc, o->reps) * 1e6 : -1;
+    for (int k = 0; k < 3; k++) { /* [avg, min, max], us */
+        for (int r = 0; r < o->reps; r++) w->v[r] = w->tn[r][k];
+        row->nat[k] = median(w->v, o->reps) * 1e6;
+        for (int r = 0; r < o->reps; r++) w->v[r] = w->tt[r][k];
+        row->top[k] = median(w->v, o->reps) * 1e6;
+    }
+}
+
+/* One size of the warm regimes into @row.  Returns nonzero if a result
+ * was wrong or the --mech floors could not be measured. */
+static int warm_size(const bench_t *b, size_t bytes, warm_t *w, row_t *row)
+{
+    const opts_t *o = b->o;
+    int rank = b->rank, size = b->size;
+    size_t sbytes, rbytes;
+    buf_bytes(b->coll, bytes, size, &sbytes, &rbytes);
+    /* the memcpy reference's copy: the vector, or one block */
+    row->bytes = b->coll >= C_ALLGATHER ? bytes : sbytes;
+    char *sb[2], *rb[2]; /* [0]: the collectives' buffers; [1]: memcpy_ref's source */
+    for (int i = 0; i < 2; i++) {
+        sb[i] = malloc(sbytes);
+        rb[i] = malloc(rbytes);
+        memset(sb[i], rank, sbytes);
+        memset(rb[i], rank, rbytes);
+    }
+    row->iters = warm_iters(o, bytes, sbytes, rbytes, size);
+    row->bad = check(b, bytes, sb[0], rb[0], sbytes, rbytes);
+    mech_t mx; /* --mech: the floors on the same warm buffers */
+    int mech = o->mech && mech_init(&mx, sb, 1, sbytes, rank, size) == 0;
+    warm_reps(b, sb, rb, sbytes, mech ? &mx : NULL, w, row);
+    if (mech) mech_fini(&mx);
+    reference(b, rb, 2, row);
+    for (int i = 0; i < 2; i++) {
+        free(sb[i]);
+        free(rb[i]);
+    }
+    return row->bad || (o->mech && !mech);
+}
+
+int bench_warm(const bench_t *b)
+{
+    const opts_t *o = b->o;
+    int invalid = 0;
+    if (b->rank == 0) out_warm_header(b);
+    if (b->csv) out_csv_header(b->csv, CSV_WARM);
+    warm_t w = { calloc((size_t)o->reps, sizeof(*w.tn)), calloc((size_t)o->reps, sizeof(*w.tt)),
+                 malloc((size_t)o->reps * sizeof(double)), calloc((size_t)o->reps, sizeof(double)),
+                 calloc((size_t)o->reps, sizeof(double)) };
+    for (size_t bytes = o->min; bytes <= o->max; bytes *= 2) {
+        size_t sbytes, rbytes;
+        buf_bytes(b->coll, bytes, b->size, &sbytes, &rbytes);
+        if (sbytes == 0) continue;
+        row_t row = { 0 };
+        invalid |= warm_size(b, bytes, &w, &row);
+        if (b->rank == 0) out_warm_row(b, &row);
+        PMPI_Barrier(MPI_COMM_WORLD);
+    }
+    free(w.v);
+    free(w.tn);
+    free(w.tt);
+    free(w.tm);
+    free(w.tc);
+    return invalid;
+}
+
+/* ---- The cold regime: rotating buffers ------------------------------------------ */
+
+/* The cold regime's per-repetition figures (s; wire: bytes per call). */
+typedef struct cold {
+    double *tn, *tt, *tm, *tc, *wn, *wt;
+} cold_t;
+
+/* The repetitions of one cold size over @npool rotating buffers, native
+ * and topocoll alternately (and the --mech floors, when @mx), the medians
+ * into @row. */
+static void cold_reps(const bench_t *b, char **spool, char **rpool, int npool, size_t sbytes,
+                      mech_t *mx, row_t *row)
+{
+    const opts_t *o = b->o;
+    int coll = b->coll, iters = row->iters, rank = b->rank, size = b->size;
+    size_t n = (size_t)o->reps;
+    cold_t c = {
+        malloc(n * sizeof(double)), malloc(n * sizeof(double)), calloc(n, sizeof(double)),
+        calloc(n, sizeof(double)),  calloc(n, sizeof(double)),  calloc(n, sizeof(double))
+    };
+    for (int r = 0; r < o->reps; r++) {
+        if (r % 2 == 0) {
+            c.tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o->root,
+                                o->net ? &c.wn[r] : NULL);
+            c.tt[r] = time_coll(coll, 0, spool, rpool, npool, sbytes, iters, o->root,
+                                o->net ? &c.wt[r] : NULL);
+        } else {
+            c.tt[r] = time_coll(coll, 0, spool, rpool, npool, sbytes, iters, o->root,
+                                o->net ? &c.wt[r] : NULL);
+            c.tn[r] = time_coll(coll, 1, spool, rpool, npool, sbytes, iters, o->root,
+                                o->net ? &c.wn[r] : NULL);
+        }
+        if (mx) c.tm[r] = time_mech(mx, M_MAPPED, rpool, sbytes, iters, rank, size);
+        if (mx && mx->cma_ok) c.tc[r] = time_mech(mx, M_CMA, rpool, sbytes, iters, rank, size);
+    }
+    row->nat[0] = median(c.tn, o->reps) * 1e6;
+    row->top[0] = median(c.tt, o->reps) * 1e6;
+    row->net_nat = median(c.wn, o->reps);
+    row->net_top = median(c.wt, o->reps);
+    row->lb = link_bytes(coll, row->bytes);
+    row->link_us = o->link > 0 ? row->lb / (o->link / 8) * 1e6 : 0;
+    row->mapped = mx ? median(c.tm, o->reps) * 1e6 : -1;
+    row->cma = mx && mx->cma_ok ? median(c.tc, o->reps) * 1e6 : -1;
+    free(c.tn);
+    free(c.tt);
+    free(c.tm);
+    free(c.tc);
+    free(c.wn);
+    free(c.wt);
+}
+
+/* One size of the cold regime into @row.  Returns nonzero if a result
+ * was wrong or the --mech floors could not be measured. */
+static int cold_size(const bench_t *b, size_t bytes, row_t *row)
+{
+    const opts_t *o = b->o;
+    int coll = b->coll, rank = b->rank, size = b->size;
+    size_t sbytes, rbytes;
+    buf_bytes(coll, bytes, size, &sbytes, &rbytes);
+    /* the memcpy reference's copy: the vector, or one block */
+    row->bytes = coll >= C_ALLGATHER ? bytes : sbytes;
+    int npool = (int)(o->pool / (sbytes + rbytes));
+    if (npool < 2) npool = 2;
+    if (npool > 256) npool = 256;
+    char **spool = malloc((size_t)npool * sizeof(char *)),
+         **rpool = malloc((size_t)npool * sizeof(char *));
+    for (int i = 0; i < npool; i++) {
+        spool[i] = malloc(sbytes);
+        rpool[i] = malloc(rbytes);
+        memset(spool[i], rank, sbytes); /* fault the pages in */
+        memset(rpool[i], rank, rbytes);
+    }
+    int iters = o->iters
+                    ? o->iters
+                    : (int)((256u << 20) / ((sbytes + rbytes) * (size_t)(size > 1 ? size : 2)));
+    if (iters < 5) iters = 5;
+    if (iters > 2000) iters = 2000;
+    row->iters = iters;
+    row->bad = check(b, bytes, spool[0], rpool[0], sbytes, rbytes);
+    time_coll(coll, 1, spool, rpool, npool, sbytes, 2, o->root, NULL); /* warm-up */
+    time_coll(coll, 0, spool, rpool, npool, sbytes, 2, o->root, NULL);
+    mech_t mx;
+    int mech = o->mech && mech_init(&mx, spool, npool, sbytes, rank, size) == 0;
+    cold_reps(b, spool, rpool, npool, sbytes, mech ? &mx : NULL, row);
+    if (mech) mech_fini(&mx);
+    reference(b, rpool, npool, row);
+    for (int i = 0; i < npool; i++) {
+        free(spool[i]);
+        free(rpool[i]);
+    }
+    free(spool);
+    free(rpool);
+    return row->bad || (o->mech && !mech);
+}
+
+int bench_cold(const bench_t *b)
+{
+    int invalid = 0;
+    if (b->rank == 0) out_cold_header(b);
+    for (size_t bytes = b->o->min; bytes <= b->o->max; bytes *= 2) {
+        size_t sbytes, rbytes;
+        buf_bytes(b->coll, bytes, b->size, &sbytes, &rbytes);
+        if (sbytes == 0) continue;
+        row_t row = { 0 };
+        invalid |= cold_size(b, bytes, &row);
+        if (b->rank == 0) out_cold_row(b, &row);
+        PMPI_Barrier(MPI_COMM_WORLD);
+    }
+    return invalid;
+}
