@@ -390,6 +390,7 @@ tc_status_t tc_api_run(tc_ctx_t *c, int kind, const tc_coll_args_t *a)
         tc_cctl_abort(c->shm, seq, rc); /* the local processes waiting for us fail too */
     ops->fini(&st);
     c->stat[ops->stat].calls++;
+    if (rc < 0) tc_ctx_failed(c);
     return rc;
 }
 

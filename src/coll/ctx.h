@@ -286,6 +286,19 @@ void tc_req_abandon(MPI_Request *r, int n);
  *  the first context can go.  Thread-safe. */
 void tc_ctx_on_release(void (*hook)(tc_ctx_t *c));
 
+/** A collective failed on @c (this rank): never kept for reuse; on several
+ *  nodes topocoll steps aside for the communicator's later collectives
+ *  (native), since the failed one's messages may still be in flight on
+ *  the private communicators and would match a later one's (a rendezvous
+ *  send of a freed buffer, read when matched, crashed Open MPI).  Every
+ *  rank of an erroneous collective that fails everywhere (differing
+ *  counts) steps aside alike. */
+static inline void tc_ctx_failed(tc_ctx_t *c)
+{
+    c->tainted = 1;
+    if (c->map.nnodes > 1) c->enabled = 0;
+}
+
 /** The context of @comm if one exists (local, never creates). */
 tc_ctx_t *tc_ctx_lookup(MPI_Comm comm);
 

@@ -147,7 +147,7 @@ static void finish_locked(tc_nb_queue_t *q, tc_nb_t *op, tc_status_t st)
     tc_assert(q->head == op && op->state == NB_RUNNING && st != TC_INPROGRESS);
     op->ops->fini(&op->u);
     q->ctx->stat[op->ops->stat].calls++;
-    if (st != TC_OK) q->ctx->tainted = 1; /* (coll/ctx: never kept for reuse) */
+    if (st != TC_OK) tc_ctx_failed(q->ctx); /* (coll/ctx: never kept; native across nodes) */
     op->st = st;
     op->state = NB_FINISHED;
     q->head = op->next;
