@@ -371,23 +371,16 @@ tc_status_t tc_api_run(tc_ctx_t *c, int kind, const tc_coll_args_t *a)
     const tc_coll_ops_t *ops = tc_coll_ops(kind);
     tc_coll_state_t st;
     tc_backoff_t b;
-    tc_status_t rc = ops->init(&st, c, a), peer = TC_OK;
+    tc_status_t rc = ops->init(&st, c, a);
     const uint64_t seq = c->seq;    /* (init numbered the operation) */
     tc_assert(rc != TC_INPROGRESS); /* init prepares; only work is resumable */
     if (rc == TC_OK) {
         tc_backoff_init(&b, c->spin);
         b.nap_us = c->nap;
         while ((rc = ops->work(&st, TC_EXEC_ANY)) == TC_INPROGRESS)
-            if ((peer = wait_step(c, seq, &b)) != TC_OK) break;
+            if ((rc = wait_step(c, seq, &b)) != TC_OK) break; /* a local process failed it */
     }
-    /* A local process failed it: so do we, as it did (our own failure,
-     * if any, is likely its consequence: a region it destroyed). */
-    if (rc < 0 && peer == TC_OK) peer = tc_cctl_peer_failed(c->shm, seq);
-    if (peer != TC_OK) {
-        rc = peer;
-        tc_cctl_finish(c->shm, seq); /* (the next collective need not wait for us) */
-    } else if (rc < 0 && c->shm)
-        tc_cctl_abort(c->shm, seq, rc); /* the local processes waiting for us fail too */
+    if (rc < 0) rc = tc_cctl_settle(c->shm, seq, rc);
     ops->fini(&st);
     c->stat[ops->stat].calls++;
     if (rc < 0) tc_ctx_failed(c);

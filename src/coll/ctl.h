@@ -101,4 +101,22 @@ static inline tc_status_t tc_cctl_peer_failed(const tc_shm_t *s, uint64_t seq)
     return TC_OK;
 }
 
+/** The status of collective @seq that failed here with @st (< 0), or
+ *  that a waiting driver saw a local peer fail (@st: the peer's, from
+ *  tc_cctl_peer_failed): a peer's failure wins (ours is likely its
+ *  consequence: a region it destroyed), and we finish without waiting;
+ *  else ours is published (tc_cctl_abort).  The blocking driver and the
+ *  nonblocking engine end a failed operation with it alike. */
+static inline tc_status_t tc_cctl_settle(tc_shm_t *s, uint64_t seq, tc_status_t st)
+{
+    if (!s) return st;
+    tc_status_t peer = tc_cctl_peer_failed(s, seq);
+    if (peer != TC_OK) {
+        tc_cctl_finish(s, seq); /* (the next collective need not wait for us) */
+        return peer;
+    }
+    tc_cctl_abort(s, seq, st); /* the local processes waiting for us fail too */
+    return st;
+}
+
 #endif

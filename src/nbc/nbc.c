@@ -171,19 +171,11 @@ static void advance_queue(tc_nb_queue_t *q)
             st = op->ops->init(&op->u, q->ctx, &op->a);
             op->state = NB_RUNNING;
         }
-        if (st == TC_OK && (st = op->ops->work(&op->u, executor())) == TC_INPROGRESS) {
-            /* the way out of every wait: a local process failed it */
-            if ((st = tc_cctl_peer_failed(q->ctx->shm, q->ctx->seq)) == TC_OK) return;
-            tc_cctl_finish(q->ctx->shm, q->ctx->seq); /* (the next one need not wait for us) */
-        } else if (st < 0 && q->ctx->shm) {
-            tc_status_t peer = tc_cctl_peer_failed(q->ctx->shm, q->ctx->seq);
-            if (peer != TC_OK) {
-                st = peer; /* ours is likely its consequence */
-                tc_cctl_finish(q->ctx->shm, q->ctx->seq);
-            } else {
-                tc_cctl_abort(q->ctx->shm, q->ctx->seq, st); /* those waiting for us fail too */
-            }
-        }
+        /* the way out of every wait: a local process failed it */
+        if (st == TC_OK && (st = op->ops->work(&op->u, executor())) == TC_INPROGRESS &&
+            (st = tc_cctl_peer_failed(q->ctx->shm, q->ctx->seq)) == TC_OK)
+            return;
+        if (st < 0) st = tc_cctl_settle(q->ctx->shm, q->ctx->seq, st);
         finish_locked(q, op, st);
     }
 }
