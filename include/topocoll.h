@@ -175,6 +175,29 @@ typedef struct topocoll_comm_info {
  *  NULL out of range.  Thread-safe, local. */
 TOPOCOLL_API const char *topocoll_coll_name(int coll);
 
+/* ---- The report (TOPOCOLL_REPORT=1; docs/report.md) ------------------------ */
+
+/** 1 if the report is on (TOPOCOLL_REPORT=1), else 0.  Thread-safe once
+ *  MPI is initialised.  Since 0.6. */
+TOPOCOLL_API int topocoll_report_enabled(void);
+
+/** Count one call of collective @coll (topocoll_coll_t) moving @bytes
+ *  bytes (the message, or one block of a block exchange) that spent
+ *  @seconds inside the call; the interposition library counts every call
+ *  it takes.  No effect with the report off or @coll out of range.
+ *  Thread-safe.  Since 0.6. */
+TOPOCOLL_API void topocoll_report_call(int coll, size_t bytes, double seconds);
+
+/** Write the report: collective over @comm (the interposition library
+ *  calls it on MPI_COMM_WORLD in MPI_Finalize): every rank's counts are
+ *  gathered, and rank 0 writes one line per collective called to
+ *  TOPOCOLL_REPORT_FILE, or stderr:
+ *    topocoll: report MPI_Bcast calls=N accelerated=N bytes=N time_s=S native=N (reason)
+ *  calls and bytes summed over the ranks, time_s the most any rank spent
+ *  inside the calls, reason the most frequent one a rank gave.
+ *  MPI_SUCCESS, MPI_ERR_NO_MEM, or an MPI error of the gather.  Since 0.6. */
+TOPOCOLL_API int topocoll_report_write(MPI_Comm comm);
+
 /**
  * Query @comm's context into @info, whose struct_size the caller has set
  * (TOPOCOLL_COMM_INFO_INIT); at most struct_size bytes are written.

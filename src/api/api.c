@@ -44,25 +44,21 @@ int topocoll_comm_attach(MPI_Comm comm)
     return tc_hier_attach(comm); /* the processes' hierarchy paths, for local queries */
 }
 
-/* topocoll_coll_t is coll/ctx's statistics slots, in the same order. */
-_Static_assert((int)TOPOCOLL_COLL_BCAST == TC_STAT_BCAST &&
-                   (int)TOPOCOLL_COLL_BARRIER == TC_STAT_BARRIER &&
-                   (int)TOPOCOLL_COLL_REDUCE == TC_STAT_REDUCE &&
-                   (int)TOPOCOLL_COLL_ALLREDUCE == TC_STAT_ALLREDUCE &&
-                   (int)TOPOCOLL_COLL_ALLGATHER == TC_STAT_ALLGATHER &&
-                   (int)TOPOCOLL_COLL_SCAN == TC_STAT_SCAN &&
-                   (int)TOPOCOLL_COLL_GATHER == TC_STAT_GATHER &&
-                   (int)TOPOCOLL_COLL_SCATTER == TC_STAT_SCATTER &&
-                   (int)TOPOCOLL_COLL_ALLTOALL == TC_STAT_ALLTOALL &&
-                   (int)TOPOCOLL_COLL_EXSCAN == TC_STAT_EXSCAN &&
-                   (int)TOPOCOLL_COLL_COUNT == TC_STATS && TC_STATS <= (int)TOPOCOLL_COLL_MAX,
-               "the public collectives are the statistics slots");
+/* topocoll_coll_t is the registry's order (base/colls.def), which gives
+ * coll/ctx's statistics slots. */
+#define TC_COLL(ID, Name, lower, SHAPE) \
+    _Static_assert((int)TOPOCOLL_COLL_##ID == TC_STAT_##ID, "topocoll_coll_t: " #ID);
+#include "../base/colls.def"
+#undef TC_COLL
+_Static_assert((int)TOPOCOLL_COLL_COUNT == TC_STATS && TC_STATS <= (int)TOPOCOLL_COLL_MAX,
+               "the public collectives are the registry's");
 
 const char *topocoll_coll_name(int coll)
 {
     static const char *const name[TOPOCOLL_COLL_COUNT] = {
-        "MPI_Bcast", "MPI_Barrier", "MPI_Reduce",  "MPI_Allreduce", "MPI_Allgather",
-        "MPI_Scan",  "MPI_Gather",  "MPI_Scatter", "MPI_Alltoall",  "MPI_Exscan"
+#define TC_COLL(ID, Name, lower, SHAPE) "MPI_" #Name,
+#include "../base/colls.def"
+#undef TC_COLL
     };
     return coll >= 0 && coll < TOPOCOLL_COLL_COUNT ? name[coll] : NULL;
 }

@@ -151,6 +151,14 @@ int tc_api_error_rank(int rank, tc_status_t st, const char *call);
  *  @comm's error handler (tc_api_error). */
 int tc_api_finish(tc_ctx_t *c, MPI_Comm comm, tc_status_t st, const char *call);
 
+/* ---- The report (report.c, TOPOCOLL_REPORT) ------------------------------------ */
+
+/** Count a call topocoll runs, of statistics slot @stat (TC_STAT_*). */
+void tc_report_ran(int stat);
+/** Count @call (an MPI name, "MPI_Ibcast") passed to the native MPI
+ *  because of @why. */
+void tc_report_native(const char *call, const char *why);
+
 /* ---- Nonblocking operations (nbc_api.c) ---------------------------------------- */
 
 struct tc_nb;

@@ -30,6 +30,7 @@ static void hook_init(void) { tc_nb_on_error(tc_api_error_rank); }
 tc_nb_t *tc_api_nb_new(const tc_api_plan_t *plan, int kind, const char *call)
 {
     pthread_once(&g_hook_once, hook_init);
+    tc_report_ran(tc_coll_ops(kind)->stat);
     return tc_nb_new(plan->ctx, kind, call);
 }
 

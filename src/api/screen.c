@@ -32,6 +32,7 @@ int tc_api_arg_error(MPI_Comm comm, int cls, const char *call, const char *what,
 
 void tc_api_why_native(const char *call, const char *why)
 {
+    tc_report_native(call, why);
     tc_debug(tc_config_get(), 2, "%s passed to the native MPI (%s)", call, why);
 }
 
@@ -383,6 +384,7 @@ tc_status_t tc_api_run(tc_ctx_t *c, int kind, const tc_coll_args_t *a)
     if (rc < 0) rc = tc_cctl_settle(c->shm, seq, rc);
     ops->fini(&st);
     c->stat[ops->stat].calls++;
+    tc_report_ran(ops->stat);
     if (rc < 0) tc_ctx_failed(c);
     return rc;
 }

@@ -131,6 +131,12 @@ static tc_param_t g_params[] = {
           "`1`: one line per communicator topocoll attaches to (nodes, mechanism); `2`: also each "
           "call passed "
           "to the native MPI, and why"),
+    P_INT("TOPOCOLL_REPORT", "0", 0, 1, report,
+          "`1`: at MPI_Finalize rank 0 prints one line per collective called, over all ranks: "
+          "calls, calls topocoll ran, bytes, seconds inside the call, calls passed to the native "
+          "MPI and the most frequent reason (docs/report.md)"),
+    P_STR("TOPOCOLL_REPORT_FILE", "standard error", report_file,
+          "the file rank 0 writes the report to (`TOPOCOLL_REPORT=1`)"),
     P_STR("TOPOCOLL_TOPOLOGY", "this host", topology_xml,
           "hwloc XML of a machine to emulate (e.g. `data/topologies/*.xml`)"),
     P_STR("TOPOCOLL_BINDING", "real binding (`core` when an XML is given)", binding,

@@ -24,6 +24,8 @@ typedef struct tc_config {
     size_t comm_lazy_min;         /* TOPOCOLL_COMM_LAZY_MIN: a call of at least this many
                                      bytes builds the context at once */
     int verbose;                  /* TOPOCOLL_VERBOSE=0..2 */
+    int report;                   /* TOPOCOLL_REPORT: the report at MPI_Finalize */
+    const char *report_file;      /* TOPOCOLL_REPORT_FILE, or NULL: stderr */
     const char *topology_xml;     /* TOPOCOLL_TOPOLOGY, NULL = this host */
     const char *binding;          /* TOPOCOLL_BINDING, NULL = real binding */
     int virtual_nodes;            /* TOPOCOLL_VIRTUAL_NODES, >= 1 */

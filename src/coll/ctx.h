@@ -85,16 +85,9 @@ static inline tc_status_t tc_copied(long long got, size_t want)
  * native MPI as a fallback, and calls left to it by choice on several
  * nodes (tc_ctx_flat, coll/xtune). */
 enum {
-    TC_STAT_BCAST = 0,
-    TC_STAT_BARRIER,
-    TC_STAT_REDUCE,
-    TC_STAT_ALLREDUCE,
-    TC_STAT_ALLGATHER,
-    TC_STAT_SCAN,
-    TC_STAT_GATHER,
-    TC_STAT_SCATTER,
-    TC_STAT_ALLTOALL,
-    TC_STAT_EXSCAN,
+#define TC_COLL(ID, Name, lower, SHAPE) TC_STAT_##ID,
+#include "../base/colls.def" /* the registry of collectives */
+#undef TC_COLL
     TC_STATS
 };
 typedef struct tc_coll_stat {

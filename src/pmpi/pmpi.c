@@ -2,131 +2,52 @@
  * pmpi/pmpi -- MPI interposition (libtopocoll_pmpi.so): defines the MPI_*
  * collectives topocoll implements and routes them to the native API, which
  * falls back to PMPI_* itself.  Preload it (LD_PRELOAD) or link it before
- * the MPI library.  May call: topocoll.h only.
+ * the MPI library.  The collectives are the registry's (base/colls.def);
+ * Open MPI's Fortran entry points are in fortran.c.  May call: topocoll.h,
+ * the registry (data only).
  */
 #include "topocoll.h"
+
+#include "shapes.h"
+
+#include <time.h>
 
 /* Every function defined below is an MPI_* function it interposes: exported
  * (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 
-int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+/* The collectives of the registry (base/colls.def), blocking and
+ * nonblocking, in the shapes of pmpi/shapes.h.  With the report on
+ * (TOPOCOLL_REPORT=1, read once in MPI_Init) each call is timed and
+ * counted. */
+static int g_report;
+
+static double now(void)
 {
-    return topocoll_bcast(buffer, count, datatype, root, comm);
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-int MPI_Barrier(MPI_Comm comm) { return topocoll_barrier(comm); }
+#define REPORTED(ID, SHAPE, CALL)                                                     \
+    do {                                                                              \
+        if (!g_report) return CALL;                                                   \
+        double t0_ = now();                                                           \
+        int rc_ = CALL;                                                               \
+        topocoll_report_call(TOPOCOLL_COLL_##ID, S_##SHAPE##_BYTES(ID), now() - t0_); \
+        return rc_;                                                                   \
+    } while (0)
 
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               int root, MPI_Comm comm)
-{
-    return topocoll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-}
+#define TC_COLL(ID, Name, lower, SHAPE)                                                        \
+    int MPI_##Name(S_##SHAPE##_C) { REPORTED(ID, SHAPE, topocoll_##lower(S_##SHAPE##_ARGS)); } \
+    int MPI_I##lower(S_##SHAPE##_C, MPI_Request *request)                                      \
+    {                                                                                          \
+        REPORTED(ID, SHAPE, topocoll_i##lower(S_##SHAPE##_ARGS, request));                     \
+    }
+#include "../base/colls.def"
+#undef TC_COLL
 
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                  MPI_Comm comm)
-{
-    return topocoll_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-}
-
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return topocoll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
-int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return topocoll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-
-int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return topocoll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-
-int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return topocoll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
-int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    return topocoll_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                            request);
-}
-
-int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                 MPI_Request *request)
-{
-    return topocoll_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                             request);
-}
-
-int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return topocoll_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                              request);
-}
-
-int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-             MPI_Comm comm)
-{
-    return topocoll_scan(sendbuf, recvbuf, count, datatype, op, comm);
-}
-
-int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm)
-{
-    return topocoll_exscan(sendbuf, recvbuf, count, datatype, op, comm);
-}
-
-int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm, MPI_Request *request)
-{
-    return topocoll_iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-}
-
-/* ---- Nonblocking collectives and the completion calls (they progress ours) --- */
-
-int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-               MPI_Request *request)
-{
-    return topocoll_ibcast(buffer, count, datatype, root, comm, request);
-}
-
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) { return topocoll_ibarrier(comm, request); }
-
-int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm, MPI_Request *request)
-{
-    return topocoll_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-}
-
-int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm, MPI_Request *request)
-{
-    return topocoll_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
-}
-
-int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return topocoll_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                               request);
-}
-
-int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-              MPI_Comm comm, MPI_Request *request)
-{
-    return topocoll_iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-}
+/* ---- The completion calls (they progress topocoll's nonblocking operations) -- */
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status) { return topocoll_wait(request, status); }
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
@@ -189,6 +110,7 @@ int MPI_Init(int *argc, char ***argv)
     if (rc == MPI_SUCCESS) {
         topocoll_init_world();
         if (level != MPI_THREAD_SINGLE) topocoll_progress_init(provided);
+        g_report = topocoll_report_enabled();
     }
     return rc;
 }
@@ -200,6 +122,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     if (rc == MPI_SUCCESS) {
         topocoll_init_world();
         topocoll_progress_init(got);
+        g_report = topocoll_report_enabled();
         if (provided) *provided = got < required ? got : required;
     }
     return rc;
@@ -208,6 +131,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 int MPI_Finalize(void)
 {
     topocoll_progress_fini();
+    if (g_report) topocoll_report_write(MPI_COMM_WORLD);
     return PMPI_Finalize();
 }
 

@@ -1,0 +1,385 @@
+/*
+ * pmpi/fortran -- Open MPI's Fortran entry points.  Open MPI's Fortran
+ * libraries call PMPI_* (libmpi_mpifh: mpif.h and `use mpi`, whose
+ * mpi_bcast_, mpi_bcast__, mpi_bcast and MPI_BCAST are aliases of
+ * ompi_bcast_f; libmpi_usempif08: `use mpi_f08`, whose mpi_bcast_f08_
+ * calls ompi_bcast_f), so the C interposition never sees a Fortran
+ * program's calls.  Here each of those names is defined for the
+ * registry's collectives (base/colls.def) and the calls around them
+ * (MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Comm_split_type and the
+ * completion calls, which progress topocoll's requests): the handles are
+ * converted (MPI_*_f2c), Fortran's MPI_IN_PLACE and MPI_BOTTOM (addresses
+ * of common blocks, not the C values) recognised, and the C entry point
+ * of this library called, as MPICH's Fortran library does by itself
+ * (libmpichfort calls MPI_*, which pmpi.c takes, but for the four calls
+ * of its mpi_f08 at the end of this file).
+ * The error code goes to ierror when present (optional in mpi_f08).
+ *
+ * Owns nothing.  May call: topocoll.h, the registry, the C entry points of
+ * pmpi.c.
+ */
+#include "topocoll.h"
+
+#ifdef OPEN_MPI
+
+#include "shapes.h"
+
+#include <stdlib.h>
+
+#pragma GCC visibility push(default)
+
+/* Open MPI's Fortran constants (libmpi.so's common blocks). */
+extern MPI_Fint mpi_fortran_in_place_, mpi_fortran_bottom_;
+extern MPI_Fint mpi_fortran_status_ignore_, mpi_fortran_statuses_ignore_;
+
+static void *fbuf(void *p)
+{
+    if (p == (void *)&mpi_fortran_in_place_) return MPI_IN_PLACE;
+    if (p == (void *)&mpi_fortran_bottom_) return MPI_BOTTOM;
+    return p;
+}
+
+static void set_ierr(MPI_Fint *ierr, int rc)
+{
+    if (ierr) *ierr = (MPI_Fint)rc;
+}
+
+/* Fortran LOGICAL values (gfortran: .true. is 1) */
+#define F_TRUE  1
+#define F_FALSE 0
+
+/* Every Fortran name of MPI_<Name>: ompi_<lower>_f and its aliases. */
+#define F_NAMES(lower, UPPER, PARAMS)                                         \
+    void mpi_##lower(PARAMS) __attribute__((alias("ompi_" #lower "_f")));     \
+    void mpi_##lower##_(PARAMS) __attribute__((alias("ompi_" #lower "_f")));  \
+    void mpi_##lower##__(PARAMS) __attribute__((alias("ompi_" #lower "_f"))); \
+    void MPI_##UPPER(PARAMS) __attribute__((alias("ompi_" #lower "_f")));
+
+#define COMMA ,
+#define TC_COLL(ID, Name, lower, SHAPE)                                      \
+    void ompi_##lower##_f(S_##SHAPE##_F, MPI_Fint *ierr)                     \
+    {                                                                        \
+        set_ierr(ierr, MPI_##Name(S_##SHAPE##_FARGS));                       \
+    }                                                                        \
+    F_NAMES(lower, ID, S_##SHAPE##_F COMMA MPI_Fint *ierr)                   \
+    void ompi_i##lower##_f(S_##SHAPE##_F, MPI_Fint *request, MPI_Fint *ierr) \
+    {                                                                        \
+        MPI_Request r = MPI_REQUEST_NULL;                                    \
+        int rc = MPI_I##lower(S_##SHAPE##_FARGS, &r);                        \
+        if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(r);               \
+        set_ierr(ierr, rc);                                                  \
+    }                                                                        \
+    F_NAMES(i##lower, I##ID, S_##SHAPE##_F COMMA MPI_Fint *request COMMA MPI_Fint *ierr)
+#include "../base/colls.def"
+#undef TC_COLL
+
+/* ---- Set-up and the hardware communicators ------------------------------------- */
+
+void ompi_init_f(MPI_Fint *ierr)
+{
+    int argc = 0;
+    char **argv = NULL;
+    set_ierr(ierr, MPI_Init(&argc, &argv));
+}
+F_NAMES(init, INIT, MPI_Fint *ierr)
+
+void ompi_init_thread_f(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+    int argc = 0, got = MPI_THREAD_SINGLE;
+    char **argv = NULL;
+    int rc = MPI_Init_thread(&argc, &argv, *required, &got);
+    *provided = got;
+    set_ierr(ierr, rc);
+}
+F_NAMES(init_thread, INIT_THREAD, MPI_Fint *required COMMA MPI_Fint *provided COMMA MPI_Fint *ierr)
+
+void ompi_finalize_f(MPI_Fint *ierr) { set_ierr(ierr, MPI_Finalize()); }
+F_NAMES(finalize, FINALIZE, MPI_Fint *ierr)
+
+void ompi_comm_split_type_f(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info,
+                            MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = MPI_Comm_split_type(PMPI_Comm_f2c(*comm), *split_type, *key, PMPI_Info_f2c(*info), &c);
+    if (rc == MPI_SUCCESS) *newcomm = PMPI_Comm_c2f(c);
+    set_ierr(ierr, rc);
+}
+F_NAMES(comm_split_type, COMM_SPLIT_TYPE,
+        MPI_Fint *comm COMMA MPI_Fint *split_type COMMA MPI_Fint *key COMMA MPI_Fint *info COMMA
+            MPI_Fint *newcomm COMMA MPI_Fint *ierr)
+
+/* ---- The completion calls -------------------------------------------------------- */
+
+/* A Fortran status is MPI_STATUS_SIZE integers: sizeof(MPI_Status) here. */
+enum { F_STATUS = sizeof(MPI_Status) / sizeof(MPI_Fint) };
+
+static void status_out(const MPI_Status *c, MPI_Fint *f)
+{
+    if (f != &mpi_fortran_status_ignore_) PMPI_Status_c2f(c, f);
+}
+
+void ompi_wait_f(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Request r = PMPI_Request_f2c(*request);
+    MPI_Status s;
+    int rc = MPI_Wait(&r, &s);
+    if (rc == MPI_SUCCESS) {
+        *request = PMPI_Request_c2f(r);
+        status_out(&s, status);
+    }
+    set_ierr(ierr, rc);
+}
+F_NAMES(wait, WAIT, MPI_Fint *request COMMA MPI_Fint *status COMMA MPI_Fint *ierr)
+
+void ompi_test_f(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Request r = PMPI_Request_f2c(*request);
+    MPI_Status s;
+    int done = 0, rc = MPI_Test(&r, &done, &s);
+    if (rc == MPI_SUCCESS) {
+        *request = PMPI_Request_c2f(r);
+        *flag = done ? F_TRUE : F_FALSE;
+        if (done) status_out(&s, status);
+    }
+    set_ierr(ierr, rc);
+}
+F_NAMES(test, TEST,
+        MPI_Fint *request COMMA MPI_Fint *flag COMMA MPI_Fint *status COMMA MPI_Fint *ierr)
+
+void ompi_request_get_status_f(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Status s;
+    int done = 0, rc = MPI_Request_get_status(PMPI_Request_f2c(*request), &done, &s);
+    if (rc == MPI_SUCCESS) {
+        *flag = done ? F_TRUE : F_FALSE;
+        if (done) status_out(&s, status);
+    }
+    set_ierr(ierr, rc);
+}
+F_NAMES(request_get_status, REQUEST_GET_STATUS,
+        MPI_Fint *request COMMA MPI_Fint *flag COMMA MPI_Fint *status COMMA MPI_Fint *ierr)
+
+/* ---- Arrays of requests: C copies (on the stack up to ONSTACK) ------------------- */
+
+enum { ONSTACK = 16 };
+
+typedef struct {
+    MPI_Request *r;
+    MPI_Status *s;
+    MPI_Request r_stack[ONSTACK];
+    MPI_Status s_stack[ONSTACK];
+} reqs_t;
+
+/* @n requests of @f in @q (and room for @n statuses): MPI_SUCCESS or
+ * MPI_ERR_NO_MEM / MPI_ERR_COUNT. */
+static int reqs_in(reqs_t *q, int n, const MPI_Fint *f)
+{
+    if (n < 0) return MPI_ERR_COUNT;
+    q->r = q->r_stack;
+    q->s = q->s_stack;
+    if (n > ONSTACK) {
+        q->r = malloc((size_t)n * sizeof(*q->r));
+        q->s = malloc((size_t)n * sizeof(*q->s));
+        if (!q->r || !q->s) {
+            free(q->r);
+            free(q->s);
+            return MPI_ERR_NO_MEM;
+        }
+    }
+    for (int i = 0; i < n; i++) q->r[i] = PMPI_Request_f2c(f[i]);
+    return MPI_SUCCESS;
+}
+
+/* The requests back into @f, the statuses of @idx (NULL: all @n, in order;
+ * else @n indices) into @st unless it is MPI_STATUSES_IGNORE; @q freed. */
+static void reqs_out(reqs_t *q, int n, MPI_Fint *f, int count, const int *idx, MPI_Fint *st)
+{
+    for (int i = 0; i < n; i++) f[i] = PMPI_Request_c2f(q->r[i]);
+    if (st != &mpi_fortran_statuses_ignore_ && st)
+        for (int i = 0; i < count; i++)
+            PMPI_Status_c2f(&q->s[idx ? idx[i] : i], st + (size_t)i * F_STATUS);
+    if (q->r != q->r_stack) {
+        free(q->r);
+        free(q->s);
+    }
+}
+
+static void reqs_drop(reqs_t *q)
+{
+    if (q->r != q->r_stack) {
+        free(q->r);
+        free(q->s);
+    }
+}
+
+void ompi_waitall_f(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    reqs_t q;
+    int rc = reqs_in(&q, *count, requests);
+    if (rc != MPI_SUCCESS) {
+        set_ierr(ierr, rc);
+        return;
+    }
+    rc = MPI_Waitall(*count, q.r, q.s);
+    reqs_out(&q, *count, requests, *count, NULL, statuses);
+    set_ierr(ierr, rc);
+}
+F_NAMES(waitall, WAITALL,
+        MPI_Fint *count COMMA MPI_Fint *requests COMMA MPI_Fint *statuses COMMA MPI_Fint *ierr)
+
+void ompi_testall_f(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_Fint *statuses,
+                    MPI_Fint *ierr)
+{
+    reqs_t q;
+    int done = 0, rc = reqs_in(&q, *count, requests);
+    if (rc != MPI_SUCCESS) {
+        set_ierr(ierr, rc);
+        return;
+    }
+    rc = MPI_Testall(*count, q.r, &done, q.s);
+    *flag = done ? F_TRUE : F_FALSE;
+    if (done || rc != MPI_SUCCESS)
+        reqs_out(&q, *count, requests, done ? *count : 0, NULL, statuses);
+    else
+        reqs_drop(&q); /* nothing completed: the handles stand */
+    set_ierr(ierr, rc);
+}
+F_NAMES(testall, TESTALL,
+        MPI_Fint *count COMMA MPI_Fint *requests COMMA MPI_Fint *flag COMMA MPI_Fint *statuses COMMA
+            MPI_Fint *ierr)
+
+/* Waitany and Testany: the index is 1-based in Fortran. */
+static void any_out(reqs_t *q, int n, MPI_Fint *requests, int index, int done, MPI_Fint *findex,
+                    MPI_Fint *status)
+{
+    *findex = index == MPI_UNDEFINED ? MPI_UNDEFINED : index + 1;
+    if (done && index != MPI_UNDEFINED) status_out(&q->s[0], status);
+    reqs_out(q, n, requests, 0, NULL, NULL);
+}
+
+void ompi_waitany_f(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status,
+                    MPI_Fint *ierr)
+{
+    reqs_t q;
+    int i = MPI_UNDEFINED, rc = reqs_in(&q, *count, requests);
+    if (rc != MPI_SUCCESS) {
+        set_ierr(ierr, rc);
+        return;
+    }
+    rc = MPI_Waitany(*count, q.r, &i, &q.s[0]);
+    any_out(&q, *count, requests, i, rc == MPI_SUCCESS, index, status);
+    set_ierr(ierr, rc);
+}
+F_NAMES(waitany, WAITANY,
+        MPI_Fint *count COMMA MPI_Fint *requests COMMA MPI_Fint *index COMMA MPI_Fint *status COMMA
+            MPI_Fint *ierr)
+
+void ompi_testany_f(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag,
+                    MPI_Fint *status, MPI_Fint *ierr)
+{
+    reqs_t q;
+    int i = MPI_UNDEFINED, done = 0, rc = reqs_in(&q, *count, requests);
+    if (rc != MPI_SUCCESS) {
+        set_ierr(ierr, rc);
+        return;
+    }
+    rc = MPI_Testany(*count, q.r, &i, &done, &q.s[0]);
+    *flag = done ? F_TRUE : F_FALSE;
+    any_out(&q, *count, requests, i, rc == MPI_SUCCESS && done, index, status);
+    set_ierr(ierr, rc);
+}
+F_NAMES(testany, TESTANY,
+        MPI_Fint *count COMMA MPI_Fint *requests COMMA MPI_Fint *index COMMA MPI_Fint *flag COMMA
+            MPI_Fint *status COMMA MPI_Fint *ierr)
+
+/* Waitsome and Testsome: 1-based indices, statuses in their order. */
+static int some(int wait, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount,
+                MPI_Fint *indices, MPI_Fint *statuses)
+{
+    reqs_t q;
+    int out = MPI_UNDEFINED, rc = reqs_in(&q, *incount, requests);
+    if (rc != MPI_SUCCESS) return rc;
+    int *idx = *incount > ONSTACK ? malloc((size_t)*incount * sizeof(int)) : NULL,
+        idx_stack[ONSTACK];
+    if (*incount > ONSTACK && !idx) {
+        reqs_drop(&q);
+        return MPI_ERR_NO_MEM;
+    }
+    if (!idx) idx = idx_stack;
+    rc = wait ? MPI_Waitsome(*incount, q.r, &out, idx, q.s)
+              : MPI_Testsome(*incount, q.r, &out, idx, q.s);
+    int n = rc == MPI_SUCCESS && out != MPI_UNDEFINED ? out : 0;
+    /* the C statuses are in completion order: q.s[k] is idx[k]'s */
+    for (int k = 0; k < n; k++)
+        if (statuses != &mpi_fortran_statuses_ignore_)
+            PMPI_Status_c2f(&q.s[k], statuses + (size_t)k * F_STATUS);
+    for (int k = 0; k < n; k++) indices[k] = idx[k] + 1;
+    *outcount = rc == MPI_SUCCESS ? out : 0;
+    reqs_out(&q, *incount, requests, 0, NULL, NULL);
+    if (idx != idx_stack) free(idx);
+    return rc;
+}
+
+void ompi_waitsome_f(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+                     MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    set_ierr(ierr, some(1, incount, requests, outcount, indices, statuses));
+}
+F_NAMES(waitsome, WAITSOME,
+        MPI_Fint *incount COMMA MPI_Fint *requests COMMA MPI_Fint *outcount COMMA MPI_Fint *indices
+            COMMA MPI_Fint *statuses COMMA MPI_Fint *ierr)
+
+void ompi_testsome_f(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+                     MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    set_ierr(ierr, some(0, incount, requests, outcount, indices, statuses));
+}
+F_NAMES(testsome, TESTSOME,
+        MPI_Fint *incount COMMA MPI_Fint *requests COMMA MPI_Fint *outcount COMMA MPI_Fint *indices
+            COMMA MPI_Fint *statuses COMMA MPI_Fint *ierr)
+
+#pragma GCC visibility pop
+
+#elif defined(MPICH)
+
+/* MPICH's `use mpi_f08` calls PMPI_Init, PMPI_Init_thread, PMPI_Finalize
+ * and PMPI_Comm_split_type (its collectives and mpif.h call MPI_*): those
+ * four are taken here, by their names in libmpichfort (handles are one
+ * integer passed by reference, ierror optional). */
+#pragma GCC visibility push(default)
+
+static void set_ierr(MPI_Fint *ierr, int rc)
+{
+    if (ierr) *ierr = (MPI_Fint)rc;
+}
+
+void mpi_init_f08_(MPI_Fint *ierr)
+{
+    int argc = 0;
+    char **argv = NULL;
+    set_ierr(ierr, MPI_Init(&argc, &argv));
+}
+
+void mpi_init_thread_f08_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+    int argc = 0, got = MPI_THREAD_SINGLE;
+    char **argv = NULL;
+    int rc = MPI_Init_thread(&argc, &argv, *required, &got);
+    *provided = got;
+    set_ierr(ierr, rc);
+}
+
+void mpi_finalize_f08_(MPI_Fint *ierr) { set_ierr(ierr, MPI_Finalize()); }
+
+void mpi_comm_split_type_f08_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info,
+                              MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = MPI_Comm_split_type(PMPI_Comm_f2c(*comm), *split_type, *key, PMPI_Info_f2c(*info), &c);
+    if (rc == MPI_SUCCESS) *newcomm = PMPI_Comm_c2f(c);
+    set_ierr(ierr, rc);
+}
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * pmpi/shapes -- the argument lists of the registry's shapes
+ * (base/colls.def), for the C interposition (pmpi.c) and Open MPI's
+ * Fortran entry points (fortran.c):
+ *   S_<SHAPE>_C       the C parameters (MPI 4.0 chapter 6's bindings)
+ *   S_<SHAPE>_ARGS    the same, as arguments
+ *   S_<SHAPE>_BYTES   the bytes the report counts (topocoll_report_call)
+ *   S_<SHAPE>_F       the Fortran parameters (mpif.h ABI: every argument by
+ *                     reference, the error code last, added by the user)
+ *   S_<SHAPE>_FARGS   the C call's arguments from them (handles converted,
+ *                     Fortran MPI_IN_PLACE / MPI_BOTTOM by fbuf())
+ * A nonblocking call adds its request after these.
+ *
+ * Owns nothing.  May call: topocoll.h, mpi.h.
+ */
+#ifndef TC_PMPI_SHAPES_H
+#define TC_PMPI_SHAPES_H
+
+#include "topocoll.h"
+
+/* @count elements of @dt in bytes (0 for a bad count or datatype: the call
+ * reports the error). */
+static inline size_t tc_pmpi_bytes(int count, MPI_Datatype dt)
+{
+    int size = 0;
+    if (count <= 0 || dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS) return 0;
+    return (size_t)count * (size_t)(size > 0 ? size : 0);
+}
+
+/* A block exchange's block: the sending side's, or the receiving side's
+ * where the send side is in place or, for Scatter (@recv_side), means
+ * nothing off the root. */
+static inline size_t tc_pmpi_block(int recv_side, const void *sendbuf, int sendcount,
+                                   MPI_Datatype sendtype, const void *recvbuf, int recvcount,
+                                   MPI_Datatype recvtype)
+{
+    if (recv_side ? recvbuf != MPI_IN_PLACE : sendbuf == MPI_IN_PLACE)
+        return tc_pmpi_bytes(recvcount, recvtype);
+    return tc_pmpi_bytes(sendcount, sendtype);
+}
+
+#define S_BCAST_C         void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm
+#define S_BCAST_ARGS      buffer, count, datatype, root, comm
+#define S_BCAST_BYTES(ID) tc_pmpi_bytes(count, datatype)
+#define S_BCAST_F         void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm
+#define S_BCAST_FARGS     fbuf(buf), *count, PMPI_Type_f2c(*dt), *root, PMPI_Comm_f2c(*comm)
+
+#define S_BARRIER_C         MPI_Comm comm
+#define S_BARRIER_ARGS      comm
+#define S_BARRIER_BYTES(ID) 0
+#define S_BARRIER_F         MPI_Fint *comm
+#define S_BARRIER_FARGS     PMPI_Comm_f2c(*comm)
+
+#define S_REDUCE_C                                                                             \
+    const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, \
+        MPI_Comm comm
+#define S_REDUCE_ARGS      sendbuf, recvbuf, count, datatype, op, root, comm
+#define S_REDUCE_BYTES(ID) tc_pmpi_bytes(count, datatype)
+#define S_REDUCE_F                                                                   \
+    void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, \
+        MPI_Fint *root, MPI_Fint *comm
+#define S_REDUCE_FARGS                                                                       \
+    fbuf(sendbuf), fbuf(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), *root, \
+        PMPI_Comm_f2c(*comm)
+
+#define S_ALLRED_C \
+    const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm
+#define S_ALLRED_ARGS      sendbuf, recvbuf, count, datatype, op, comm
+#define S_ALLRED_BYTES(ID) tc_pmpi_bytes(count, datatype)
+#define S_ALLRED_F \
+    void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm
+#define S_ALLRED_FARGS                                                                \
+    fbuf(sendbuf), fbuf(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), \
+        PMPI_Comm_f2c(*comm)
+
+#define S_ALLG_C                                                                             \
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, \
+        MPI_Datatype recvtype, MPI_Comm comm
+#define S_ALLG_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
+#define S_ALLG_BYTES(ID) \
+    tc_pmpi_block(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
+#define S_ALLG_F                                                                                \
+    void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, \
+        MPI_Fint *recvtype, MPI_Fint *comm
+#define S_ALLG_FARGS                                                                \
+    fbuf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), fbuf(recvbuf), *recvcount, \
+        PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)
+
+#define S_ROOTG_C                                                                            \
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, \
+        MPI_Datatype recvtype, int root, MPI_Comm comm
+#define S_ROOTG_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm
+#define S_ROOTG_BYTES(ID)                                                                    \
+    tc_pmpi_block(TOPOCOLL_COLL_##ID == TOPOCOLL_COLL_SCATTER, sendbuf, sendcount, sendtype, \
+                  recvbuf, recvcount, recvtype)
+#define S_ROOTG_F                                                                               \
+    void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, \
+        MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm
+#define S_ROOTG_FARGS                                                               \
+    fbuf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), fbuf(recvbuf), *recvcount, \
+        PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm)
+
+#endif
