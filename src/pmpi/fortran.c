@@ -11,8 +11,8 @@
  * converted (MPI_*_f2c), Fortran's MPI_IN_PLACE and MPI_BOTTOM (addresses
  * of common blocks, not the C values) recognised, and the C entry point
  * of this library called, as MPICH's Fortran library does by itself
- * (libmpichfort calls MPI_*, which pmpi.c takes, but for the four calls
- * of its mpi_f08 at the end of this file).
+ * (libmpichfort calls MPI_*, which pmpi.c takes, but for the calls of its
+ * mpi_f08 at the end of this file).
  * The error code goes to ierror when present (optional in mpi_f08).
  *
  * Owns nothing.  May call: topocoll.h, the registry, the C entry points of
@@ -342,10 +342,13 @@ F_NAMES(testsome, TESTSOME,
 
 #elif defined(MPICH)
 
-/* MPICH's `use mpi_f08` calls PMPI_Init, PMPI_Init_thread, PMPI_Finalize
- * and PMPI_Comm_split_type (its collectives and mpif.h call MPI_*): those
- * four are taken here, by their names in libmpichfort (handles are one
- * integer passed by reference, ierror optional). */
+/* MPICH's `use mpi_f08` calls PMPI_Init, PMPI_Init_thread, PMPI_Finalize,
+ * PMPI_Comm_split_type and the PMPI completion calls (its collectives and
+ * mpif.h call MPI_*): those are taken here, by their names in libmpichfort.
+ * Handles are one integer passed by reference (MPICH's C handles are the
+ * same integers), a status is a C MPI_Status, ierror is optional, and
+ * MPI_STATUS(ES)_IGNORE are the objects MPI 4.0's MPI_F08_STATUS(ES)_IGNORE
+ * point to. */
 #pragma GCC visibility push(default)
 
 static void set_ierr(MPI_Fint *ierr, int rc)
@@ -378,6 +381,92 @@ void mpi_comm_split_type_f08_(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *ke
     int rc = MPI_Comm_split_type(PMPI_Comm_f2c(*comm), *split_type, *key, PMPI_Info_f2c(*info), &c);
     if (rc == MPI_SUCCESS) *newcomm = PMPI_Comm_c2f(c);
     set_ierr(ierr, rc);
+}
+
+_Static_assert(sizeof(MPI_Request) == sizeof(MPI_Fint), "MPICH's requests are Fortran integers");
+
+static MPI_Status *st1(MPI_Status *s)
+{
+    return !s || (void *)s == (void *)MPI_F08_STATUS_IGNORE ? MPI_STATUS_IGNORE : s;
+}
+static MPI_Status *stn(MPI_Status *s)
+{
+    return !s || (void *)s == (void *)MPI_F08_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : s;
+}
+static void index_out(MPI_Fint *f, int c) { *f = c == MPI_UNDEFINED ? c : c + 1; }
+
+void mpi_wait_f08_(MPI_Fint *request, MPI_Status *status, MPI_Fint *ierr)
+{
+    set_ierr(ierr, MPI_Wait((MPI_Request *)request, st1(status)));
+}
+
+void mpi_test_f08_(MPI_Fint *request, MPI_Fint *flag, MPI_Status *status, MPI_Fint *ierr)
+{
+    int done = 0, rc = MPI_Test((MPI_Request *)request, &done, st1(status));
+    *flag = done;
+    set_ierr(ierr, rc);
+}
+
+void mpi_request_get_status_f08_(MPI_Fint *request, MPI_Fint *flag, MPI_Status *status,
+                                 MPI_Fint *ierr)
+{
+    int done = 0, rc = MPI_Request_get_status((MPI_Request)*request, &done, st1(status));
+    *flag = done;
+    set_ierr(ierr, rc);
+}
+
+void mpi_waitall_f08_(MPI_Fint *count, MPI_Fint *requests, MPI_Status *statuses, MPI_Fint *ierr)
+{
+    set_ierr(ierr, MPI_Waitall(*count, (MPI_Request *)requests, stn(statuses)));
+}
+
+void mpi_testall_f08_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_Status *statuses,
+                      MPI_Fint *ierr)
+{
+    int done = 0, rc = MPI_Testall(*count, (MPI_Request *)requests, &done, stn(statuses));
+    *flag = done;
+    set_ierr(ierr, rc);
+}
+
+void mpi_waitany_f08_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Status *status,
+                      MPI_Fint *ierr)
+{
+    int i = MPI_UNDEFINED, rc = MPI_Waitany(*count, (MPI_Request *)requests, &i, st1(status));
+    index_out(index, i);
+    set_ierr(ierr, rc);
+}
+
+void mpi_testany_f08_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag,
+                      MPI_Status *status, MPI_Fint *ierr)
+{
+    int i = MPI_UNDEFINED, done = 0;
+    int rc = MPI_Testany(*count, (MPI_Request *)requests, &i, &done, st1(status));
+    index_out(index, i);
+    *flag = done;
+    set_ierr(ierr, rc);
+}
+
+static int some08(int wait, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount,
+                  MPI_Fint *indices, MPI_Status *statuses)
+{
+    int out = MPI_UNDEFINED;
+    int rc = wait ? MPI_Waitsome(*incount, (MPI_Request *)requests, &out, indices, stn(statuses))
+                  : MPI_Testsome(*incount, (MPI_Request *)requests, &out, indices, stn(statuses));
+    *outcount = out;
+    for (int k = 0; rc == MPI_SUCCESS && out != MPI_UNDEFINED && k < out; k++) indices[k]++;
+    return rc;
+}
+
+void mpi_waitsome_f08_(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+                       MPI_Status *statuses, MPI_Fint *ierr)
+{
+    set_ierr(ierr, some08(1, incount, requests, outcount, indices, statuses));
+}
+
+void mpi_testsome_f08_(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+                       MPI_Status *statuses, MPI_Fint *ierr)
+{
+    set_ierr(ierr, some08(0, incount, requests, outcount, indices, statuses));
 }
 
 #pragma GCC visibility pop
