@@ -5,7 +5,8 @@ pkgs=(build-essential cmake pkg-config libhwloc-dev hwloc libopenmpi-dev openmpi
       gnuplot-nox python3-mpi4py python3-numpy   # scripts/plot.sh; tests/test_mpi4py.py
       iproute2                                   # scripts/cluster.sh: ip netns, tc
       clang-format                               # tests/lint/style.sh
-      clang libclang-rt-14-dev)                  # tests/fuzz: libFuzzer targets
+      clang libclang-rt-14-dev                   # tests/fuzz: libFuzzer targets
+      gfortran)                                  # tests/fortran, tools/fortran
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

@@ -55,6 +55,12 @@ static void set_ierr(MPI_Fint *ierr, int rc)
     void mpi_##lower##__(PARAMS) __attribute__((alias("ompi_" #lower "_f"))); \
     void MPI_##UPPER(PARAMS) __attribute__((alias("ompi_" #lower "_f")));
 
+/* Open MPI's mpi_f08 calls the test calls by their Fortran profiling name
+ * (pmpi_test_, ...): that name too, or its MPI_Test never progresses a
+ * topocoll request. */
+#define F_PNAME(lower, PARAMS) \
+    void pmpi_##lower##_(PARAMS) __attribute__((alias("ompi_" #lower "_f")));
+
 #define COMMA ,
 #define TC_COLL(ID, Name, lower, SHAPE)                                      \
     void ompi_##lower##_f(S_##SHAPE##_F, MPI_Fint *ierr)                     \
@@ -145,6 +151,7 @@ void ompi_test_f(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *
 }
 F_NAMES(test, TEST,
         MPI_Fint *request COMMA MPI_Fint *flag COMMA MPI_Fint *status COMMA MPI_Fint *ierr)
+F_PNAME(test, MPI_Fint *request COMMA MPI_Fint *flag COMMA MPI_Fint *status COMMA MPI_Fint *ierr)
 
 void ompi_request_get_status_f(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
@@ -157,6 +164,8 @@ void ompi_request_get_status_f(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *stat
     set_ierr(ierr, rc);
 }
 F_NAMES(request_get_status, REQUEST_GET_STATUS,
+        MPI_Fint *request COMMA MPI_Fint *flag COMMA MPI_Fint *status COMMA MPI_Fint *ierr)
+F_PNAME(request_get_status,
         MPI_Fint *request COMMA MPI_Fint *flag COMMA MPI_Fint *status COMMA MPI_Fint *ierr)
 
 /* ---- Arrays of requests: C copies (on the stack up to ONSTACK) ------------------- */
@@ -247,6 +256,8 @@ void ompi_testall_f(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_Fin
 F_NAMES(testall, TESTALL,
         MPI_Fint *count COMMA MPI_Fint *requests COMMA MPI_Fint *flag COMMA MPI_Fint *statuses COMMA
             MPI_Fint *ierr)
+F_PNAME(testall, MPI_Fint *count COMMA MPI_Fint *requests COMMA MPI_Fint *flag COMMA
+                     MPI_Fint *statuses COMMA MPI_Fint *ierr)
 
 /* Waitany and Testany: the index is 1-based in Fortran. */
 static void any_out(reqs_t *q, int n, MPI_Fint *requests, int index, int done, MPI_Fint *findex,
@@ -291,6 +302,8 @@ void ompi_testany_f(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fi
 F_NAMES(testany, TESTANY,
         MPI_Fint *count COMMA MPI_Fint *requests COMMA MPI_Fint *index COMMA MPI_Fint *flag COMMA
             MPI_Fint *status COMMA MPI_Fint *ierr)
+F_PNAME(testany, MPI_Fint *count COMMA MPI_Fint *requests COMMA MPI_Fint *index COMMA MPI_Fint *flag
+                     COMMA MPI_Fint *status COMMA MPI_Fint *ierr)
 
 /* Waitsome and Testsome: 1-based indices, statuses in their order. */
 static int some(int wait, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount,
@@ -337,6 +350,8 @@ void ompi_testsome_f(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, 
 F_NAMES(testsome, TESTSOME,
         MPI_Fint *incount COMMA MPI_Fint *requests COMMA MPI_Fint *outcount COMMA MPI_Fint *indices
             COMMA MPI_Fint *statuses COMMA MPI_Fint *ierr)
+F_PNAME(testsome, MPI_Fint *incount COMMA MPI_Fint *requests COMMA MPI_Fint *outcount COMMA
+                      MPI_Fint *indices COMMA MPI_Fint *statuses COMMA MPI_Fint *ierr)
 
 #pragma GCC visibility pop
 
