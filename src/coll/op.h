@@ -2,13 +2,16 @@
  * coll/op -- reduction operators: which (op, datatype) pairs topocoll
  * accelerates, and the kernels that apply them.
  *
- * Every predefined op is accepted on the predefined C datatypes the MPI
- * standard (4.0, section 6.9.2) defines it for; pairs outside that table
- * go to the native collective, which raises the error the user expects.
- * User-defined ops are applied with MPI_Reduce_local.  Our own kernels
- * (plain loops the compiler vectorises) exist only for SUM/MAX/MIN on
- * float, double, int32 and int64, the hot cases where they beat the
- * library's dispatch; everything else goes through MPI_Reduce_local.
+ * Every predefined op is accepted on the predefined C, C++ and Fortran
+ * datatypes the MPI standard (4.0, section 6.9.2) defines it for (a
+ * Fortran program's MPI_DOUBLE_PRECISION sum included); pairs outside
+ * that table go to the native collective, which raises the error the
+ * user expects.  User-defined ops are applied with MPI_Reduce_local.  Our
+ * own kernels (plain loops the compiler vectorises) exist only for
+ * SUM/MAX/MIN on float, double, int32 and int64 elements, whichever
+ * language names them (MPI_REAL, MPI_INTEGER8...; chosen by the type's
+ * size), the hot cases where they beat the library's
+ * dispatch; everything else goes through MPI_Reduce_local.
  *
  * Order: tc_op_apply(in, inout) computes inout = in op inout, as
  * MPI_Reduce_local does; the collectives fold operands right to left
@@ -49,7 +52,9 @@ static inline size_t tc_span(const tc_rtype_t *t, size_t n)
  * topocoll can reduce this pair itself: a predefined op on a predefined
  * datatype it is defined for, or a user op on a datatype whose elements
  * are contiguous with lower bound 0.  Returns 0 otherwise (the caller
- * passes the call to the native MPI).  Local; no communication.
+ * passes the call to the native MPI).  Local; no communication.  The
+ * answers for predefined pairs are kept per thread (the last few pairs),
+ * so a repeated pair costs two handle comparisons.
  */
 int tc_op_classify(MPI_Datatype dt, MPI_Op op, tc_rtype_t *t);
 
