@@ -6,7 +6,8 @@
 # native MPI_Bcast and with topocoll, then the benchmark of the five
 # collectives (native vs topocoll in the same run, cold and warm buffers;
 # tables, CSV files and plots in build/onehost/), and
-# the nonblocking collectives' overlap (scripts/overlap.sh).
+# the nonblocking collectives' overlap (scripts/overlap.sh), and a real
+# application (Quantum ESPRESSO, scripts/apps.sh) native vs topocoll.
 #   scripts/main.sh [NP]        (NP defaults to 2: this host has 2 cores)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,3 +59,9 @@ echo
 echo "== nonblocking collectives: overlap with computation (np=$np; no communication core, then 1 per node"
 echo "   under each progress-thread placement and split-tree S; this host has $(nproc) cores)"
 BUILD="$root/build" "$root/scripts/overlap.sh" "$np" 1
+echo
+echo "== a real application: Quantum ESPRESSO (pw.x, 8-atom silicon SCF), native vs topocoll, on this host (np=2)"
+echo "   and across 2 emulated hosts x 2 ranks (scripts/apps.sh; docs/applications.md has the measured table)"
+"$root/scripts/apps.sh" --reps 1 --out "$root/build/apps" qe | sed -n '/^==/,$p'
+"$root/scripts/apps.sh" --reps 1 --hosts 2x2 --out "$root/build/apps" qe | sed -n '/^==/,$p' ||
+  echo "  (across hosts skipped: no network namespaces here)"
