@@ -5,7 +5,8 @@
 # digits, or not), and topocoll's report (TOPOCOLL_REPORT) of the last run.
 #   scripts/apps.sh [--reps N] [--hosts 1|KxP] [--out DIR] [APP...]
 #     APP       qe (pw.x, 8-atom silicon SCF), cp2k (cp2k.psmp, 2-water PBE
-#               energy); default: both.  Inputs: apps/real/.
+#               energy), lammps (lmp, Lennard-Jones melt; C++); default: all
+#               three.  Inputs: apps/real/.
 #     --hosts   1 (this host, np=2, default) or KxP: K emulated hosts of P
 #               ranks over 1 Gbit/s links (scripts/cluster.sh)
 #     --reps    runs per mode (default 3)
@@ -25,17 +26,18 @@ while (($#)); do
     --out) out=$2; shift 2 ;;
     --plot) plot=$2; shift 2 ;;
     -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
-    qe|cp2k) apps+=("$1"); shift ;;
+    qe|cp2k|lammps) apps+=("$1"); shift ;;
     *) echo "apps.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-((${#apps[@]})) || apps=(qe cp2k)
+((${#apps[@]})) || apps=(qe cp2k lammps)
 [[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "apps.sh: --reps needs a positive count" >&2; exit 2; }
 
 pkgs=()
 command -v pw.x >/dev/null || pkgs+=(quantum-espresso)
 [ -d /usr/share/espresso/pseudo ] || pkgs+=(quantum-espresso-data)
 command -v cp2k.psmp >/dev/null || pkgs+=(cp2k)
+command -v lmp >/dev/null || pkgs+=(lammps)
 if ((${#pkgs[@]})); then
   echo "== apt-get install ${pkgs[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${pkgs[@]}" >/dev/null
@@ -51,12 +53,14 @@ app_cmd() {
   case $1 in
     qe) echo "pw.x -in $root/apps/real/qe/si8.in" ;;
     cp2k) echo "cp2k.psmp -i $root/apps/real/cp2k/h2o2.inp" ;;
+    lammps) echo "lmp -in $root/apps/real/lammps/melt.in -log none" ;;
   esac
 }
 app_result() {
   case $1 in
     qe) grep -E '^!' "$2" | tail -1 | awk '{ print $(NF-1), $NF }' ;;
     cp2k) grep -E 'ENERGY\| Total FORCE_EVAL' "$2" | tail -1 | awk '{ print $NF, "a.u." }' ;;
+    lammps) awk '$1 == 1000 && NF == 6 { print "E=" $5, "P=" $6 }' "$2" | tail -1 ;;
   esac
 }
 
@@ -97,6 +101,7 @@ app_time() {
   case $1 in
     qe) awk '/PWSCF +:/ { for (i = 1; i <= NF; i++) if ($i == "WALL") { v = $(i-1); sub(/s$/, "", v); print v } }' "$2" | tail -1 ;;
     cp2k) awk '$1 == "CP2K" && NF >= 7 { print $NF }' "$2" | tail -1 ;;
+    lammps) awk '/^Loop time of/ { print $4 }' "$2" | tail -1 ;;
   esac
 }
 
