@@ -37,12 +37,18 @@ typedef struct {
 
 static coll_count_t g_count[TC_STATS];
 static pthread_mutex_t g_why_lock = PTHREAD_MUTEX_INITIALIZER;
-static int g_on = -1; /* -1: not read yet */
+/* -1: not read yet; then TOPOCOLL_REPORT (written once, read by any
+ * thread: relaxed, every writer stores the same value) */
+static _Atomic int g_on = -1;
 
 int topocoll_report_enabled(void)
 {
-    if (g_on < 0) g_on = tc_config_get()->report;
-    return g_on;
+    int on = atomic_load_explicit(&g_on, memory_order_relaxed);
+    if (on < 0) {
+        on = tc_config_get()->report;
+        atomic_store_explicit(&g_on, on, memory_order_relaxed);
+    }
+    return on;
 }
 
 void topocoll_report_call(int coll, size_t bytes, double seconds)
@@ -56,7 +62,8 @@ void topocoll_report_call(int coll, size_t bytes, double seconds)
 
 void tc_report_ran(int stat)
 {
-    if (g_on <= 0 || stat < 0 || stat >= TC_STATS) return;
+    if (atomic_load_explicit(&g_on, memory_order_relaxed) <= 0 || stat < 0 || stat >= TC_STATS)
+        return;
     atomic_fetch_add_explicit(&g_count[stat].ran, 1, memory_order_relaxed);
 }
 
@@ -75,7 +82,7 @@ static int slot_of(const char *call)
 
 void tc_report_native(const char *call, const char *why)
 {
-    int i = g_on > 0 && why ? slot_of(call) : -1;
+    int i = atomic_load_explicit(&g_on, memory_order_relaxed) > 0 && why ? slot_of(call) : -1;
     if (i < 0) return;
     coll_count_t *k = &g_count[i];
     pthread_mutex_lock(&g_why_lock);

@@ -199,26 +199,22 @@ static int reqs_in(reqs_t *q, int n, const MPI_Fint *f)
     return MPI_SUCCESS;
 }
 
-/* The requests back into @f, the statuses of @idx (NULL: all @n, in order;
- * else @n indices) into @st unless it is MPI_STATUSES_IGNORE; @q freed. */
-static void reqs_out(reqs_t *q, int n, MPI_Fint *f, int count, const int *idx, MPI_Fint *st)
-{
-    for (int i = 0; i < n; i++) f[i] = PMPI_Request_c2f(q->r[i]);
-    if (st != &mpi_fortran_statuses_ignore_ && st)
-        for (int i = 0; i < count; i++)
-            PMPI_Status_c2f(&q->s[idx ? idx[i] : i], st + (size_t)i * F_STATUS);
-    if (q->r != q->r_stack) {
-        free(q->r);
-        free(q->s);
-    }
-}
-
 static void reqs_drop(reqs_t *q)
 {
     if (q->r != q->r_stack) {
         free(q->r);
         free(q->s);
     }
+}
+
+/* The @n requests back into @f, the first @count statuses into @st unless
+ * it is NULL or MPI_STATUSES_IGNORE; @q freed. */
+static void reqs_out(reqs_t *q, int n, MPI_Fint *f, int count, MPI_Fint *st)
+{
+    for (int i = 0; i < n; i++) f[i] = PMPI_Request_c2f(q->r[i]);
+    if (st != &mpi_fortran_statuses_ignore_ && st)
+        for (int i = 0; i < count; i++) PMPI_Status_c2f(&q->s[i], st + (size_t)i * F_STATUS);
+    reqs_drop(q);
 }
 
 void ompi_waitall_f(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr)
@@ -230,7 +226,7 @@ void ompi_waitall_f(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI
         return;
     }
     rc = MPI_Waitall(*count, q.r, q.s);
-    reqs_out(&q, *count, requests, *count, NULL, statuses);
+    reqs_out(&q, *count, requests, *count, statuses);
     set_ierr(ierr, rc);
 }
 F_NAMES(waitall, WAITALL,
@@ -248,7 +244,7 @@ void ompi_testall_f(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_Fin
     rc = MPI_Testall(*count, q.r, &done, q.s);
     *flag = done ? F_TRUE : F_FALSE;
     if (done || rc != MPI_SUCCESS)
-        reqs_out(&q, *count, requests, done ? *count : 0, NULL, statuses);
+        reqs_out(&q, *count, requests, done ? *count : 0, statuses);
     else
         reqs_drop(&q); /* nothing completed: the handles stand */
     set_ierr(ierr, rc);
@@ -265,7 +261,7 @@ static void any_out(reqs_t *q, int n, MPI_Fint *requests, int index, int done, M
 {
     *findex = index == MPI_UNDEFINED ? MPI_UNDEFINED : index + 1;
     if (done && index != MPI_UNDEFINED) status_out(&q->s[0], status);
-    reqs_out(q, n, requests, 0, NULL, NULL);
+    reqs_out(q, n, requests, 0, NULL);
 }
 
 void ompi_waitany_f(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status,
@@ -328,7 +324,7 @@ static int some(int wait, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outco
             PMPI_Status_c2f(&q.s[k], statuses + (size_t)k * F_STATUS);
     for (int k = 0; k < n; k++) indices[k] = idx[k] + 1;
     *outcount = rc == MPI_SUCCESS ? out : 0;
-    reqs_out(&q, *incount, requests, 0, NULL, NULL);
+    reqs_out(&q, *incount, requests, 0, NULL);
     if (idx != idx_stack) free(idx);
     return rc;
 }

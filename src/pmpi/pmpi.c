@@ -109,8 +109,8 @@ int MPI_Init(int *argc, char ***argv)
                                         : PMPI_Init_thread(argc, argv, level, &provided);
     if (rc == MPI_SUCCESS) {
         topocoll_init_world();
+        g_report = topocoll_report_enabled(); /* before any progress thread */
         if (level != MPI_THREAD_SINGLE) topocoll_progress_init(provided);
-        g_report = topocoll_report_enabled();
     }
     return rc;
 }
@@ -121,8 +121,8 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     int rc = PMPI_Init_thread(argc, argv, level, &got);
     if (rc == MPI_SUCCESS) {
         topocoll_init_world();
-        topocoll_progress_init(got);
         g_report = topocoll_report_enabled();
+        topocoll_progress_init(got);
         if (provided) *provided = got < required ? got : required;
     }
     return rc;
