@@ -7,6 +7,7 @@
 #
 # Programs: test_bcast, test_reduce (Reduce and Allreduce), test_allgather,
 # test_barrier, test_nbsteps (nonblocking), test_nuioa (NIC-aware leaders),
+# test_errprop (an erroneous Bcast),
 # test_hsplit (hardware splits) and test_preload (LD_PRELOAD of
 # libtopocoll_pmpi.so).  Layouts (ranks per host): 2x2 (2,2), 3 hosts of 2,
 # 2 and 1 (2,2,1), 2x2 with TOPOCOLL_VIRTUAL_NODES=2 (two virtual nodes on
@@ -32,7 +33,7 @@ bin=$build/tests
 limit=${CROSS_HOST_TIMEOUT:-300}
 filter=${CROSS_HOST_FILTER:-.}
 for p in test_bcast test_reduce test_allgather test_barrier test_nbsteps test_hsplit test_nuioa test_nic \
-         test_preload test_churn test_kill test_xtune; do
+         test_preload test_churn test_kill test_xtune test_errprop; do
   [[ -x $bin/$p ]] || { echo "FAIL $p: $bin/$p is missing"; echo "cross-host: 0 passed, 1 failed"; exit 1; }
 done
 preload_lib=$build/libtopocoll_pmpi.so
@@ -164,6 +165,16 @@ done
 # default TOPOCOLL_*_FLAT_MAX (a 1 KiB Allreduce native, 1 MiB topocoll)
 run plan_2x2 'test_plan np=.* 0 failed$' -- --hosts "2,2" --env TOPOCOLL_COMM_LAZY=0 \
   --env TOPOCOLL_XTUNE=0 -- "$bin/test_plan" expect
+
+# An erroneous Bcast (the root's count twice the others') across hosts:
+# every rank returns MPI_ERR_TRUNCATE (a root alone on its host may
+# succeed), nothing of the failed calls stays in flight, and the same
+# communicator then runs a correct Bcast and Allreduce.
+for bytes in 1048576 4194304; do
+  run "errprop_3hosts_221_$bytes" 'test_errprop np=.* 0 failed$' -- --hosts "2,2,1" \
+    --env TOPOCOLL_COMM_LAZY=0 --env TOPOCOLL_XTUNE=0 --env TOPOCOLL_BCAST_FLAT_MAX=0 \
+    -- "$bin/test_errprop" "$bytes"
+done
 
 # The online choice between native and topocoll across hosts (3 hosts:
 # the ranks agree on every call's method; every result checked), at every

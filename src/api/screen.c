@@ -367,6 +367,21 @@ static tc_status_t wait_step(const tc_ctx_t *c, uint64_t seq, tc_backoff_t *b)
     return peer;
 }
 
+/* A failed operation's drain step to its end (coll/coll): its network
+ * traffic is the MPI library's to finish, as in any MPI call. */
+static tc_status_t drain(const tc_ctx_t *c, const tc_coll_ops_t *ops, tc_coll_state_t *st)
+{
+    tc_backoff_t b;
+    tc_status_t rc;
+    tc_backoff_init(&b, c->spin);
+    b.nap_us = c->nap;
+    while ((rc = ops->drain(st)) == TC_INPROGRESS) {
+        if (tc_nb_outstanding()) tc_nb_progress();
+        tc_backoff(&b);
+    }
+    return rc;
+}
+
 tc_status_t tc_api_run(tc_ctx_t *c, int kind, const tc_coll_args_t *a)
 {
     const tc_coll_ops_t *ops = tc_coll_ops(kind);
@@ -381,11 +396,15 @@ tc_status_t tc_api_run(tc_ctx_t *c, int kind, const tc_coll_args_t *a)
         while ((rc = ops->work(&st, TC_EXEC_ANY)) == TC_INPROGRESS)
             if ((rc = wait_step(c, seq, &b)) != TC_OK) break; /* a local process failed it */
     }
-    if (rc < 0) rc = tc_cctl_settle(c->shm, seq, rc);
+    int drained = 0;
+    if (rc < 0) {
+        rc = tc_cctl_settle(c->shm, seq, rc); /* (the local processes told first) */
+        drained = ops->drain && drain(c, ops, &st) == TC_OK;
+    }
     ops->fini(&st);
     c->stat[ops->stat].calls++;
     tc_report_ran(ops->stat);
-    if (rc < 0) tc_ctx_failed(c);
+    if (rc < 0) tc_ctx_failed(c, drained);
     return rc;
 }
 
@@ -401,6 +420,7 @@ int tc_api_error_rank(int rank, tc_status_t st, const char *call)
     if (st == TC_OK) return MPI_SUCCESS;
     int code = st == TC_ERR_NOMEM            ? MPI_ERR_NO_MEM
                : st == TC_ERR_TRUNCATE       ? MPI_ERR_TRUNCATE
+               : st == TC_ERR_REMOTE         ? MPI_ERR_OTHER
                : tc_status_mpi_code(st) != 0 ? tc_status_mpi_code(st)
                                              : MPI_ERR_INTERN;
     char msg[MPI_MAX_ERROR_STRING] = "";

@@ -29,6 +29,7 @@ const char *tc_status_name(tc_status_t st)
     case TC_ERR_NOMEM: return "out of memory";
     case TC_ERR_PROTO: return "a peer broke the shared-memory protocol";
     case TC_ERR_TRUNCATE: return "message longer than the receive buffer (counts differ)";
+    case TC_ERR_REMOTE: return "a process on another node failed the collective";
     }
     return "unknown status";
 }

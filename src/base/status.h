@@ -40,7 +40,8 @@ typedef enum tc_status {
     TC_ERR_NOMEM = -10,    /* out of memory */
     TC_ERR_PROTO = -11,    /* a peer broke a shared-memory protocol (a newer tag) */
     TC_ERR_TRUNCATE = -12, /* a message longer than the receive buffer (counts differ) */
-    TC_ERR_LAST = -12,     /* the lowest TC_ERR_* above TC_ERR_MPI */
+    TC_ERR_REMOTE = -13,   /* a process on another node failed the collective */
+    TC_ERR_LAST = -13,     /* the lowest TC_ERR_* above TC_ERR_MPI */
     TC_ERR_MPI = -1000     /* an MPI call failed: TC_ERR_MPI - its error code (and
                               every value below it) */
 } tc_status_t;

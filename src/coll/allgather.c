@@ -570,7 +570,7 @@ static tc_status_t eager_work(tc_allgather_t *op)
     }
     if (op->state == ST_WORK) {
         int ready = tc_shm_item_ready(s, op->eager_slot, op->seq, op->block);
-        if (ready <= 0) return ready < 0 ? TC_ERR_PROTO : TC_INPROGRESS;
+        if (ready <= 0) return ready < 0 ? (tc_status_t)ready : TC_INPROGRESS;
         for (int i = 0; i < s->nlocal; i++)
             if (i != s->me)
                 memcpy(op->out + (size_t)i * op->block,

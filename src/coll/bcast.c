@@ -5,6 +5,8 @@
 #include "../xfer/region.h"
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tags.h"
@@ -65,6 +67,47 @@ static int part_source(const tc_bcast_t *op, int i, int r, int root_node)
                           op->relays ? m->dom_leader : NULL);
 }
 
+/* Part @r of @nparts of a broadcast of @bytes: R contiguous ranges, page
+ * aligned. */
+static void part_range(size_t bytes, int nparts, int r, size_t *off, size_t *len)
+{
+    size_t per = nparts > 1 ? ((bytes / (size_t)nparts) + 4095) & ~(size_t)4095 : bytes;
+    *off = (size_t)r * per < bytes ? (size_t)r * per : bytes;
+    *len = r == nparts - 1 ? bytes - *off : (*off + per < bytes ? per : bytes - *off);
+}
+
+/* Part @p's (rail @r's) place in the tree of nodes and its segments, for
+ * its length p->len: the same inputs give the same tree on every node. */
+static void net_layout(tc_bcast_t *op, tc_bcast_part_t *p, int r)
+{
+    const tc_ctx_t *ctx = op->ctx;
+    const tc_nodemap_t *m = &ctx->map;
+    const int root = op->root;
+    int nn = m->nnodes, rn = m->node_of[root], vn = (m->node - rn + nn) % nn, mask = 1;
+    p->parent = -1;
+    p->nchild = 0;
+    if (tc_ctx_chain(ctx, p->len)) {
+        /* Chain of nodes from the root's: the root's node sends the
+         * message once, every node forwards each segment as it lands. */
+        if (vn > 0) p->parent = node_rep(m, (vn - 1 + rn) % nn, root, r);
+        if (vn + 1 < nn) p->child[p->nchild++] = node_rep(m, (vn + 1 + rn) % nn, root, r);
+    } else {
+        /* Binomial tree over nodes, numbered relative to the root's node. */
+        while (mask < nn) {
+            if (vn & mask) {
+                p->parent = node_rep(m, (vn - mask + rn) % nn, root, r);
+                break;
+            }
+            mask <<= 1;
+        }
+        for (mask >>= 1; mask > 0; mask >>= 1) /* biggest subtree first */
+            if (vn + mask < nn && p->nchild < TC_BCAST_MAXCHILD)
+                p->child[p->nchild++] = node_rep(m, (vn + mask + rn) % nn, root, r);
+    }
+    p->seg = tc_bcast_segsize(ctx, p->len, root);
+    p->nseg = p->len ? (p->len + p->seg - 1) / p->seg : 0;
+}
+
 tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root)
 {
     const tc_nodemap_t *m = &ctx->map;
@@ -87,14 +130,10 @@ tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes
     if (op->sc && m->nnodes == 1 && !op->relays && bytes >= ctx->cfg->bcast_share_min)
         op->share = (bytes / (size_t)m->lsize) & ~(size_t)4095;
 
-    /* Parts: R contiguous ranges, page aligned. */
-    size_t per = op->nparts > 1 ? ((bytes / (size_t)op->nparts) + 4095) & ~(size_t)4095 : bytes;
     for (int r = 0; r < op->nparts; r++) {
         tc_bcast_part_t *p = &op->part[r];
         memset(p, 0, offsetof(tc_bcast_part_t, child));
-        p->off = (size_t)r * per < bytes ? (size_t)r * per : bytes;
-        p->len =
-            r == op->nparts - 1 ? bytes - p->off : (p->off + per < bytes ? per : bytes - p->off);
+        part_range(bytes, op->nparts, r, &p->off, &p->len);
         p->parent = -1;
         int rep = node_rep(m, m->node, root, r);
         p->rep = rep == m->rank;
@@ -103,28 +142,7 @@ tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes
         if (m->rank == root) p->have = p->len;
         for (int i = 0; i < m->lsize && !op->am_source; i++)
             op->am_source = part_source(op, i, r, root_node) == m->lrank;
-        if (!p->rep || m->nnodes == 1) continue;
-        int nn = m->nnodes, rn = m->node_of[root], vn = (m->node - rn + nn) % nn, mask = 1;
-        if (tc_ctx_chain(ctx, p->len)) {
-            /* Chain of nodes from the root's: the root's node sends the
-             * message once, every node forwards each segment as it lands. */
-            if (vn > 0) p->parent = node_rep(m, (vn - 1 + rn) % nn, root, r);
-            if (vn + 1 < nn) p->child[p->nchild++] = node_rep(m, (vn + 1 + rn) % nn, root, r);
-        } else {
-            /* Binomial tree over nodes, numbered relative to the root's node. */
-            while (mask < nn) {
-                if (vn & mask) {
-                    p->parent = node_rep(m, (vn - mask + rn) % nn, root, r);
-                    break;
-                }
-                mask <<= 1;
-            }
-            for (mask >>= 1; mask > 0; mask >>= 1) /* biggest subtree first */
-                if (vn + mask < nn && p->nchild < TC_BCAST_MAXCHILD)
-                    p->child[p->nchild++] = node_rep(m, (vn + mask + rn) % nn, root, r);
-        }
-        p->seg = tc_bcast_segsize(ctx, p->len, root);
-        p->nseg = p->len ? (p->len + p->seg - 1) / p->seg : 0;
+        if (p->rep && m->nnodes > 1) net_layout(op, p, r);
     }
     /* CICO: one producer feeds everybody through its slots. */
     if (!op->sc) op->am_source = op->producer == m->lrank && m->lsize > 1;
@@ -138,6 +156,7 @@ tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes
 }
 
 static tc_status_t net_progress(tc_bcast_t *op, tc_bcast_part_t *p);
+static tc_status_t net_over(tc_bcast_part_t *p);
 
 /* Eager: the node's producer (the root, or the leader that receives from
  * the parent node and forwards to the child nodes at once) copies into
@@ -151,8 +170,9 @@ static tc_status_t eager_work(tc_bcast_t *op)
     char *slot = tc_shm_item_data(s, op->producer, op->eager_slot, op->bytes);
     tc_bcast_part_t *p = &op->part[0];
     const int net = s->me == op->producer && op->ctx->map.nnodes > 1;
-    int rc;
+    tc_status_t rc;
     if (net && (rc = net_progress(op, p)) != TC_OK) return rc;
+    if (op->err != TC_OK) return op->err; /* counts differ across nodes */
     if (op->state == ST_START) {
         if (s->me == op->producer) {
             if (p->have < op->bytes ||
@@ -166,15 +186,20 @@ static tc_status_t eager_work(tc_bcast_t *op)
         if (s->me != op->producer) {
             /* the pieces published so far (acquire: their bytes are visible) */
             size_t a = tc_shm_item_avail(s, op->producer, op->eager_slot, op->seq, op->bytes);
-            if (a == (size_t)-1) return TC_ERR_PROTO;
+            if (a >= TC_SHM_ITEM_OTHERSIZE) return tc_shm_item_error(a);
+            /* The producer runs this call as a non-eager one: its count is
+             * above the eager sizes and ours is not (an erroneous call). */
+            if (a == 0 && atomic_load_explicit(&tc_cctl(s, op->producer)->ready_seq,
+                                               memory_order_acquire) == op->seq)
+                return TC_ERR_TRUNCATE;
             if (a > op->eager_got) {
                 memcpy(op->buf + op->eager_got, slot + op->eager_got, a - op->eager_got);
                 s->bytes_cico += a - op->eager_got;
                 op->eager_got = a;
             }
             if (op->eager_got < op->bytes) return TC_INPROGRESS;
-        } else if (net && p->send_done < p->nseg) {
-            return TC_INPROGRESS; /* the child nodes' sends still read our buffer */
+        } else if (net && (rc = net_over(p)) != TC_OK) {
+            return rc; /* the child nodes' sends still read our buffer */
         }
         /* Release: our reads of the slot before the producer may reuse it. */
         tc_cctl_finish(s, op->seq);
@@ -189,30 +214,168 @@ static size_t seg_len(const tc_bcast_part_t *p, size_t i)
     return p->len - off < p->seg ? p->len - off : p->seg;
 }
 
+/* Where segment @i of part @p lands or is sent from: buf, or the scratch
+ * ring of a failed call whose counts differ. */
+static char *seg_at(const tc_bcast_t *op, const tc_bcast_part_t *p, size_t i)
+{
+    if (p->ring) return p->ring + (i % TC_BCAST_WINDOW) * p->seg;
+    return op->buf + p->off + i * p->seg;
+}
+
+/* The sender's count differs from ours (an erroneous call): fail, but take
+ * part @p in the sender's layout, @total bytes, into a scratch ring (the
+ * same tree of nodes when the size thresholds agree: ctx.h), and forward
+ * it, so that every send of the call completes. */
+static tc_status_t relay_foreign(tc_bcast_t *op, tc_bcast_part_t *p, uint64_t total)
+{
+    int r = (int)(p - op->part);
+    int nparts = tc_bcast_rails(op->ctx, (size_t)total);
+    if (total == 0 || total > (uint64_t)INT64_MAX || r >= nparts) return TC_ERR_PROTO;
+    part_range((size_t)total, nparts, r, &p->off, &p->len);
+    net_layout(op, p, r);
+    size_t n = p->nseg < TC_BCAST_WINDOW ? p->nseg : TC_BCAST_WINDOW;
+    if (n && !(p->ring = malloc(n * p->seg))) return TC_ERR_NOMEM;
+    if (op->err == TC_OK) op->err = TC_ERR_TRUNCATE;
+    return TC_OK;
+}
+
+/* The segments of part @p that travel in its first message: as many
+ * whole ones as fit TC_BCAST_INLINE (the same for sender and receiver
+ * once the header gave the sender's layout). */
+static size_t inline_segs(const tc_bcast_part_t *p)
+{
+    if (p->nseg == 0 || p->seg > TC_BCAST_INLINE) return 0;
+    size_t k = TC_BCAST_INLINE / p->seg;
+    return k < p->nseg ? k : p->nseg;
+}
+
+/* Part @p's stage for its first message: the header and up to
+ * TC_BCAST_INLINE bytes, in the context's cached buffer (one operation
+ * runs on a context at a time). */
+static char *stage_of(tc_bcast_t *op, const tc_bcast_part_t *p)
+{
+    const size_t each = sizeof(tc_bcast_hdr_t) + TC_BCAST_INLINE;
+    char *b = tc_ctx_buf(op->ctx, TC_BUF_STAGE, each * TC_BCAST_MAXPART);
+    return b ? b + (size_t)(p - op->part) * each : NULL;
+}
+
+/* The first message from the parent node (tc_bcast_hdr_t, bcast.h): posted
+ * with room for the largest inline segment, so never truncated; checked,
+ * segment 0 taken out, and forwarded as it came to the child nodes. */
+static tc_status_t first_recv(tc_bcast_t *op, tc_bcast_part_t *p)
+{
+    MPI_Comm pc = op->ctx->pcomm;
+    const int cap = (int)(sizeof(tc_bcast_hdr_t) + TC_BCAST_INLINE);
+    MPI_Status st;
+    int flag, n = 0;
+    if (p->first == 0) {
+        if (!(p->stage = stage_of(op, p))) return TC_ERR_NOMEM;
+        TC_RETURN_IF_FAILED(tc_status_mpi(
+            PMPI_Irecv(p->stage, cap, MPI_BYTE, p->parent, TC_TAG_BCAST, pc, &p->hreq)));
+        p->first = 1;
+    }
+    TC_RETURN_IF_FAILED(tc_status_mpi(PMPI_Test(&p->hreq, &flag, &st)));
+    if (!flag) return TC_OK;
+    PMPI_Get_count(&st, MPI_BYTE, &n);
+    tc_bcast_hdr_t h;
+    if (n < (int)sizeof h) return TC_ERR_PROTO;
+    memcpy(&h, p->stage, sizeof h);
+    if (h.magic != TC_BCAST_MAGIC) return TC_ERR_PROTO;
+    if (h.total != op->bytes) TC_RETURN_IF_FAILED(relay_foreign(op, p, h.total));
+    size_t inl = (size_t)n - sizeof h, k = inline_segs(p);
+    if (inl && inl != (k * p->seg < p->len ? k * p->seg : p->len)) return TC_ERR_PROTO;
+    if (inl) {
+        p->inl = k;
+        for (size_t i = 0; i < k && i < TC_BCAST_WINDOW; i++)
+            p->rreq[i] = MPI_REQUEST_NULL; /* (these segments are here: no receive) */
+        p->recv_posted = k;
+        if (!p->ring) memcpy(op->buf + p->off, p->stage + sizeof h, inl);
+    }
+    for (int c = 0; c < p->nchild; c++)
+        TC_RETURN_IF_FAILED(tc_status_mpi(
+            PMPI_Isend(p->stage, n, MPI_BYTE, p->child[c], TC_TAG_BCAST, pc, &p->hsreq[c])));
+    p->first_bytes = n;
+    p->first = 2;
+    return TC_OK;
+}
+
+/* The first message to the child nodes, from a process with the data (the
+ * root, or a rail leader of the root's node once it has segment 0; while
+ * draining a failure, the header alone when it has not). */
+static tc_status_t first_send(tc_bcast_t *op, tc_bcast_part_t *p)
+{
+    const tc_bcast_hdr_t h = { TC_BCAST_MAGIC, op->bytes };
+    size_t k = inline_segs(p), s0 = k * p->seg < p->len ? k * p->seg : p->len;
+    if (k && p->have < s0) {
+        if (!op->failing) return TC_OK; /* those segments not here yet */
+        k = s0 = 0;
+    }
+    size_t n = sizeof h + s0;
+    if (!(p->stage = stage_of(op, p))) return TC_ERR_NOMEM;
+    memcpy(p->stage, &h, sizeof h);
+    if (s0) memcpy(p->stage + sizeof h, op->buf + p->off, s0);
+    for (int c = 0; c < p->nchild; c++)
+        TC_RETURN_IF_FAILED(tc_status_mpi(PMPI_Isend(p->stage, (int)n, MPI_BYTE, p->child[c],
+                                                     TC_TAG_BCAST, op->ctx->pcomm, &p->hsreq[c])));
+    p->inl = k;
+    p->first_bytes = (int)n;
+    p->first = 2;
+    return TC_OK;
+}
+
+/* Segment @i's receive completed: its size checked (the sender's layout is
+ * ours, so only an empty segment, a failed node above, differs); *@empty
+ * says so. */
+static tc_status_t seg_landed(tc_bcast_t *op, tc_bcast_part_t *p, size_t i, int *flag, int *empty)
+{
+    MPI_Status st;
+    int n = 0;
+    *empty = 0;
+    if (i < p->inl) {
+        *flag = 1;
+        return TC_OK;
+    }
+    TC_RETURN_IF_FAILED(tc_status_mpi(PMPI_Test(&p->rreq[i % TC_BCAST_WINDOW], flag, &st)));
+    if (!*flag) return TC_OK;
+    PMPI_Get_count(&st, MPI_BYTE, &n);
+    if (n == 0) {
+        *empty = 1;
+        p->empty = 1;
+        if (op->err == TC_OK) op->err = TC_ERR_REMOTE;
+        return TC_OK;
+    }
+    return (size_t)n == seg_len(p, i) ? TC_OK : TC_ERR_PROTO;
+}
+
 /* Inter-node forwarding of one part: receive segments from the parent
  * into buf (a window of TC_BCAST_WINDOW), send each segment present to
  * the children.  Without a parent a segment is present once the part's
  * bytes cover it (the root; or a rail leader of the root's node, as it
- * reads them from the root).  Returns TC_OK or an error; never
- * blocks. */
+ * reads them from the root).  The first message goes before the segments
+ * (first_recv, first_send).  Returns TC_OK or an error; never blocks. */
 static tc_status_t net_progress(tc_bcast_t *op, tc_bcast_part_t *p)
 {
     MPI_Comm pc = op->ctx->pcomm;
-    char *base = op->buf + p->off;
-    int flag, rc;
+    int flag, empty, rc;
     const int W = TC_BCAST_WINDOW;
 
+    if (p->first < 2) {
+        rc = p->parent >= 0 ? first_recv(op, p) : first_send(op, p);
+        if (rc != TC_OK || p->first < 2) return rc;
+    }
     size_t before;
     do {
         before = p->recv_posted + p->recv_done + p->send_done;
         if (p->parent >= 0) {
             while (p->recv_posted < p->nseg && p->recv_posted - p->send_done < (size_t)W) {
                 size_t i = p->recv_posted;
-                rc = tc_status_mpi(PMPI_Irecv(base + i * p->seg, (int)seg_len(p, i), MPI_BYTE,
+                rc = tc_status_mpi(PMPI_Irecv(seg_at(op, p, i), (int)seg_len(p, i), MPI_BYTE,
                                               p->parent, TC_TAG_BCAST, pc, &p->rreq[i % W]));
                 if (rc != TC_OK) return rc;
                 p->recv_posted++;
             }
+        } else if (op->failing) {
+            p->recv_posted = p->nseg; /* what is missing goes empty */
         } else {
             p->recv_posted = p->have / p->seg + (p->have == p->len ? (p->len % p->seg != 0) : 0);
             if (p->recv_posted > p->nseg) p->recv_posted = p->nseg;
@@ -220,17 +383,23 @@ static tc_status_t net_progress(tc_bcast_t *op, tc_bcast_part_t *p)
         while (p->recv_done < p->recv_posted && p->recv_done - p->send_done < (size_t)W) {
             size_t i = p->recv_done;
             if (p->parent >= 0) {
-                rc = tc_status_mpi(PMPI_Test(&p->rreq[i % W], &flag, MPI_STATUS_IGNORE));
-                if (rc != TC_OK) return rc;
+                if ((rc = seg_landed(op, p, i, &flag, &empty)) != TC_OK) return rc;
                 if (!flag) break;
+            } else {
+                empty = p->have < i * p->seg + seg_len(p, i); /* (failing only) */
             }
             for (int c = 0; c < p->nchild; c++) {
-                rc = tc_status_mpi(PMPI_Isend(base + i * p->seg, (int)seg_len(p, i), MPI_BYTE,
-                                              p->child[c], TC_TAG_BCAST, pc, &p->sreq[i % W][c]));
+                if (i < p->inl) { /* sent with the first message */
+                    p->sreq[i % W][c] = MPI_REQUEST_NULL;
+                    continue;
+                }
+                rc = tc_status_mpi(PMPI_Isend(seg_at(op, p, i), empty ? 0 : (int)seg_len(p, i),
+                                              MPI_BYTE, p->child[c], TC_TAG_BCAST, pc,
+                                              &p->sreq[i % W][c]));
                 if (rc != TC_OK) return rc;
             }
             p->recv_done++;
-            if (p->parent >= 0) {
+            if (p->parent >= 0 && !empty && !p->ring) {
                 p->have += seg_len(p, i);
                 op->ctx->bytes_bcast_net += seg_len(p, i);
             }
@@ -248,6 +417,20 @@ static tc_status_t net_progress(tc_bcast_t *op, tc_bcast_part_t *p)
             p->send_done++;
         }
     } while (p->recv_posted + p->recv_done + p->send_done != before);
+    return TC_OK;
+}
+
+/* TC_OK once part @p's traffic between nodes is over (every segment
+ * received and sent, the first message's sends completed), TC_INPROGRESS
+ * before, or an error. */
+static tc_status_t net_over(tc_bcast_part_t *p)
+{
+    int flag = 0;
+    if (p->first < 2 || p->recv_done < p->nseg || p->send_done < p->nseg) return TC_INPROGRESS;
+    for (int c = 0; c < p->nchild; c++) {
+        TC_RETURN_IF_FAILED(tc_status_mpi(PMPI_Test(&p->hsreq[c], &flag, MPI_STATUS_IGNORE)));
+        if (!flag) return TC_INPROGRESS;
+    }
     return TC_OK;
 }
 
@@ -305,7 +488,15 @@ static tc_status_t consume(tc_bcast_t *op, int r)
     tc_cctl_t *src = tc_cctl(s, p->src);
     /* Acquire: pairs with the source's release of ready_seq in start,
      * after which its cookie and ready_bytes (reset) are visible. */
-    if (atomic_load_explicit(&src->ready_seq, memory_order_acquire) != op->seq) return 0;
+    if (atomic_load_explicit(&src->ready_seq, memory_order_acquire) != op->seq) {
+        /* The producer runs this call eagerly: its count is an eager size
+         * and ours is not (an erroneous call). */
+        int e = tc_ctx_eager_slot(op->ctx, op->seq);
+        if (atomic_load_explicit(&s->ctl[op->producer].item[e].tag, memory_order_acquire) ==
+            op->seq)
+            return TC_ERR_TRUNCATE;
+        return 0;
+    }
     if (atomic_load_explicit(&src->total, memory_order_relaxed) != op->bytes)
         return TC_ERR_TRUNCATE; /* the root's count is not ours: an erroneous call */
     size_t avail = (size_t)atomic_load_explicit(&src->ready_bytes[r], memory_order_acquire);
@@ -412,9 +603,15 @@ static tc_status_t bcast_advance(tc_bcast_t *op)
     for (int r = 0; r < op->nparts; r++) {
         tc_bcast_part_t *p = &op->part[r];
         if (p->src >= 0 && (rc = consume(op, r)) != TC_OK) return rc;
-        if (p->rep && op->ctx->map.nnodes > 1 && (rc = net_progress(op, p)) != TC_OK) return rc;
+        const int net = p->rep && op->ctx->map.nnodes > 1;
+        if (net && (rc = net_progress(op, p)) != TC_OK) return rc;
+        if (op->err != TC_OK) return op->err; /* counts differ across nodes */
         size_t need = p->len - (r == op->nparts - 1 && !producer ? op->share : 0);
-        if (p->have < need || (p->rep && p->send_done < p->nseg)) pending = 1;
+        if (p->have < need) pending = 1;
+        if (net && (rc = net_over(p)) != TC_OK) {
+            if (rc != TC_INPROGRESS) return rc;
+            pending = 1;
+        }
     }
     if (op->am_source && s) {
         publish(op);
@@ -457,6 +654,9 @@ tc_status_t tc_bcast_work(tc_bcast_t *op)
         if (((op->am_source && op->sc) || tc_tune_waits(&op->tune, op->ctx)) &&
             !tc_shm_all_done(s, op->seq))
             return TC_INPROGRESS;
+        /* A local process that failed has finished too (tc_cctl_abort):
+         * its failure is ours, not a success. */
+        if (op->am_source && (rc = tc_cctl_peer_failed(s, op->seq)) != TC_OK) return rc;
         tc_tune_end(&op->tune, op->ctx);
         op->state = ST_DONE;
         /* fall through */
@@ -464,24 +664,62 @@ tc_status_t tc_bcast_work(tc_bcast_t *op)
     }
 }
 
+tc_status_t tc_bcast_drain(tc_bcast_t *op)
+{
+    tc_status_t rc, over = TC_OK;
+    op->failing = 1;
+    for (int r = 0; r < op->nparts && op->ctx->map.nnodes > 1; r++) {
+        tc_bcast_part_t *p = &op->part[r];
+        if (!p->rep) continue;
+        if ((rc = net_progress(op, p)) != TC_OK) return rc;
+        if ((rc = net_over(p)) < 0) return rc;
+        if (rc == TC_INPROGRESS) over = TC_INPROGRESS;
+    }
+    return over;
+}
+
 void tc_bcast_fini(tc_bcast_t *op)
 {
-    /* A failed operation (its own, or a peer's: the driver stops calling
-     * work) leaves its network requests in flight: never to match later. */
-    for (int r = 0; r < op->nparts && op->ctx->map.nnodes > 1 && op->state != ST_DONE; r++) {
+    /* A failed operation that could not drain (tc_bcast_drain) leaves
+     * network requests in flight: never to match later. */
+    int dirty = 0, let_go = 0;
+    for (int r = 0; r < op->nparts && op->ctx->map.nnodes > 1; r++) {
         tc_bcast_part_t *p = &op->part[r];
         const size_t W = TC_BCAST_WINDOW;
-        for (size_t i = p->recv_done; p->parent >= 0 && i < p->recv_posted; i++)
-            tc_req_abandon(&p->rreq[i % W], 1);
-        /* (sends are let go, not waited for: a rendezvous send to a node that
-         * failed never completes, and MPI cannot cancel it) */
-        for (size_t i = p->send_done; i < p->recv_done; i++)
-            for (int c = 0; c < p->nchild; c++)
-                if (p->sreq[i % W][c] != MPI_REQUEST_NULL) {
-                    PMPI_Request_free(&p->sreq[i % W][c]);
-                    op->ctx->sends_let_go = 1;
+        if (op->state != ST_DONE && p->rep) {
+            if (p->first == 1) {
+                tc_req_abandon(&p->hreq, 1);
+                dirty = 1;
+            }
+            for (size_t i = p->recv_done; p->parent >= 0 && i < p->recv_posted; i++) {
+                dirty |= p->rreq[i % W] != MPI_REQUEST_NULL;
+                tc_req_abandon(&p->rreq[i % W], 1);
+            }
+            /* (sends are let go, not waited for: a rendezvous send to a node
+             * that stopped never completes, and MPI cannot cancel it) */
+            for (int c = 0; c < p->nchild && p->first == 2; c++)
+                if (p->hsreq[c] != MPI_REQUEST_NULL) {
+                    PMPI_Request_free(&p->hsreq[c]);
+                    let_go = 1;
                 }
+            for (size_t i = p->send_done; i < p->recv_done; i++)
+                for (int c = 0; c < p->nchild; c++)
+                    if (p->sreq[i % W][c] != MPI_REQUEST_NULL) {
+                        PMPI_Request_free(&p->sreq[i % W][c]);
+                        let_go = 1;
+                    }
+        }
     }
+    for (int r = 0; r < op->nparts && op->ctx->map.nnodes > 1; r++) {
+        /* (a send let go may still read the ring: it is left, a bounded
+         * leak after an erroneous call) */
+        if (!let_go) free(op->part[r].ring);
+        op->part[r].ring = op->part[r].stage = NULL;
+    }
+    /* (and the stage: the context lets its buffer go) */
+    if (let_go) tc_ctx_buf_leave(op->ctx, TC_BUF_STAGE);
+    if (let_go) op->ctx->sends_let_go = 1;
+    if (dirty || let_go) op->ctx->net_dirty = 1;
     if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
     if (op->recv_cookie) tc_region_destroy(op->ctx->shm, op->recv_cookie);
     op->cookie = op->recv_cookie = 0;

@@ -59,6 +59,26 @@
 
 #define TC_BCAST_MAXPART TC_CTL_PARTS /* rails a broadcast is split over */
 
+/* The first message of a part on each link between nodes: this header (the
+ * sender's byte count of the whole broadcast), with the first segments
+ * behind it, as many whole ones as fit TC_BCAST_INLINE (one message for a
+ * broadcast up to 64 KiB), else alone before the segments.  The receiver posts it
+ * TC_BCAST_INLINE bytes beyond the header, so it is never truncated, and
+ * posts the segments only once the header said the sender's layout: the
+ * segments it receives always have the size the sender sends.  When the
+ * counts differ (an erroneous program: MPI 4.0 section 6.1 requires equal
+ * signatures), the receiving node's producer fails with TC_ERR_TRUNCATE
+ * but still receives the sender's segments, in the sender's layout, into
+ * a scratch ring, and forwards them to its child nodes, so every send of
+ * the failed call completes and nothing of it stays in flight. */
+typedef struct tc_bcast_hdr {
+    uint64_t magic; /* TC_BCAST_MAGIC */
+    uint64_t total; /* the sender's byte count of the broadcast */
+} tc_bcast_hdr_t;
+
+#define TC_BCAST_MAGIC  0x7463426361737431ull /* "tcBcast1" */
+#define TC_BCAST_INLINE (64u << 10)
+
 /* One part of the message: a contiguous byte range carried over one
  * rail's tree between nodes and spread inside each node. */
 typedef struct tc_bcast_part {
@@ -72,12 +92,23 @@ typedef struct tc_bcast_part {
     size_t have;      /* bytes of the part present in buf (from the
                          network, a local source, or our own) */
     size_t published; /* bytes of the part published to the node */
+    /* The first message (tc_bcast_hdr_t above) */
+    char *stage;     /* header + inline segments (the context's TC_BUF_STAGE) */
+    int first;       /* 0: not yet; 1: its receive is posted; 2: done */
+    size_t inl;      /* segments that travelled in the first message */
+    int first_bytes; /* its size */
+    /* Failure */
+    char *ring; /* counts differ: the sender's segments land here, a
+                   window of TC_BCAST_WINDOW (not in buf) */
+    int empty;  /* 1: an empty segment arrived: a node above failed */
     /* Last, and not cleared by init (1 KiB each; a small Bcast spent a
      * third of its time zeroing them): child[i] is written before nchild
      * counts it, and every request by its PMPI_Isend/Irecv before it is
      * tested. */
     int child[TC_BCAST_MAXCHILD];
+    MPI_Request hreq; /* the first message's receive */
     MPI_Request rreq[TC_BCAST_WINDOW];
+    MPI_Request hsreq[TC_BCAST_MAXCHILD]; /* the first message's sends */
     MPI_Request sreq[TC_BCAST_WINDOW][TC_BCAST_MAXCHILD];
 } tc_bcast_part_t;
 
@@ -105,6 +136,9 @@ typedef struct tc_bcast {
     int eager_slot;
     uint64_t eager_wait;                    /* root: every process has finished this call first */
     size_t eager_got;                       /* receivers: bytes copied out of the producer's item */
+    tc_status_t err;                        /* the failure the network found (counts differ,
+                                               an empty segment), TC_OK before */
+    int failing;                            /* 1: draining after a failure (tc_bcast_drain) */
     tc_bcast_part_t part[TC_BCAST_MAXPART]; /* last: init clears only part[0, nparts) */
 } tc_bcast_t;
 
@@ -128,7 +162,19 @@ int tc_bcast_uses_single_copy(const tc_ctx_t *ctx, size_t bytes);
 tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root);
 /** Advance; TC_OK (MPI_SUCCESS), TC_INPROGRESS (-1), or an MPI error code. */
 tc_status_t tc_bcast_work(tc_bcast_t *op);
-/** Release what init/work acquired (after DONE, or after an error). */
+/** After a failure (this process's or a local peer's: the drivers call it
+ *  once tc_cctl_settle published or saw it): finish the broadcast's
+ *  network traffic so nothing of it stays in flight: receive what the
+ *  parent node sends (into buf, or the scratch ring when counts differ)
+ *  and forward it to the child nodes; a segment this process cannot have
+ *  any more (a rail leader of the root's node whose root failed) goes as
+ *  an empty message, which fails the nodes below with TC_ERR_REMOTE.
+ *  Never blocks: TC_INPROGRESS until done, then TC_OK; an error if MPI
+ *  fails (fini then lets the rest go). */
+tc_status_t tc_bcast_drain(tc_bcast_t *op);
+/** Release what init/work acquired (after DONE, or after an error).  Sets
+ *  ctx->net_dirty when it had to abandon network requests (a failure not
+ *  drained). */
 void tc_bcast_fini(tc_bcast_t *op);
 
 #endif

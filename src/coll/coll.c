@@ -11,6 +11,7 @@ static tc_status_t bcast_work(tc_coll_state_t *st, int exec)
     return tc_bcast_work(&st->bcast);
 }
 static void bcast_fini(tc_coll_state_t *st) { tc_bcast_fini(&st->bcast); }
+static tc_status_t bcast_drain(tc_coll_state_t *st) { return tc_bcast_drain(&st->bcast); }
 
 static tc_status_t barrier_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
@@ -130,7 +131,8 @@ static tc_status_t exchange_work(tc_coll_state_t *st, int exec)
 static void exchange_fini(tc_coll_state_t *st) { tc_exchange_fini(&st->exchange); }
 
 static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
-    [TC_COLL_BCAST] = { "MPI_Bcast", bcast_init, bcast_work, bcast_fini, NULL, TC_STAT_BCAST },
+    [TC_COLL_BCAST] = { "MPI_Bcast", bcast_init, bcast_work, bcast_fini, NULL, TC_STAT_BCAST,
+                        bcast_drain },
     [TC_COLL_BARRIER] = { "MPI_Barrier", barrier_init, barrier_work, barrier_fini, NULL,
                           TC_STAT_BARRIER },
     [TC_COLL_REDUCE] = { "MPI_Reduce", reduce_init, reduce_work, reduce_fini, NULL,

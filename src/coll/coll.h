@@ -83,6 +83,10 @@ typedef struct tc_coll_ops {
      * call runs is done: its leaf-side levels */
     int (*leaves_done)(const tc_coll_state_t *st);
     int stat; /* the context's statistics slot it counts in (TC_STAT_*) */
+    /* NULL, or after a failure (published or seen by tc_cctl_settle), the
+     * step that finishes the operation's network traffic so nothing stays
+     * in flight (coll/bcast): TC_INPROGRESS until TC_OK; never blocks */
+    tc_status_t (*drain)(tc_coll_state_t *st);
 } tc_coll_ops_t;
 
 _Static_assert(TC_COLL_SCATTER - TC_COLL_GATHER == TC_XC_SCATTER &&

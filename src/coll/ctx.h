@@ -95,7 +95,7 @@ typedef struct tc_coll_stat {
 } tc_coll_stat_t;
 
 /* The context's cached buffers (tc_ctx_buf). */
-enum { TC_BUF_NODE = 0, TC_BUF_TREE_ACC, TC_BUF_TREE_TMP, TC_BUF_NET, TC_CTX_BUFS };
+enum { TC_BUF_NODE = 0, TC_BUF_TREE_ACC, TC_BUF_TREE_TMP, TC_BUF_NET, TC_BUF_STAGE, TC_CTX_BUFS };
 
 typedef struct tc_ctx {
     tc_cattr_t link;        /* first: the user's communicator (not owned) and
@@ -111,6 +111,8 @@ typedef struct tc_ctx {
                                its communicators are not freed (coll/ctx ctx_free) */
     int tainted;            /* 1: a collective failed on it (requests may be in
                                flight): not kept when freed */
+    int net_dirty;          /* 1: the last failed collective left network requests
+                               in flight (abandoned or let go): tc_ctx_failed */
     MPI_Comm pcomm;         /* private copy of comm's group for our messages */
     MPI_Comm llcomm;        /* node leaders (MPI_COMM_NULL elsewhere) */
     int enabled;            /* 0: everything goes to PMPI on this comm */
@@ -170,12 +172,21 @@ int tc_ctx_slices(tc_ctx_t *c);
  *  (blocking collectives and each communicator's nonblocking FIFO run one
  *  at a time): the Reduce leaders' node buffer, the split tree's
  *  accumulator and child buffer, what the inter-node rings and chains
- *  receive before folding it, Alltoall's slice messages (TC_BUF_NET).  Kept between calls, grown
+ *  receive before folding it, Alltoall's slice messages (TC_BUF_NET), Bcast's first messages
+ *  (TC_BUF_STAGE).  Kept between calls, grown
  * when needed, freed with the context: a fresh allocation per call above glibc's mmap threshold (32
  * MiB at most) is a new mapping whose every page faults (np=4 on 2 virtual nodes, 16 MiB Reduce:
  * 60-110 ms a call instead of ~10).  NULL when out of memory.  Not thread-safe: the caller holds
  * the context (nbc's progress lock for nonblocking operations). */
 char *tc_ctx_buf(tc_ctx_t *c, int which, size_t bytes);
+
+/** Forget cached buffer @which without freeing it: a send MPI may still
+ *  read was let go from it (a failed collective).  A bounded leak. */
+static inline void tc_ctx_buf_leave(tc_ctx_t *c, int which)
+{
+    c->buf[which] = NULL;
+    c->buf_size[which] = 0;
+}
 
 /** 1 if a Bcast (part) or Reduce of @bytes moves between nodes along a
  *  chain from or to the root's node (TOPOCOLL_CHAIN_MIN, 3 nodes or
@@ -257,6 +268,14 @@ static inline int tc_ctx_eager_reduce_fits(const tc_ctx_t *c, size_t span)
  *  collective before it, which may have used any slot).  Every process
  *  derives the same values: call once per eager collective, in sequence
  *  order. */
+/** The eager item an eager collective @seq uses (tc_ctx_eager's *slot,
+ *  without its bookkeeping). */
+static inline int tc_ctx_eager_slot(const tc_ctx_t *c, uint64_t seq)
+{
+    return (int)(seq %
+                 (uint64_t)(c->cfg->cico_slots < TC_SHM_ITEMS ? c->cfg->cico_slots : TC_SHM_ITEMS));
+}
+
 static inline void tc_ctx_eager(tc_ctx_t *c, uint64_t seq, int *slot, uint64_t *wait)
 {
     const uint64_t E =
@@ -279,17 +298,20 @@ void tc_req_abandon(MPI_Request *r, int n);
  *  the first context can go.  Thread-safe. */
 void tc_ctx_on_release(void (*hook)(tc_ctx_t *c));
 
-/** A collective failed on @c (this rank): never kept for reuse; on several
- *  nodes topocoll steps aside for the communicator's later collectives
+/** A collective failed on @c (this rank): never kept for reuse.  On
+ *  several nodes, unless the failed operation drained its network traffic
+ *  (@drained: it has a drain step and left nothing in flight, net_dirty
+ *  clear), topocoll steps aside for the communicator's later collectives
  *  (native), since the failed one's messages may still be in flight on
  *  the private communicators and would match a later one's (a rendezvous
- *  send of a freed buffer, read when matched, crashed Open MPI).  Every
- *  rank of an erroneous collective that fails everywhere (differing
- *  counts) steps aside alike. */
-static inline void tc_ctx_failed(tc_ctx_t *c)
+ *  send of a freed buffer, read when matched, crashed Open MPI).  A
+ *  drained failure keeps the communicator in topocoll: the ranks where the
+ *  call succeeded (another node's counts) keep it too. */
+static inline void tc_ctx_failed(tc_ctx_t *c, int drained)
 {
     c->tainted = 1;
-    if (c->map.nnodes > 1) c->enabled = 0;
+    if (c->map.nnodes > 1 && (!drained || c->net_dirty)) c->enabled = 0;
+    c->net_dirty = 0;
 }
 
 /** The context of @comm if one exists (local, never creates). */

@@ -241,7 +241,7 @@ tc_status_t tc_fold_eager(tc_shm_t *s, const tc_rtype_t *t, size_t count, int sl
     for (int i = 0; i < nl; i++) {
         if (i == s->me && own) continue;
         size_t a = tc_shm_item_avail(s, i, slot, seq, span);
-        if (a == (size_t)-1) return TC_ERR_PROTO;
+        if (a >= TC_SHM_ITEM_OTHERSIZE) return tc_shm_item_error(a);
         if (a < avail) avail = a;
     }
     size_t n = avail == span ? count : avail / t->extent; /* whole elements present everywhere */

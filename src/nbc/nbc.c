@@ -11,7 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { NB_QUEUED = 0, NB_RUNNING, NB_FINISHED };
+enum {
+    NB_QUEUED = 0,
+    NB_RUNNING,
+    NB_DRAINING,
+    NB_FINISHED
+}; /* (draining: failed, its
+       network traffic finishing) */
 
 /* A context's queue: its outstanding operations, a FIFO run one at a time
  * in call order (the same order on every rank), and its link in the list
@@ -144,10 +150,14 @@ static tc_nb_queue_t *queue_of_locked(tc_ctx_t *c, int create)
  * Lock held. */
 static void finish_locked(tc_nb_queue_t *q, tc_nb_t *op, tc_status_t st)
 {
-    tc_assert(q->head == op && op->state == NB_RUNNING && st != TC_INPROGRESS);
+    tc_assert(q->head == op && (op->state == NB_RUNNING || op->state == NB_DRAINING) &&
+              st != TC_INPROGRESS);
+    const int drained = op->state == NB_DRAINING && op->drained;
     op->ops->fini(&op->u);
     q->ctx->stat[op->ops->stat].calls++;
-    if (st != TC_OK) tc_ctx_failed(q->ctx); /* (coll/ctx: never kept; native across nodes) */
+    if (st != TC_OK)
+        tc_ctx_failed(q->ctx, drained); /* (coll/ctx: never kept; native across
+                                           nodes unless drained) */
     op->st = st;
     op->state = NB_FINISHED;
     q->head = op->next;
@@ -167,6 +177,13 @@ static void advance_queue(tc_nb_queue_t *q)
     tc_nb_t *op;
     while ((op = q->head)) {
         tc_status_t st = TC_OK;
+        if (op->state == NB_DRAINING) { /* a failed one finishing its network traffic */
+            tc_status_t d = op->ops->drain(&op->u);
+            if (d == TC_INPROGRESS) return;
+            op->drained = d == TC_OK;
+            finish_locked(q, op, op->st);
+            continue;
+        }
         if (op->state == NB_QUEUED) {
             st = op->ops->init(&op->u, q->ctx, &op->a);
             op->state = NB_RUNNING;
@@ -176,6 +193,11 @@ static void advance_queue(tc_nb_queue_t *q)
             (st = tc_cctl_peer_failed(q->ctx->shm, q->ctx->seq)) == TC_OK)
             return;
         if (st < 0) st = tc_cctl_settle(q->ctx->shm, q->ctx->seq, st);
+        if (st < 0 && op->ops->drain) {
+            op->st = st;
+            op->state = NB_DRAINING;
+            continue;
+        }
         finish_locked(q, op, st);
     }
 }

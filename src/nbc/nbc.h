@@ -58,6 +58,7 @@ typedef struct tc_nb {
                                  the thread that finished it, read (acquire) by the
                                  query callback in the application's completion call */
     tc_status_t st;           /* its status (progress lock) */
+    int drained;              /* failed, and its drain step finished cleanly */
     MPI_Request greq;         /* the application's handle */
     _Atomic int refs;         /* 2 at start: the engine's and MPI's (MPICH runs
                                  the free callback in MPI_Request_free, before

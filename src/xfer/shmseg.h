@@ -21,6 +21,7 @@
 #define TC_XFER_SHMSEG_H
 
 #include "../base/config.h"
+#include "../base/status.h"
 #include "../base/sync.h"
 
 #include <mpi.h>
@@ -46,7 +47,8 @@
 #define TC_SHM_ITEM_PIECE  (8u << 10)
 typedef struct tc_item_line {
     _Atomic uint64_t tag;
-    _Atomic uint64_t bytes;        /* slot items: bytes written (reset before the tag) */
+    _Atomic uint64_t bytes;        /* the item's size << 32 | bytes written so far (the
+                                      size: readers check it is theirs; set before the tag) */
     char data[TC_SHM_ITEM_INLINE]; /* 16-byte aligned (long double, complex) */
 } __attribute__((aligned(TC_CACHELINE))) tc_item_line_t;
 
@@ -310,48 +312,64 @@ static inline int tc_shm_item_put(tc_shm_t *s, const void *src, size_t bytes, in
     if (!tc_shm_item_free(s, wait, seq)) return 0;
     tc_item_line_t *l = &s->ctl[s->me].item[slot];
     char *d = tc_shm_item_data(s, s->me, slot, bytes);
+    const uint64_t size = (uint64_t)bytes << 32; /* (items fit a CICO slot: < 4 GiB) */
     if (bytes <= TC_SHM_ITEM_INLINE) {
         memcpy(d, src, bytes);
-        /* Release: the item before its tag. */
+        atomic_store_explicit(&l->bytes, size | bytes, memory_order_relaxed);
+        /* Release: the item and its size before its tag. */
         atomic_store_explicit(&l->tag, seq, memory_order_release);
         return 1;
     }
-    atomic_store_explicit(&l->bytes, 0, memory_order_relaxed);
-    /* Release: the reset count before the tag. */
+    atomic_store_explicit(&l->bytes, size, memory_order_relaxed);
+    /* Release: the size and reset count before the tag. */
     atomic_store_explicit(&l->tag, seq, memory_order_release);
     for (size_t off = 0; off < bytes;) {
         size_t n = bytes - off < TC_SHM_ITEM_PIECE ? bytes - off : TC_SHM_ITEM_PIECE;
         memcpy(d + off, (const char *)src + off, n);
         off += n;
         /* Release: the piece before the count. */
-        atomic_store_explicit(&l->bytes, off, memory_order_release);
+        atomic_store_explicit(&l->bytes, size | off, memory_order_release);
     }
     return 1;
 }
 
+#define TC_SHM_ITEM_BROKEN    ((size_t)-1) /* a newer tag, or a count beyond the size */
+#define TC_SHM_ITEM_OTHERSIZE ((size_t)-2) /* the writer's item has another size */
+
 /** Bytes of local process @owner's item @slot (of @bytes) for call @seq
  *  present now (acquire: visible from here on), never more than @bytes:
- *  0 none yet, (size_t)-1 a newer tag or a count beyond @bytes (the
- *  protocol broke, or the peer's line is corrupt: an error, not a wait). */
+ *  0 none yet; TC_SHM_ITEM_BROKEN a newer tag or a count beyond @bytes
+ *  (the protocol broke, or the peer's line is corrupt), or
+ *  TC_SHM_ITEM_OTHERSIZE an item of another size (an erroneous call whose
+ *  counts differ): errors, not waits. */
 static inline size_t tc_shm_item_avail(const tc_shm_t *s, int owner, int slot, uint64_t seq,
                                        size_t bytes)
 {
     tc_item_line_t *l = &s->ctl[owner].item[slot];
     uint64_t tag = atomic_load_explicit(&l->tag, memory_order_acquire);
-    if (tag > seq) return (size_t)-1;
+    if (tag > seq) return TC_SHM_ITEM_BROKEN;
     if (tag != seq) return 0;
-    if (bytes <= TC_SHM_ITEM_INLINE) return bytes;
-    uint64_t got = atomic_load_explicit(&l->bytes, memory_order_acquire);
-    return got <= bytes ? (size_t)got : (size_t)-1; /* the peer's word: checked before use */
+    uint64_t w = atomic_load_explicit(&l->bytes, memory_order_acquire);
+    if (w >> 32 != (uint64_t)bytes) return TC_SHM_ITEM_OTHERSIZE;
+    uint64_t got = w & 0xffffffffu;
+    return got <= bytes ? (size_t)got : TC_SHM_ITEM_BROKEN; /* the peer's word: checked */
+}
+
+/** The status of a failed tc_shm_item_avail: TC_ERR_TRUNCATE for an item
+ *  of another size, else TC_ERR_PROTO. */
+static inline tc_status_t tc_shm_item_error(size_t a)
+{
+    return a == TC_SHM_ITEM_OTHERSIZE ? TC_ERR_TRUNCATE : TC_ERR_PROTO;
 }
 
 /** 1 when every local process's item @slot (of @bytes) for @seq is
- *  complete, 0 not yet, -1 a newer tag (see tc_shm_item_avail). */
+ *  complete, 0 not yet, or the status of a failed tc_shm_item_avail
+ *  (tc_shm_item_error, < 0). */
 static inline int tc_shm_item_ready(const tc_shm_t *s, int slot, uint64_t seq, size_t bytes)
 {
     for (int i = 0; i < s->nlocal; i++) {
         size_t a = tc_shm_item_avail(s, i, slot, seq, bytes);
-        if (a == (size_t)-1) return -1;
+        if (a >= TC_SHM_ITEM_OTHERSIZE) return (int)tc_shm_item_error(a);
         if (a < bytes) return 0;
     }
     return 1;
