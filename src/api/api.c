@@ -185,7 +185,10 @@ long long topocoll_copy(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,
 {
     int err;
     tc_shm_t *s = shm_of(comm, &err);
-    return s ? public_code(tc_region_copy(s, cookie, offset, local, nlocal, direction)) : err;
+    size_t moved = 0;
+    if (!s) return err;
+    tc_status_t st = tc_region_copy(s, cookie, offset, local, nlocal, direction, &moved);
+    return st == TC_OK ? (long long)moved : public_code(st);
 }
 
 long long topocoll_region_copy(MPI_Comm comm, topocoll_cookie_t src, size_t src_offset,
@@ -193,7 +196,9 @@ long long topocoll_region_copy(MPI_Comm comm, topocoll_cookie_t src, size_t src_
 {
     int err;
     tc_shm_t *s = shm_of(comm, &err);
-    return s ? public_code(tc_region_copy2(s, src, src_offset, dst, dst_offset, length)) : err;
+    if (!s) return err;
+    tc_status_t st = tc_region_copy2(s, src, src_offset, dst, dst_offset, length);
+    return st == TC_OK ? (long long)length : public_code(st);
 }
 
 int topocoll_copy_async(MPI_Comm comm, topocoll_cookie_t cookie, size_t offset,

@@ -207,10 +207,8 @@ static tc_status_t push_block(tc_allgather_t *op)
         if (op->in != mine) memcpy(mine + off, op->in + off, len);
         for (int d = 1; d < s->nlocal; d++) { /* a different first peer for each process */
             int i = (s->me + d) % s->nlocal;
-            struct iovec l = { mine + off, len };
-            TC_RETURN_IF_SHORT(tc_region_copy(s, outc[i], (size_t)m->rank * op->block + off, &l, 1,
-                                              TC_DIR_TO_REGION),
-                               len);
+            TC_RETURN_IF_FAILED(
+                tc_region_write(s, outc[i], (size_t)m->rank * op->block + off, mine + off, len));
         }
     }
     /* Release: our block in every peer's buffer before the flag. */
@@ -423,8 +421,7 @@ static tc_status_t leader_work(tc_allgather_t *op)
         for (int r = 0; r < m->size; r++) {
             if (m->node_of[r] != n) continue;
             size_t off = (size_t)r * op->block;
-            TC_RETURN_IF_SHORT(tc_region_read(s, outc[op->src], off, op->out + off, op->block),
-                               op->block);
+            TC_RETURN_IF_FAILED(tc_region_read(s, outc[op->src], off, op->out + off, op->block));
         }
         op->got++;
         /* Release: node n's blocks in our buffer before the report. */
@@ -496,9 +493,8 @@ static tc_status_t ring_collect(tc_allgather_t *op)
             if ((size_t)atomic_load_explicit(&tc_cctl(s, li)->prog, memory_order_acquire) <
                 op->have)
                 break;
-            TC_RETURN_IF_SHORT(
-                tc_region_read(s, op->cookies[s->nlocal + li], off, op->out + off, op->block),
-                op->block);
+            TC_RETURN_IF_FAILED(
+                tc_region_read(s, op->cookies[s->nlocal + li], off, op->out + off, op->block));
         } else {
             rc = tc_status_mpi(PMPI_Test(&op->rreq[op->have], &flag, MPI_STATUS_IGNORE));
             if (rc != TC_OK) return rc;

@@ -505,9 +505,8 @@ static tc_status_t consume(tc_bcast_t *op, int r)
     if (avail <= p->have) return 0;
     if (op->sc) {
         uint64_t cookie = atomic_load_explicit(&src->cookie, memory_order_relaxed);
-        long long n = tc_region_read(s, cookie, p->off + p->have, op->buf + p->off + p->have,
-                                     avail - p->have);
-        if (n < 0) return (tc_status_t)n;
+        TC_RETURN_IF_FAILED(tc_region_read(s, cookie, p->off + p->have, op->buf + p->off + p->have,
+                                           avail - p->have));
         p->have = avail;
         return 0;
     }
@@ -536,13 +535,12 @@ static tc_status_t write_shares(tc_bcast_t *op)
             tc_cctl_t *c = tc_cctl(s, i);
             /* Acquire: pairs with the receiver's release of recv_seq. */
             if (atomic_load_explicit(&c->recv_seq, memory_order_acquire) != op->seq) return TC_OK;
-            struct iovec l = { op->buf + (op->bytes - op->share), op->share };
-            long long n =
-                tc_region_copy(s, atomic_load_explicit(&c->recv_cookie, memory_order_relaxed), 0,
-                               &l, 1, TC_DIR_TO_REGION);
-            if (n == TC_ERR_BOUNDS)
+            tc_status_t st =
+                tc_region_write(s, atomic_load_explicit(&c->recv_cookie, memory_order_relaxed), 0,
+                                op->buf + (op->bytes - op->share), op->share);
+            if (st == TC_ERR_BOUNDS)
                 return TC_ERR_TRUNCATE; /* its buffer is smaller: counts differ */
-            TC_RETURN_IF_SHORT(n, op->share);
+            TC_RETURN_IF_FAILED(st);
             /* Release: our writes into its buffer before it reads the flag. */
             atomic_store_explicit(&s->inbox[i].seq, op->seq, memory_order_release);
         }

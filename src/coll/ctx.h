@@ -59,21 +59,7 @@ typedef struct tc_xt_class {
     int nrun[2];
 } tc_xt_class_t;
 
-/** The status of a region copy or read that returned @got of @want bytes:
- *  TC_OK, the region's error (stale cookie, rights, bounds, the kernel's
- *  errno), or TC_ERR_SYS (EIO) for a short copy. */
-static inline tc_status_t tc_copied(long long got, size_t want)
-{
-    if (got == (long long)want) return TC_OK;
-    return got < 0 ? (tc_status_t)got : tc_status_sys(EIO);
-}
-/* In a step returning tc_status_t: return the failure of a region copy
- * (@got of @want bytes) or of a region call (@st). */
-#define TC_RETURN_IF_SHORT(got, want)               \
-    do {                                            \
-        tc_status_t st_ = tc_copied((got), (want)); \
-        if (st_ != TC_OK) return st_;               \
-    } while (0)
+/* In a step returning tc_status_t: return the failure of a call (@st). */
 #define TC_RETURN_IF_FAILED(st)       \
     do {                              \
         tc_status_t st_ = (st);       \

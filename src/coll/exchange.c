@@ -220,9 +220,8 @@ static tc_status_t alltoall_push(tc_exchange_t *op)
     for (; op->next < n - 1; op->next++) {
         int j = (me + 1 + op->next) % n;
         int to = op->multi ? op->rank_at[(size_t)m->node * (size_t)n + (size_t)j] : j;
-        struct iovec l = { (void *)(op->in + (size_t)to * b), b };
-        TC_RETURN_IF_SHORT(
-            tc_region_copy(s, op->cookies[j], (size_t)m->rank * b, &l, 1, TC_DIR_TO_REGION), b);
+        TC_RETURN_IF_FAILED(
+            tc_region_write(s, op->cookies[j], (size_t)m->rank * b, op->in + (size_t)to * b, b));
     }
     return TC_OK;
 }
@@ -268,8 +267,8 @@ static tc_status_t sliced_exchange(tc_exchange_t *op)
             if (j == i)
                 memcpy(out + (size_t)j * b, op->in + (size_t)to * b, b);
             else
-                TC_RETURN_IF_SHORT(
-                    tc_region_read(s, op->incs[j], (size_t)to * b, out + (size_t)j * b, b), b);
+                TC_RETURN_IF_FAILED(
+                    tc_region_read(s, op->incs[j], (size_t)to * b, out + (size_t)j * b, b));
         }
         if ((rc = post_pieces(op, out, msg, to, 1, rq + np)) != TC_OK) return rc;
     }
@@ -301,12 +300,9 @@ static tc_status_t sc_work(tc_exchange_t *op)
     uint64_t cookie = root_cookie(op);
     if (!cookie) return TC_INPROGRESS;
     if (op->kind == TC_XC_SCATTER) {
-        TC_RETURN_IF_SHORT(tc_region_read(s, cookie, (size_t)me * op->block, op->out, op->block),
-                           op->block);
+        TC_RETURN_IF_FAILED(tc_region_read(s, cookie, (size_t)me * op->block, op->out, op->block));
     } else {
-        struct iovec l = { (void *)op->in, op->block };
-        TC_RETURN_IF_SHORT(
-            tc_region_copy(s, cookie, (size_t)me * op->block, &l, 1, TC_DIR_TO_REGION), op->block);
+        TC_RETURN_IF_FAILED(tc_region_write(s, cookie, (size_t)me * op->block, op->in, op->block));
     }
     return TC_OK;
 }

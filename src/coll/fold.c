@@ -99,10 +99,8 @@ tc_status_t tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size
                          const uint64_t *push, int npush)
 {
     size_t off = first * t->extent, span = tc_span(t, n);
-    for (int i = 0; i < npush && span; i++) {
-        struct iovec l = { (void *)(src + off), span };
-        TC_RETURN_IF_SHORT(tc_region_copy(s, push[i], off, &l, 1, TC_DIR_TO_REGION), span);
-    }
+    for (int i = 0; i < npush && span; i++)
+        TC_RETURN_IF_FAILED(tc_region_write(s, push[i], off, src + off, span));
     return TC_OK;
 }
 
@@ -138,20 +136,17 @@ tc_status_t tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cook
         if (firstop == s->me)
             memcpy(acc, own + off, span);
         else
-            rc = tc_copied(tc_region_read(s, cookies[firstop], off, acc, span), span);
+            rc = tc_region_read(s, cookies[firstop], off, acc, span);
         for (int r = nl - 1; r >= 0 && rc == TC_OK; r--) {
             if (r == firstop) continue;
             if (r == s->me) {
                 rc = tc_op_apply(t, own + off, acc, k);
-            } else if ((rc = tc_copied(tc_region_read(s, cookies[r], off, in, span), span)) ==
-                       TC_OK) {
+            } else if ((rc = tc_region_read(s, cookies[r], off, in, span)) == TC_OK) {
                 rc = tc_op_apply(t, in, acc, k);
             }
         }
-        for (int i = 0; i < npush && rc == TC_OK; i++) {
-            struct iovec l = { acc, span };
-            rc = tc_copied(tc_region_copy(s, push[i], off, &l, 1, TC_DIR_TO_REGION), span);
-        }
+        for (int i = 0; i < npush && rc == TC_OK; i++)
+            rc = tc_region_write(s, push[i], off, acc, span);
         if (rc == TC_OK && dst && acc != dst + off) memcpy(dst + off, acc, span);
         free(big);
         if (rc != TC_OK) return rc;

@@ -372,10 +372,9 @@ static tc_status_t sc_worker_work(tc_reduce_t *op)
             size_t a = op->got * op->part.seg,
                    b = fin * op->part.seg < op->count ? fin * op->part.seg : op->count;
             size_t off = a * op->t.extent, span = tc_span(&op->t, b - a);
-            TC_RETURN_IF_SHORT(tc_region_read(s, op->cookies[s->nlocal + op->first],
-                                              tc_span(&op->t, op->count) + off, op->out + off,
-                                              span),
-                               span);
+            TC_RETURN_IF_FAILED(tc_region_read(s, op->cookies[s->nlocal + op->first],
+                                               tc_span(&op->t, op->count) + off, op->out + off,
+                                               span));
             op->got = fin;
         }
         if (op->got < nseg) return TC_INPROGRESS;

@@ -81,15 +81,27 @@ static int decide(const tc_ctx_t *c, const tc_xt_class_t *k, int coll, size_t by
     return m;
 }
 
+/* 1 if the tuner measures collectives of @bytes on @c: on, several nodes,
+ * up to TOPOCOLL_XTUNE_MAX (the one range check of begin and native_why). */
+static int tuned(const tc_ctx_t *c, size_t bytes)
+{
+    return c->cfg->xtune && c->map.nnodes >= 2 && bytes <= c->cfg->xtune_max;
+}
+
+/* Calls of size class @cls explored before the choice (runs of b calls). */
+static uint32_t explore_calls(int cls)
+{
+    return (TC_XT_WARM_RUNS + TC_XT_RUNS) * run_calls((size_t)1 << cls);
+}
+
 int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, tc_xt_call_t *x)
 {
     x->cls = NULL;
     x->method = TC_XT_TOPO;
-    if (!c->cfg->xtune || c->map.nnodes < 2 || bytes > c->cfg->xtune_max) return TC_XT_TOPO;
+    if (!tuned(c, bytes)) return TC_XT_TOPO;
     int cls = size_class(bytes);
     tc_xt_class_t *k = &c->xt[coll][cls];
-    const uint32_t b = run_calls((size_t)1 << cls), runs = TC_XT_WARM_RUNS + TC_XT_RUNS,
-                   explore = runs * b;
+    const uint32_t b = run_calls((size_t)1 << cls), explore = explore_calls(cls);
     uint32_t i = k->calls++;
     if (i < explore) {
         uint32_t run = i / b, j = i % b;
@@ -138,10 +150,10 @@ const char *tc_xtune_native_why(const tc_ctx_t *c, int coll, size_t bytes)
 {
     if (tc_ctx_flat(c, bytes, tc_xtune_flat_max(c, coll)))
         return "small message across nodes (TOPOCOLL_*_FLAT_MAX)";
-    if (!c->cfg->xtune || c->map.nnodes < 2 || bytes > c->cfg->xtune_max) return NULL;
+    if (!tuned(c, bytes)) return NULL;
     int cls = size_class(bytes);
     const tc_xt_class_t *k = &c->xt[coll][cls];
-    const uint32_t explore = (TC_XT_WARM_RUNS + TC_XT_RUNS) * run_calls((size_t)1 << cls);
+    const uint32_t explore = explore_calls(cls);
     /* (decided once the blocking calls have explored: k->choice) */
     return k->calls > explore && k->choice == TC_XT_NATIVE
                ? "the native was faster at this size (measured, TOPOCOLL_XTUNE)"

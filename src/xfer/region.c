@@ -110,8 +110,8 @@ int tc_region_span(const tc_region_snap_t *r, size_t off, size_t len, struct iov
 /* The region @cookie names, validated: *@out points at this process's private copy for its own
  * regions (the shared table is not read), else at @tmp, the snapshot of the owner's descriptor.
  * 0 or TC_ERR_STALE; the owner and slot are checked before anything is indexed. */
-static int region_get(tc_shm_t *s, uint64_t cookie, tc_region_snap_t *tmp,
-                      const tc_region_snap_t **out)
+static tc_status_t region_get(tc_shm_t *s, uint64_t cookie, tc_region_snap_t *tmp,
+                              const tc_region_snap_t **out)
 {
     int owner = COOKIE_OWNER(cookie), slot = COOKIE_SLOT(cookie);
     if (owner >= s->nlocal) return TC_ERR_STALE;
@@ -197,8 +197,8 @@ static void region_publish(tc_region_desc_t *d, const tc_region_snap_t *r)
     atomic_store_explicit(&d->gen, r->gen, memory_order_release);
 }
 
-int tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned rights,
-                     uint64_t *cookie)
+tc_status_t tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned rights,
+                             uint64_t *cookie)
 {
     if (!iov || !cookie || niov < 1 || niov > TC_REGION_MAX_IOV ||
         (rights & ~(TC_RIGHT_READ | TC_RIGHT_WRITE)) != 0)
@@ -232,7 +232,7 @@ int tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned ri
     return TC_OK;
 }
 
-int tc_region_destroy(tc_shm_t *s, uint64_t cookie)
+tc_status_t tc_region_destroy(tc_shm_t *s, uint64_t cookie)
 {
     int slot = COOKIE_SLOT(cookie);
     if (COOKIE_OWNER(cookie) != s->me) return TC_ERR_INVAL;
@@ -271,10 +271,10 @@ static void iov_advance(struct iovec **iov, int *cnt, size_t n)
 }
 
 /* Copy @total bytes between local segments @lv and @owner's region segments @rp, by memcpy
- * for our own region, by CMA otherwise (at the pid of the setup exchange): the bytes copied or
- * a TC_ERR_*. */
-static long long copy_segments(tc_shm_t *s, int owner, int dir, struct iovec *lv, int nl,
-                               struct iovec *rp, int nr, size_t total)
+ * for our own region, by CMA otherwise (at the pid of the setup exchange): TC_OK with the
+ * bytes copied in *@copied, or a TC_ERR_*. */
+static tc_status_t copy_segments(tc_shm_t *s, int owner, int dir, struct iovec *lv, int nl,
+                                 struct iovec *rp, int nr, size_t total, size_t *copied)
 {
     size_t done = 0;
     const pid_t pid = (pid_t)s->peer[owner].pid;
@@ -301,12 +301,14 @@ static long long copy_segments(tc_shm_t *s, int owner, int dir, struct iovec *lv
         iov_advance(&lv, &nl, moved);
         iov_advance(&rp, &nr, moved);
     }
-    return (long long)done;
+    *copied = done;
+    return TC_OK;
 }
 
-/* Inline copy with region @r (validated) of @owner: rights, bounds, then the copy. */
-static long long copy_with(tc_shm_t *s, int owner, const tc_region_snap_t *r, size_t offset,
-                           const struct iovec *local, int nlocal, int dir)
+/* Inline copy with region @r (validated) of @owner: rights, bounds, then the copy (the bytes
+ * copied in *@copied). */
+static tc_status_t copy_with(tc_shm_t *s, int owner, const tc_region_snap_t *r, size_t offset,
+                             const struct iovec *local, int nlocal, int dir, size_t *copied)
 {
     if (!(r->rights & (dir == TC_DIR_FROM_REGION ? TC_RIGHT_READ : TC_RIGHT_WRITE)))
         return TC_ERR_RIGHTS;
@@ -316,42 +318,45 @@ static long long copy_with(tc_shm_t *s, int owner, const tc_region_snap_t *r, si
         total += local[i].iov_len;
     }
     if (offset > r->len || total > r->len - offset) return TC_ERR_BOUNDS;
-    if (total == 0) return 0;
+    if (total == 0) return TC_OK;
     if (owner != s->me && !s->single_copy) return TC_ERR_NOSUPPORT;
 
     struct iovec rv[TC_REGION_MAX_IOV];
     int nr = tc_region_span(r, offset, total, rv);
-    if (nr < 0) return nr;
+    if (nr < 0) return (tc_status_t)nr;
     struct iovec lstore[16], *lbuf = lstore;
     if (nlocal > 16 && !(lbuf = malloc((size_t)nlocal * sizeof(*lbuf))))
         return tc_status_sys(ENOMEM);
     memcpy(lbuf, local, (size_t)nlocal * sizeof(*lbuf));
-    long long rc = copy_segments(s, owner, dir, lbuf, nlocal, rv, nr, total);
+    tc_status_t rc = copy_segments(s, owner, dir, lbuf, nlocal, rv, nr, total, copied);
     if (lbuf != lstore) free(lbuf);
     return rc;
 }
 
-long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
-                         int nlocal, int dir)
+tc_status_t tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
+                           int nlocal, int dir, size_t *copied)
 {
+    size_t ignored;
+    if (!copied) copied = &ignored;
+    *copied = 0;
     if (nlocal < 0 || (nlocal > 0 && !local) ||
         (dir != TC_DIR_FROM_REGION && dir != TC_DIR_TO_REGION))
         return TC_ERR_INVAL;
     tc_region_snap_t tmp;
     const tc_region_snap_t *r;
-    int rc = region_get(s, cookie, &tmp, &r);
+    tc_status_t rc = region_get(s, cookie, &tmp, &r);
     if (rc != TC_OK) return rc;
-    return copy_with(s, COOKIE_OWNER(cookie), r, offset, local, nlocal, dir);
+    return copy_with(s, COOKIE_OWNER(cookie), r, offset, local, nlocal, dir, copied);
 }
 
 /* ---- Region copy (two cookies) --------------------------------------------- */
 
 /* Region @cookie for @right and [off, off + len): its validated snapshot in *@out (see
  * region_get), 0 or a TC_ERR_*. */
-static int region_check(tc_shm_t *s, uint64_t cookie, unsigned right, size_t off, size_t len,
-                        tc_region_snap_t *tmp, const tc_region_snap_t **out)
+static tc_status_t region_check(tc_shm_t *s, uint64_t cookie, unsigned right, size_t off,
+                                size_t len, tc_region_snap_t *tmp, const tc_region_snap_t **out)
 {
-    int rc = region_get(s, cookie, tmp, out);
+    tc_status_t rc = region_get(s, cookie, tmp, out);
     if (rc != TC_OK) return rc;
     if (!((*out)->rights & right)) return TC_ERR_RIGHTS;
     if (off > (*out)->len || len > (*out)->len - off) return TC_ERR_BOUNDS;
@@ -362,46 +367,49 @@ static int region_check(tc_shm_t *s, uint64_t cookie, unsigned right, size_t off
 
 /* tc_region_copy2 through the bounce buffer *@bounce (allocated on first use).  Each region is
  * snapshotted once; between bounce chunks only its generation is looked at again. */
-static long long region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
-                              size_t len, char **bounce)
+static tc_status_t region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
+                                size_t len, char **bounce)
 {
     tc_region_snap_t ts, td;
     const tc_region_snap_t *rs, *rd;
-    int rc, so = COOKIE_OWNER(src), dow = COOKIE_OWNER(dst);
+    tc_status_t rc;
+    int so = COOKIE_OWNER(src), dow = COOKIE_OWNER(dst);
     if ((rc = region_check(s, src, TC_RIGHT_READ, soff, len, &ts, &rs)) != 0) return rc;
     if ((rc = region_check(s, dst, TC_RIGHT_WRITE, doff, len, &td, &rd)) != 0) return rc;
-    if (len == 0) return 0;
+    if (len == 0) return TC_OK;
     struct iovec v[TC_REGION_MAX_IOV];
-    if (so == s->me) { /* our source: one write into dst */
-        int n = tc_region_span(rs, soff, len, v);
-        return n < 0 ? n : copy_with(s, dow, rd, doff, v, n, TC_DIR_TO_REGION);
-    }
-    if (dow == s->me) { /* our destination: one read from src */
-        int n = tc_region_span(rd, doff, len, v);
-        return n < 0 ? n : copy_with(s, so, rs, soff, v, n, TC_DIR_FROM_REGION);
+    size_t got = 0;
+    if (so == s->me || dow == s->me) { /* one write into dst, or one read from src */
+        int n = so == s->me ? tc_region_span(rs, soff, len, v) : tc_region_span(rd, doff, len, v);
+        if (n < 0) return (tc_status_t)n;
+        rc = so == s->me ? copy_with(s, dow, rd, doff, v, n, TC_DIR_TO_REGION, &got)
+                         : copy_with(s, so, rs, soff, v, n, TC_DIR_FROM_REGION, &got);
+        return rc != TC_OK || got == len ? rc : TC_ERR_SYS;
     }
     if (!*bounce && !(*bounce = malloc(TC_BOUNCE))) return tc_status_sys(ENOMEM);
     size_t done = 0;
     while (done < len) {
         size_t k = len - done < TC_BOUNCE ? len - done : TC_BOUNCE;
         struct iovec b = { *bounce, k };
-        long long r = TC_ERR_STALE;
+        tc_status_t r = TC_ERR_STALE;
+        got = 0;
         if (region_live(s, src, rs))
-            r = copy_with(s, so, rs, soff + done, &b, 1, TC_DIR_FROM_REGION);
-        if (r == (long long)k) {
+            r = copy_with(s, so, rs, soff + done, &b, 1, TC_DIR_FROM_REGION, &got);
+        if (r == TC_OK && got == k) {
             r = TC_ERR_STALE;
+            got = 0;
             if (region_live(s, dst, rd))
-                r = copy_with(s, dow, rd, doff + done, &b, 1, TC_DIR_TO_REGION);
+                r = copy_with(s, dow, rd, doff + done, &b, 1, TC_DIR_TO_REGION, &got);
         }
         if (r < 0) return done ? tc_status_sys(tc_status_errno()) : r;
-        if (r != (long long)k) return TC_ERR_SYS;
+        if (got != k) return TC_ERR_SYS;
         done += k;
     }
-    return (long long)done;
+    return TC_OK;
 }
 
-long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
-                          size_t len)
+tc_status_t tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
+                            size_t len)
 {
     return region_copy2(s, src, soff, dst, doff, len, &s->bounce);
 }
@@ -425,8 +433,9 @@ static void async_queue(tc_shm_t *s, tc_async_t *a, long long *status)
     atomic_fetch_add_explicit(&s->async_queued, 1, memory_order_release);
 }
 
-int tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
-                           int nlocal, int dir, long long *status)
+tc_status_t tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset,
+                                   const struct iovec *local, int nlocal, int dir,
+                                   long long *status)
 {
     if (!status || nlocal < 0 || nlocal > TC_REGION_MAX_IOV || (nlocal > 0 && !local))
         return TC_ERR_INVAL;
@@ -442,8 +451,8 @@ int tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset, const st
     return TC_OK;
 }
 
-int tc_async_submit_region(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
-                           size_t len, long long *status)
+tc_status_t tc_async_submit_region(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst,
+                                   size_t doff, size_t len, long long *status)
 {
     if (!status) return TC_ERR_INVAL;
     tc_async_t *a = async_slot(s);
@@ -465,10 +474,12 @@ int tc_async_run(tc_shm_t *s)
     for (int i = 0; i < TC_ASYNC_SLOTS; i++) {
         tc_async_t *a = &s->async[i];
         if (atomic_load_explicit(&a->state, memory_order_acquire) != TC_ASYNC_QUEUED) continue;
-        long long r = a->region_copy
-                          ? region_copy2(s, a->cookie, a->offset, a->cookie2, a->offset2, a->len,
-                                         &s->bounce_async)
-                          : tc_region_copy(s, a->cookie, a->offset, a->local, a->nlocal, a->dir);
+        size_t got = a->len;
+        tc_status_t rc = a->region_copy ? region_copy2(s, a->cookie, a->offset, a->cookie2,
+                                                       a->offset2, a->len, &s->bounce_async)
+                                        : tc_region_copy(s, a->cookie, a->offset, a->local,
+                                                         a->nlocal, a->dir, &got);
+        long long r = rc != TC_OK ? (long long)rc : (long long)got; /* (the public word) */
         long long *st = a->status;
         atomic_store_explicit(&a->state, TC_ASYNC_FREE, memory_order_release);
         atomic_fetch_sub_explicit(&s->async_queued, 1, memory_order_release);

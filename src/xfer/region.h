@@ -34,6 +34,7 @@
 #include "../base/status.h"
 #include "shmseg.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -65,16 +66,20 @@ uint64_t tc_region_seal(const tc_region_snap_t *r, int slot, uint64_t secret);
  *  segments do not cover the range. */
 int tc_region_span(const tc_region_snap_t *r, size_t off, size_t len, struct iovec *rv);
 
-/** Declare a region (see topocoll_region_create). 0 or a TC_ERR_*
+/** Declare a region (see topocoll_region_create). TC_OK or a TC_ERR_*
  *  (TC_ERR_INVAL also for a segment wrapping the address space,
  *  TC_ERR_NOSUPPORT past TC_COOKIE_OWNERS local processes). */
-int tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned rights,
-                     uint64_t *cookie);
-/** Destroy a region of the calling process. 0 or a TC_ERR_*. */
-int tc_region_destroy(tc_shm_t *s, uint64_t cookie);
-/** Inline copy (see topocoll_copy): bytes moved, or a TC_ERR_*. */
-long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
-                         int nlocal, int dir);
+tc_status_t tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, unsigned rights,
+                             uint64_t *cookie);
+/** Destroy a region of the calling process. TC_OK or a TC_ERR_*. */
+tc_status_t tc_region_destroy(tc_shm_t *s, uint64_t cookie);
+/** Inline copy (see topocoll_copy) between @local (@nlocal segments) and
+ *  region @cookie from byte @offset, in direction @dir: TC_OK with the
+ *  bytes moved in *@copied (NULL: not wanted), all of @local's unless the
+ *  kernel stopped short, or a TC_ERR_* (rights, bounds, stale cookie, the
+ *  kernel's errno). */
+tc_status_t tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
+                           int nlocal, int dir, size_t *copied);
 
 /**
  * KNEM's region copy (KNEM paper, section 3.4, knem_region_copy): @len
@@ -85,10 +90,11 @@ long long tc_region_copy(tc_shm_t *s, uint64_t cookie, size_t offset, const stru
  * the caller owns one of them it is one CMA call; otherwise CMA, which
  * has no third-party copy, goes through the caller's bounce buffer
  * (256 KiB chunks: two kernel copies where KNEM makes one).
- * Returns @len, or a TC_ERR_* (partial copies: TC_ERR_SYS).
+ * Returns TC_OK once all @len bytes moved, or a TC_ERR_* (partial
+ * copies: TC_ERR_SYS).
  */
-long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
-                          size_t len);
+tc_status_t tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
+                            size_t len);
 
 /**
  * Asynchronous copies (KNEM paper, sections 3.4 and 4.3): submit an
@@ -101,10 +107,11 @@ long long tc_region_copy2(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, 
  * then.  TC_OK, or TC_ERR_INVAL / TC_ERR_NOSPACE
  * (TC_ASYNC_SLOTS copies pending).  The submitting thread only.
  */
-int tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset, const struct iovec *local,
-                           int nlocal, int dir, long long *status);
-int tc_async_submit_region(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst, size_t doff,
-                           size_t len, long long *status);
+tc_status_t tc_async_submit_inline(tc_shm_t *s, uint64_t cookie, size_t offset,
+                                   const struct iovec *local, int nlocal, int dir,
+                                   long long *status);
+tc_status_t tc_async_submit_region(tc_shm_t *s, uint64_t src, size_t soff, uint64_t dst,
+                                   size_t doff, size_t len, long long *status);
 /** Run the queued copies (one executor at a time: the caller serialises,
  *  nbc's progress lock).  Returns how many ran. */
 int tc_async_run(tc_shm_t *s);
@@ -119,12 +126,26 @@ static inline long long tc_async_status(const long long *status)
     return __atomic_load_n(status, __ATOMIC_ACQUIRE);
 }
 
-/** Contiguous read: @len bytes at @offset of region @cookie into @dst. */
-static inline long long tc_region_read(tc_shm_t *s, uint64_t cookie, size_t offset, void *dst,
-                                       size_t len)
+/** Contiguous read: all @len bytes at @offset of region @cookie into
+ *  @dst: TC_OK, or a TC_ERR_* (a short copy: TC_ERR_SYS, errno EIO). */
+static inline tc_status_t tc_region_read(tc_shm_t *s, uint64_t cookie, size_t offset, void *dst,
+                                         size_t len)
 {
     struct iovec l = { dst, len };
-    return tc_region_copy(s, cookie, offset, &l, 1, TC_DIR_FROM_REGION);
+    size_t got = 0;
+    tc_status_t st = tc_region_copy(s, cookie, offset, &l, 1, TC_DIR_FROM_REGION, &got);
+    return st != TC_OK || got == len ? st : tc_status_sys(EIO);
+}
+
+/** Contiguous write: all @len bytes of @src into region @cookie at
+ *  @offset: TC_OK, or a TC_ERR_* (a short copy: TC_ERR_SYS, errno EIO). */
+static inline tc_status_t tc_region_write(tc_shm_t *s, uint64_t cookie, size_t offset,
+                                          const void *src, size_t len)
+{
+    struct iovec l = { (void *)src, len };
+    size_t got = 0;
+    tc_status_t st = tc_region_copy(s, cookie, offset, &l, 1, TC_DIR_TO_REGION, &got);
+    return st != TC_OK || got == len ? st : tc_status_sys(EIO);
 }
 
 #endif
