@@ -255,7 +255,7 @@ static size_t inline_segs(const tc_bcast_part_t *p)
 static char *stage_of(tc_bcast_t *op, const tc_bcast_part_t *p)
 {
     const size_t each = sizeof(tc_bcast_hdr_t) + TC_BCAST_INLINE;
-    char *b = tc_ctx_buf(op->ctx, TC_BUF_STAGE, each * TC_BCAST_MAXPART);
+    char *b = tc_ctx_buf(op->ctx, TC_BUF_STAGE, each * (size_t)op->nparts);
     return b ? b + (size_t)(p - op->part) * each : NULL;
 }
 
