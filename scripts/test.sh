@@ -15,12 +15,13 @@ suite() {   # suite NAME MPI [cmake args]
   if ! "$root/scripts/build.sh" "$dir" "$mpi" "$@"; then
     echo "== $name: BUILD FAILED"; status=1; total_fail=$((total_fail + 1)); return
   fi
-  echo "== $name: ctest ${CTEST_FILTER:+(-R $CTEST_FILTER)}${CTEST_EXCLUDE:+(-E $CTEST_EXCLUDE)}"
+  echo "== $name: ctest ${CTEST_FILTER:+(-R $CTEST_FILTER)}${CTEST_EXCLUDE:+(-E $CTEST_EXCLUDE)}${CTEST_LABEL_EXCLUDE:+(-LE $CTEST_LABEL_EXCLUDE)}"
   (cd "$dir" && ctest --output-on-failure --timeout 600 ${CTEST_FILTER:+-R "$CTEST_FILTER"} \
-     ${CTEST_EXCLUDE:+-E "$CTEST_EXCLUDE"}) >"$dir/ctest.log" 2>&1
+     ${CTEST_EXCLUDE:+-E "$CTEST_EXCLUDE"} ${CTEST_LABEL_EXCLUDE:+-LE "$CTEST_LABEL_EXCLUDE"}) \
+     >"$dir/ctest.log" 2>&1
   local rc=$?
   grep -E "Test +#|tests passed|Total Test" "$dir/ctest.log"
-  grep -E "^(unit|quick|full|fuzz) +=" "$dir/ctest.log" | sed 's/^/   tier /'   # ctest's label summary
+  grep -E "^(unit|quick|full|fuzz|source|slow) +=" "$dir/ctest.log" | sed 's/^/   tier /'   # ctest's label summary
   ((rc)) && { status=1; sed -n '/Output from these tests/,$p;/\*\*\*Failed/,+40p' "$dir/ctest.log" | head -80; }
   local line p f
   line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$dir/ctest.log" | tail -1)
@@ -58,8 +59,11 @@ cross_host openmpi openmpi
 # MPICH (ch4:ucx) busy-polls: oversubscribed runs cost 10-40 s each here, so
 # its 6- and 8-rank Bcast, Barrier and Allgather runs are left to Open MPI
 # (MPICH keeps every path at up to 5 ranks, and the cheap 6-8-rank tests);
-# CI stays under 20 minutes.  The fuzz targets (no MPI) run once, in the Open MPI build.
-CTEST_EXCLUDE='^(bcast|barrier|allgather)_np[68]|^fuzz_' suite mpich mpich
+# CI stays under 20 minutes.  The fuzz targets (no MPI), the source checks
+# (label source) and the 2 GiB collectives (label slow) run once, in the
+# Open MPI build.
+CTEST_EXCLUDE='^(bcast|barrier|allgather)_np[68]|^fuzz_' CTEST_LABEL_EXCLUDE='source|slow' \
+  suite mpich mpich
 cross_host mpich mpich
 # Open MPI is not LeakSanitizer-clean and unloads its components before the
 # leak check (their frames cannot be suppressed by name), so leak detection
@@ -70,7 +74,7 @@ cross_host mpich mpich
 # of the 11 minutes under ASan and add no path.
 ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-CTEST_EXCLUDE='np[5-9]|hsplit_matrix|bench_smoke|small_slots_segments|^fuzz_' \
+CTEST_EXCLUDE='np[5-9]|hsplit_matrix|bench_smoke|small_slots_segments|^fuzz_' CTEST_LABEL_EXCLUDE=source \
   suite asan-openmpi openmpi -DTOPOCOLL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 # ThreadSanitizer on the tests that run progress threads.  Open MPI is not
 # built with TSan: its progress engine writes receive buffers and
