@@ -6,9 +6,12 @@
  * communicator's counters (topocoll_comm_query: calls topocoll ran, calls
  * left native by choice); the results are checked too.
  *
- * Usage: test_plan [expect]  where expect, on several nodes with the
- * default TOPOCOLL_*_FLAT_MAX, checks the defaults' plans: 1 KiB Allreduce
- * native, 1 MiB topocoll.
+ * Usage: test_plan [expect|native|forced]  where expect, on several nodes
+ * with the default TOPOCOLL_*_FLAT_MAX, checks the defaults' plans: 1 KiB
+ * Allreduce native, 1 MiB topocoll; native (every TOPOCOLL_<COLL>_ALG=native)
+ * checks every call of every size went native; forced (Bcast, Reduce and
+ * Allgather forced to one of topocoll's algorithms, on several nodes, with
+ * the default FLAT_MAX) checks those ran topocoll at every size, 8 B too.
  */
 #include <mpi.h>
 
@@ -100,7 +103,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     tc_rank = rank;
-    int expect = argc > 1 && strcmp(argv[1], "expect") == 0;
+    const char *mode = argc > 1 ? argv[1] : "";
+    int expect = strcmp(mode, "expect") == 0, native = strcmp(mode, "native") == 0,
+        forced = strcmp(mode, "forced") == 0;
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     topocoll_comm_attach(comm);
@@ -124,6 +129,9 @@ int main(int argc, char **argv)
                 CHECK(pb == 0, "a 1 KiB Allreduce across nodes runs native (FLAT_MAX 64K)");
             if (expect && k == ALLREDUCE && n == 131072)
                 CHECK(pb == 1, "a 1 MiB Allreduce runs topocoll");
+            if (native) CHECK(pb == 0, "%s of %d B runs native (forced)", name[k], n * 8);
+            if (forced && k != ALLREDUCE)
+                CHECK(pb == 1, "%s of %d B runs topocoll (its algorithm forced)", name[k], n * 8);
         }
     MPI_Comm_free(&comm);
     int f = tc_report("test_plan");

@@ -41,6 +41,7 @@
 #include "coll/xtune.h"
 #include "hier/hier.h"
 #include "coll/model.h"
+#include "coll/plan.h"
 #include "progress/progress.h"
 #include "nbc/nbc.h"
 #include "topo/nic.h"
@@ -62,27 +63,47 @@
          : "CICO or single copy, chosen online per size class "             \
            "(coll/tune; TOPOCOLL_TUNE=0: static)")
 
-/* A row for collective @coll (TC_XT_*) of @b bytes that the runtime
- * leaves to the native MPI across nodes (coll/xtune: the choice the
- * blocking and nonblocking calls take): 1 printed, 0 not native. */
-static int native_row(const tc_ctx_t *c, const char *name, int coll, size_t b)
+/* A row for collective @ci (TC_CI_*) of @b bytes that the plan leaves to
+ * the native MPI (coll/plan: the choice the blocking and nonblocking
+ * calls take): 1 printed, 0 not native. */
+static int native_row(const tc_ctx_t *c, const char *name, int ci, size_t b)
 {
-    const char *why = tc_xtune_native_why(c, coll, b);
+    const char *why = tc_plan_native_why(c, ci, b);
     if (why) printf("    %-10s native MPI: %s\n", name, why);
     return why != NULL;
 }
 
-/* The nodes' shape of a chain-or-tree collective (Bcast, Reduce) of @b
- * bytes per part (coll/ctx tc_ctx_chain, as coll/bcast and coll/reduce
- * take it). */
-static const char *node_shape(const tc_ctx_t *c, size_t b)
+/* The nodes' shape of a chain-or-tree collective (Bcast, Reduce: @ci) of
+ * @b bytes per part (coll/plan tc_plan_chain, as coll/bcast and
+ * coll/reduce take it). */
+static const char *node_shape(const tc_ctx_t *c, int ci, size_t b)
 {
-    return tc_ctx_chain(c, b) ? "a pipelined chain of" : "a binomial tree over";
+    return tc_plan_chain(c, ci, b) ? "a pipelined chain of" : "a binomial tree over";
+}
+
+/* The plan of every collective of the registry (coll/plan tc_plan_select)
+ * at each size: one row per size, one column per collective. */
+static void plan_table(const tc_ctx_t *c, const size_t *sizes, int ns)
+{
+    printf("plans by message size (coll/plan; TOPOCOLL_<COLL>_ALG forces one; reductions and "
+           "scans: bytes of the vector; allgather, gather, scatter, alltoall: block per rank):\n");
+    printf("  %10s", "bytes");
+    for (int ci = 0; ci < TC_NCOLLS; ci++) printf(" %-13s", tc_coll_call(ci) + 4);
+    printf("\n");
+    for (int i = 0; i < ns; i++) {
+        printf("  %10zu", sizes[i]);
+        for (int ci = 0; ci < TC_NCOLLS; ci++) {
+            tc_plan_t p;
+            tc_plan_select(c, ci, sizes[i], &p);
+            printf(" %-13s", tc_alg_word(p.alg));
+        }
+        printf("\n");
+    }
 }
 
 static void bcast_method(const tc_ctx_t *c, size_t b)
 {
-    if (native_row(c, "bcast", TC_XT_BCAST, b)) return;
+    if (native_row(c, "bcast", TC_CI_BCAST, b)) return;
     int sc = tc_bcast_uses_single_copy(c, b), rails = tc_bcast_rails(c, b);
     if (tc_tune_range(c, TC_TUNE_BCAST, b)) {
         printf("    bcast      %s\n", TUNED);
@@ -93,8 +114,9 @@ static void bcast_method(const tc_ctx_t *c, size_t b)
                                     ? "single copy, root writes 1/n of each receiver"
                                     : "single copy");
     if (c->map.nnodes > 1) /* (each rail's part, as coll/bcast cuts it) */
-        printf(", %s %d leaders, %zu B segments (root 0)", node_shape(c, b / (size_t)rails),
-               c->map.nnodes, tc_bcast_segsize(c, b / (size_t)rails, 0));
+        printf(", %s %d leaders, %zu B segments (root 0)",
+               node_shape(c, TC_CI_BCAST, b / (size_t)rails), c->map.nnodes,
+               tc_plan_bcast_seg(c, b / (size_t)rails, 0));
     if (rails > 1) printf(", %d rails (one leader per NIC, a part each)", rails);
     if (tc_ctx_relays(c, b, sc))
         printf(", per-%s relays", c->map.policy == TC_LEAD_NUMA ? "NUMA-node" : "package");
@@ -111,7 +133,7 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
         printf("    reduce     (under one double)\n");
         return;
     }
-    if (native_row(c, "reduce", TC_XT_REDUCE, b)) {
+    if (native_row(c, "reduce", TC_CI_REDUCE, b)) {
         /* (said) */
     } else if (tc_tune_range(c, TC_TUNE_REDUCE, b))
         printf("    reduce     %s\n", TUNED);
@@ -129,8 +151,8 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
         printf("    reduce     HierKNEM Alg. 2: %d worker(s) per node fold by single copy into the "
                "leader's buffer, leaders reduce %zu B segments along %s %d nodes\n",
                m->lsize > 1 ? m->lsize - 1 : 1, tc_fold_segsize(c, &t, n, 1) * t.extent,
-               node_shape(c, b), m->nnodes);
-    if (native_row(c, "allreduce", TC_XT_ALLREDUCE, b)) {
+               node_shape(c, TC_CI_REDUCE, b), m->nnodes);
+    if (native_row(c, "allreduce", TC_CI_ALLREDUCE, b)) {
         /* (said) */
     } else if (tc_tune_range(c, TC_TUNE_ALLREDUCE, b))
         printf("    allreduce  %s\n", TUNED);
@@ -159,7 +181,9 @@ static void exchange_methods(const tc_ctx_t *c, size_t b)
         else if (tc_exchange_eager(c, k, b))
             how = "eager items (shared segment)";
         else if (k == TC_XC_ALLTOALL)
-            how = "single copy (each writes into every peer's buffer)";
+            how = c->map.nnodes > 1 ? "node-aggregated: one message per slice and pair of nodes, "
+                                      "placed by single copy"
+                                    : "single copy (each writes into every peer's buffer)";
         printf("    %-10s %s\n", name[k], how);
     }
 }
@@ -167,7 +191,7 @@ static void exchange_methods(const tc_ctx_t *c, size_t b)
 static void allgather_method(const tc_ctx_t *c, size_t b)
 {
     int alg = tc_allgather_alg(c, b);
-    if (native_row(c, "allgather", TC_XT_ALLGATHER, b)) {
+    if (native_row(c, "allgather", TC_CI_ALLGATHER, b)) {
         /* (said) */
     } else if (tc_tune_range(c, TC_TUNE_ALLGATHER, b))
         printf("    allgather  %s\n", TUNED);
@@ -579,6 +603,7 @@ static void print_methods(const tc_ctx_t *c, opts_t *o, int size)
     int ns = o->nsizes;
     if (ns == 0)
         for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++) sizes[ns++] = dflt[i];
+    plan_table(c, sizes, ns);
     printf("methods by message size (reductions: MPI_DOUBLE/MPI_SUM; allgather, gather, "
            "scatter, alltoall: block per rank):\n");
     for (int i = 0; i < ns; i++) {

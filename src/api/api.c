@@ -16,7 +16,6 @@
 #include "../coll/ctx.h"
 #include "../hier/hier.h"
 #include "../coll/reduce.h"
-#include "../coll/xtune.h"
 #include "../xfer/region.h"
 #include "../nbc/nbc.h"
 #include "api_int.h"
@@ -46,22 +45,14 @@ int topocoll_comm_attach(MPI_Comm comm)
 
 /* topocoll_coll_t is the registry's order (base/colls.def), which gives
  * coll/ctx's statistics slots. */
-#define TC_COLL(ID, Name, lower, SHAPE) \
+#define TC_COLL(ID, Name, lower, SHAPE, ...) \
     _Static_assert((int)TOPOCOLL_COLL_##ID == TC_STAT_##ID, "topocoll_coll_t: " #ID);
 #include "../base/colls.def"
 #undef TC_COLL
 _Static_assert((int)TOPOCOLL_COLL_COUNT == TC_STATS && TC_STATS <= (int)TOPOCOLL_COLL_MAX,
                "the public collectives are the registry's");
 
-const char *topocoll_coll_name(int coll)
-{
-    static const char *const name[TOPOCOLL_COLL_COUNT] = {
-#define TC_COLL(ID, Name, lower, SHAPE) "MPI_" #Name,
-#include "../base/colls.def"
-#undef TC_COLL
-    };
-    return coll >= 0 && coll < TOPOCOLL_COLL_COUNT ? name[coll] : NULL;
-}
+const char *topocoll_coll_name(int coll) { return tc_coll_call(coll); }
 
 /* @c's placement and mechanism into @info (an enabled context). */
 static void query_placement(const tc_ctx_t *c, topocoll_comm_info_t *info)
@@ -243,10 +234,11 @@ int topocoll_barrier(MPI_Comm comm)
         PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         return PMPI_Barrier(comm);
     if (size == 1) return MPI_SUCCESS;
-    tc_ctx_t *c = tc_ctx_get(comm, 0, 0);
+    tc_api_call_t p = { .ctx = tc_ctx_get(comm, 0, 0) };
+    tc_ctx_t *c = p.ctx;
     if (!c || !c->enabled) return PMPI_Barrier(comm);
-    if (c->cfg->barrier_flat && c->map.nnodes > 1) {
-        tc_api_why_native("MPI_Barrier", "several nodes, TOPOCOLL_BARRIER_FLAT=1");
+    if (tc_api_choose(TC_API_RUN, &p, TC_CI_BARRIER, NULL) == TC_API_NATIVE) {
+        tc_api_native("MPI_Barrier", &p, TC_STAT_BARRIER);
         return PMPI_Barrier(comm);
     }
     tc_nb_drain(c); /* this communicator's nonblocking operations come first */
@@ -256,44 +248,21 @@ int topocoll_barrier(MPI_Comm comm)
     return tc_api_finish(c, comm, tc_api_run(c, TC_COLL_BARRIER, &a), "MPI_Barrier");
 }
 
-/* 1 if a collective of @bytes on @c is left to the native MPI by choice
- * on several nodes: a small message (TOPOCOLL_*_FLAT_MAX), or measured
- * faster (coll/xtune: then *@xt times the native call).  The nonblocking
- * calls take the same choice (tc_api_leave_native). */
-static int leave_native(tc_ctx_t *c, int stat, int xt_coll, size_t bytes, const char *call,
-                        tc_xt_call_t *xt)
-{
-    if (tc_ctx_flat(c, bytes, tc_xtune_flat_max(c, xt_coll))) {
-        c->stat[stat].native++;
-        tc_api_why_native(call, "small message across nodes (TOPOCOLL_*_FLAT_MAX)");
-        xt->cls = NULL;
-        return 1;
-    }
-    if (tc_xtune_begin(c, xt_coll, bytes, xt) == TC_XT_NATIVE) {
-        c->stat[stat].native++;
-        tc_api_why_native(call, "the native was faster at this size (measured, TOPOCOLL_XTUNE)");
-        return 1;
-    }
-    return 0;
-}
-
 int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    tc_api_plan_t p;
+    tc_api_call_t p;
     tc_xt_call_t xt;
     int rc = tc_api_screen_bcast("MPI_Bcast", count, datatype, root, comm, &p);
     if (rc == TC_API_NOTHING) return MPI_SUCCESS;
+    rc = tc_api_choose(rc, &p, TC_CI_BCAST, &xt);
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Bcast", &p, TC_STAT_BCAST);
-        return PMPI_Bcast(buffer, count, datatype, root, comm);
-    }
-    if (rc != TC_API_RUN) return rc;
-    tc_ctx_t *c = p.ctx;
-    if (leave_native(c, TC_STAT_BCAST, TC_XT_BCAST, p.bytes, "MPI_Bcast", &xt)) {
         rc = PMPI_Bcast(buffer, count, datatype, root, comm);
         tc_xtune_end(&xt);
         return rc;
     }
+    if (rc != TC_API_RUN) return rc;
+    tc_ctx_t *c = p.ctx;
     tc_nb_drain(c);
     char *tmp;
     tc_coll_args_t a = { .n = p.bytes, .root = root, .blocking = 1 };
@@ -311,22 +280,20 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
 int topocoll_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm)
 {
-    tc_api_plan_t p;
+    tc_api_call_t p;
     tc_xt_call_t xt;
     int rc =
         tc_api_screen_allreduce("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm, &p);
     if (rc == TC_API_RUN && !tc_api_single_copy_ok(&p)) rc = TC_API_NATIVE;
+    rc = tc_api_choose(rc, &p, TC_CI_ALLREDUCE, &xt);
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Allreduce", &p, TC_STAT_ALLREDUCE);
-        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    }
-    if (rc != TC_API_RUN) return rc;
-    tc_ctx_t *c = p.ctx;
-    if (leave_native(c, TC_STAT_ALLREDUCE, TC_XT_ALLREDUCE, p.bytes, "MPI_Allreduce", &xt)) {
         rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
         tc_xtune_end(&xt);
         return rc;
     }
+    if (rc != TC_API_RUN) return rc;
+    tc_ctx_t *c = p.ctx;
     tc_nb_drain(c);
     tc_coll_args_t a = { .in = p.in, .out = recvbuf, .n = (size_t)count, .t = &p.t, .blocking = 1 };
     tc_status_t st = tc_api_run(c, TC_COLL_ALLREDUCE, &a);
@@ -361,21 +328,19 @@ static int native_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Data
 int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     int root, MPI_Comm comm)
 {
-    tc_api_plan_t p;
+    tc_api_call_t p;
     tc_xt_call_t xt;
     int rc =
         tc_api_screen_reduce("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, &p);
+    rc = tc_api_choose(rc, &p, TC_CI_REDUCE, &xt);
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Reduce", &p, TC_STAT_REDUCE);
-        return native_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    }
-    if (rc != TC_API_RUN) return rc;
-    tc_ctx_t *c = p.ctx;
-    if (leave_native(c, TC_STAT_REDUCE, TC_XT_REDUCE, p.bytes, "MPI_Reduce", &xt)) {
         rc = native_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
         tc_xtune_end(&xt);
         return rc;
     }
+    if (rc != TC_API_RUN) return rc;
+    tc_ctx_t *c = p.ctx;
     tc_nb_drain(c);
     tc_coll_args_t a = {
         .in = p.in, .out = recvbuf, .n = (size_t)count, .t = &p.t, .root = root, .blocking = 1
@@ -388,21 +353,19 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    tc_api_plan_t p;
+    tc_api_call_t p;
     tc_xt_call_t xt;
     int rc = tc_api_screen_allgather("MPI_Allgather", sendbuf, sendcount, sendtype, recvcount,
                                      recvtype, comm, &p);
+    rc = tc_api_choose(rc, &p, TC_CI_ALLGATHER, &xt);
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Allgather", &p, TC_STAT_ALLGATHER);
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    }
-    if (rc != TC_API_RUN) return rc;
-    tc_ctx_t *c = p.ctx;
-    if (leave_native(c, TC_STAT_ALLGATHER, TC_XT_ALLGATHER, p.bytes, "MPI_Allgather", &xt)) {
         rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         tc_xtune_end(&xt);
         return rc;
     }
+    if (rc != TC_API_RUN) return rc;
+    tc_ctx_t *c = p.ctx;
     char *tmp[2];
     tc_coll_args_t a = { .n = p.bytes, .blocking = 1 };
     char *out;
@@ -430,8 +393,9 @@ static int scan_blocking(const void *sendbuf, void *recvbuf, int count, MPI_Data
 {
     const char *call = exclusive ? "MPI_Exscan" : "MPI_Scan";
     const int stat = exclusive ? TC_STAT_EXSCAN : TC_STAT_SCAN;
-    tc_api_plan_t p;
+    tc_api_call_t p;
     int rc = tc_api_screen_scan(call, sendbuf, recvbuf, count, datatype, op, comm, &p);
+    rc = tc_api_choose(rc, &p, exclusive ? TC_CI_EXSCAN : TC_CI_SCAN, NULL);
     if (rc == TC_API_NATIVE) {
         tc_api_native(call, &p, stat);
         return exclusive ? PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm)

@@ -27,6 +27,8 @@
 #include "../coll/coll.h"
 #include "../coll/ctx.h"
 #include "../coll/op.h"
+#include "../coll/plan.h"
+#include "../coll/xtune.h"
 
 #include <mpi.h>
 #include <stddef.h>
@@ -39,15 +41,16 @@ enum {
     TC_API_NOTHING = -3 /* nothing to move: MPI_SUCCESS (or the native's trivial request) */
 };
 
-/* A screened call. */
-typedef struct tc_api_plan {
+/* A screened call, and its plan (coll/plan) once chosen. */
+typedef struct tc_api_call {
     tc_ctx_t *ctx;   /* the context (may be set for a native call: its statistics) */
     const char *why; /* native: why (TOPOCOLL_VERBOSE=2) */
     int fallback;    /* native: 1 counts as a fallback in ctx's statistics */
     size_t bytes;    /* Bcast's bytes, a reduction's span, Allgather's block */
     tc_rtype_t t;    /* reductions: datatype and op */
     const void *in;  /* reductions: the operand (MPI_IN_PLACE resolved) */
-} tc_api_plan_t;
+    tc_plan_t plan;  /* tc_api_choose's */
+} tc_api_call_t;
 
 /** An erroneous argument: one line on stderr, the error class through
  *  @comm's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL), returned. */
@@ -63,7 +66,18 @@ void tc_api_why_native(const char *call, const char *why);
 
 /** @plan's native call: counted (fallback) and said; then the caller
  *  calls the native MPI. */
-void tc_api_native(const char *call, const tc_api_plan_t *plan, int stat);
+void tc_api_native(const char *call, const tc_api_call_t *plan, int stat);
+
+/** The plan of a screened call (@rc from a screening: anything but
+ *  TC_API_RUN is returned as it is) of collective @ci (TC_CI_*), into
+ *  @call->plan (coll/plan tc_plan_select): TC_API_RUN, or TC_API_NATIVE
+ *  with @call->why, counted as a choice.  A blocking call passes @xt:
+ *  above the FLAT_MAX, unless an algorithm is forced, coll/xtune measures
+ *  there (tc_xtune_begin; collective over the communicator), and the
+ *  caller passes @xt to tc_xtune_end when the call returns, native or
+ *  not.  A nonblocking start passes NULL and takes the decided choice,
+ *  so both forms run the same plan. */
+int tc_api_choose(int rc, tc_api_call_t *call, int ci, tc_xt_call_t *xt);
 
 /** 1 if @count elements of @dt are one contiguous run of @bytes bytes,
  *  starting at buf + *@lb_out. */
@@ -73,31 +87,31 @@ int tc_api_contiguous(int count, MPI_Datatype dt, size_t bytes, MPI_Aint *lb_out
 
 /** Bcast (MPI_Bcast, MPI_Ibcast). */
 int tc_api_screen_bcast(const char *call, int count, MPI_Datatype dt, int root, MPI_Comm comm,
-                        tc_api_plan_t *plan);
+                        tc_api_call_t *plan);
 
 /** Reduce (MPI_Reduce, MPI_Ireduce): the arguments MPI checks, the root,
  *  MPI_IN_PLACE at a non-root, aliasing, single copy. */
 int tc_api_screen_reduce(const char *call, const void *sendbuf, const void *recvbuf, int count,
-                         MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, tc_api_plan_t *plan);
+                         MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, tc_api_call_t *plan);
 
 /** Allreduce (MPI_Allreduce, MPI_Iallreduce): as Reduce, without a root.
  *  Single copy is the caller's check (tc_api_single_copy_ok): the split
  *  tree does without. */
 int tc_api_screen_allreduce(const char *call, const void *sendbuf, const void *recvbuf, int count,
-                            MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_plan_t *plan);
+                            MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_call_t *plan);
 
 /** Scan (MPI_Iscan). */
 int tc_api_screen_scan(const char *call, const void *sendbuf, const void *recvbuf, int count,
-                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_plan_t *plan);
+                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_call_t *plan);
 
 /** Allgather (MPI_Allgather, MPI_Iallgather). */
 int tc_api_screen_allgather(const char *call, const void *sendbuf, int sendcount,
                             MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
-                            MPI_Comm comm, tc_api_plan_t *plan);
+                            MPI_Comm comm, tc_api_call_t *plan);
 
 /** A nonblocking call without a request pointer: TC_API_NATIVE (the
  *  native MPI raises what it raises). */
-static inline int tc_api_no_request(tc_api_plan_t *plan)
+static inline int tc_api_no_request(tc_api_call_t *plan)
 {
     plan->why = "no request pointer";
     plan->fallback = 0;
@@ -107,7 +121,7 @@ static inline int tc_api_no_request(tc_api_plan_t *plan)
 /** 1 if a reduction of plan->bytes can run on plan->ctx: through the
  *  shared segment, or by single copy where every node has it; else
  *  TC_API_NATIVE's plan (a fallback). */
-int tc_api_single_copy_ok(tc_api_plan_t *plan);
+int tc_api_single_copy_ok(tc_api_call_t *plan);
 
 /* ---- Buffers: contiguous bytes, packed copies otherwise ----------------------- */
 
@@ -121,14 +135,14 @@ tc_status_t tc_api_view(const void *buf, int count, MPI_Datatype dt, size_t byte
  *  contiguous (*@tmp NULL), else a packed copy in *@tmp (the root packs
  *  it; the others unpack it after the call: tc_api_bcast_unpack).
  *  TC_OK or TC_ERR_NOMEM. */
-tc_status_t tc_api_bcast_buffer(const tc_api_plan_t *plan, void *buffer, int count, MPI_Datatype dt,
+tc_status_t tc_api_bcast_buffer(const tc_api_call_t *plan, void *buffer, int count, MPI_Datatype dt,
                                 int root, MPI_Comm comm, void **bytes, char **tmp);
 
 /** An Allgather's contiguous input and output: *@in our block, *@out the
  *  size blocks; packed copies in @tmp[0] (output: unpack it after the call
  *  into @recvbuf) and @tmp[1] (input) when the datatypes are not
  *  contiguous.  TC_OK or TC_ERR_NOMEM (@tmp freed). */
-tc_status_t tc_api_allgather_buffers(const tc_api_plan_t *plan, const void *sendbuf, int sendcount,
+tc_status_t tc_api_allgather_buffers(const tc_api_call_t *plan, const void *sendbuf, int sendcount,
                                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                      MPI_Datatype recvtype, MPI_Comm comm, const void **in,
                                      char **out, char *tmp[2]);
@@ -164,7 +178,7 @@ void tc_report_native(const char *call, const char *why);
 struct tc_nb;
 /** A new operation of @kind (coll/coll) on @plan's context started by
  *  @call, or NULL (no memory); its arguments are the caller's to fill. */
-struct tc_nb *tc_api_nb_new(const tc_api_plan_t *plan, int kind, const char *call);
+struct tc_nb *tc_api_nb_new(const tc_api_call_t *plan, int kind, const char *call);
 /** Keep a reference to the user's datatype @dt until the operation
  *  completes (the application may free its handle once the call returns),
  *  and unpack the operation's output into @ubuf (@ucount elements) then.

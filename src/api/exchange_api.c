@@ -70,7 +70,7 @@ static int check_args(const xc_call_t *x, int size, int rank, size_t *block)
 
 /* The screening of every exchange call: TC_API_RUN with @plan (its bytes:
  * the block), TC_API_NATIVE, or an error class raised. */
-static int screen(const xc_call_t *x, tc_api_plan_t *plan)
+static int screen(const xc_call_t *x, tc_api_call_t *plan)
 {
     int inter = 0, size, rank;
     memset(plan, 0, sizeof(*plan));
@@ -122,7 +122,7 @@ static int screen(const xc_call_t *x, tc_api_plan_t *plan)
  * copies in @tmp[1] (input) and @tmp[0] (output: unpack it after the call
  * into x->recvbuf, x->recvcount * @nout elements).  TC_OK or
  * TC_ERR_NOMEM (@tmp freed). */
-static tc_status_t buffers(const xc_call_t *x, const tc_api_plan_t *plan, const char **in,
+static tc_status_t buffers(const xc_call_t *x, const tc_api_call_t *plan, const char **in,
                            char **out, char *tmp[2], int *nout)
 {
     const int n = plan->ctx->map.size, me = plan->ctx->map.rank, root = me == x->root;
@@ -209,8 +209,8 @@ static int native(const xc_call_t *x, MPI_Request *request)
 /* The blocking call. */
 static int run_blocking(const xc_call_t *x)
 {
-    tc_api_plan_t p;
-    int rc = screen(x, &p);
+    tc_api_call_t p;
+    int rc = tc_api_choose(screen(x, &p), &p, x->stat, NULL); /* (TC_STAT_* are TC_CI_*) */
     if (rc == TC_API_NATIVE) {
         tc_api_native(x->name, &p, x->stat);
         return native(x, NULL);
@@ -239,8 +239,8 @@ static int run_blocking(const xc_call_t *x)
 /* The nonblocking call. */
 static int run_nonblocking(const xc_call_t *x, MPI_Request *request)
 {
-    tc_api_plan_t p;
-    int rc = screen(x, &p);
+    tc_api_call_t p;
+    int rc = tc_api_choose(screen(x, &p), &p, x->stat, NULL);
     if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
     if (rc == TC_API_NATIVE) {
         tc_api_native(x->name, &p, x->stat);

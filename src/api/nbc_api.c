@@ -12,7 +12,6 @@
 
 #include "../base/log.h"
 #include "../coll/fold.h"
-#include "../coll/xtune.h"
 #include "../nbc/nbc.h"
 #include "../progress/progress.h"
 #include "api_int.h"
@@ -27,7 +26,7 @@
 static pthread_once_t g_hook_once = PTHREAD_ONCE_INIT;
 static void hook_init(void) { tc_nb_on_error(tc_api_error_rank); }
 
-tc_nb_t *tc_api_nb_new(const tc_api_plan_t *plan, int kind, const char *call)
+tc_nb_t *tc_api_nb_new(const tc_api_call_t *plan, int kind, const char *call)
 {
     pthread_once(&g_hook_once, hook_init);
     tc_report_ran(tc_coll_ops(kind)->stat);
@@ -57,24 +56,9 @@ void tc_api_nb_discard(tc_nb_t *op)
     free(op);
 }
 
-/* A screened call (@rc TC_API_RUN) that the blocking call would leave to
- * the native MPI on several nodes (a small message, or the native measured
- * faster: coll/xtune) goes native here too, so both run the same plan:
- * TC_API_NATIVE then, counted as a choice; else @rc. */
-static int nb_choice(int rc, tc_api_plan_t *p, int xt_coll, int stat)
-{
-    if (rc != TC_API_RUN) return rc;
-    const char *why = tc_xtune_native_why(p->ctx, xt_coll, p->bytes);
-    if (!why) return rc;
-    p->ctx->stat[stat].native++;
-    p->why = why;
-    p->fallback = 0;
-    return TC_API_NATIVE;
-}
-
 /* Start a reduction-type operation (@kind) of @count elements screened in
  * @plan. */
-static int nb_reduction(const tc_api_plan_t *plan, int kind, const char *call, void *out, int count,
+static int nb_reduction(const tc_api_call_t *plan, int kind, const char *call, void *out, int count,
                         int root, int split, MPI_Comm comm, MPI_Request *request)
 {
     tc_nb_t *op = tc_api_nb_new(plan, kind, call);
@@ -91,10 +75,10 @@ static int nb_reduction(const tc_api_plan_t *plan, int kind, const char *call, v
 int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                     MPI_Request *request)
 {
-    tc_api_plan_t p;
+    tc_api_call_t p;
     int rc = tc_api_screen_bcast("MPI_Ibcast", count, datatype, root, comm, &p);
     if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
-    rc = nb_choice(rc, &p, TC_XT_BCAST, TC_STAT_BCAST);
+    rc = tc_api_choose(rc, &p, TC_CI_BCAST, NULL);
     if (rc != TC_API_RUN) { /* (nothing to move: the native call's trivial request) */
         tc_api_native("MPI_Ibcast", &p, TC_STAT_BCAST);
         return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
@@ -125,8 +109,12 @@ int topocoll_ibarrier(MPI_Comm comm, MPI_Request *request)
         inter || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         return PMPI_Ibarrier(comm, request);
     if (size == 1) return PMPI_Ibarrier(comm, request);
-    tc_api_plan_t p = { .ctx = tc_ctx_get(comm, 0, 1) };
+    tc_api_call_t p = { .ctx = tc_ctx_get(comm, 0, 1) };
     if (!p.ctx || !p.ctx->enabled) return PMPI_Ibarrier(comm, request);
+    if (tc_api_choose(TC_API_RUN, &p, TC_CI_BARRIER, NULL) == TC_API_NATIVE) {
+        tc_api_native("MPI_Ibarrier", &p, TC_STAT_BARRIER);
+        return PMPI_Ibarrier(comm, request);
+    }
     tc_nb_t *op = tc_api_nb_new(&p, TC_COLL_BARRIER, "MPI_Ibarrier");
     if (!op) return nb_nomem(p.ctx, comm, "MPI_Ibarrier");
     return tc_nb_start(op, request);
@@ -135,11 +123,11 @@ int topocoll_ibarrier(MPI_Comm comm, MPI_Request *request)
 int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op_, int root, MPI_Comm comm, MPI_Request *request)
 {
-    tc_api_plan_t p;
+    tc_api_call_t p;
     int rc =
         tc_api_screen_reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op_, root, comm, &p);
     if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
-    rc = nb_choice(rc, &p, TC_XT_REDUCE, TC_STAT_REDUCE);
+    rc = tc_api_choose(rc, &p, TC_CI_REDUCE, NULL);
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Ireduce", &p, TC_STAT_REDUCE);
         return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op_, root, comm, request);
@@ -152,7 +140,7 @@ int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 
 /* The slice communicators an Iallreduce by single copy across nodes uses
  * are made with the context (coll/ctx): a start is local, it makes none. */
-static int slices_ready(tc_api_plan_t *p)
+static int slices_ready(tc_api_call_t *p)
 {
     tc_ctx_t *c = p->ctx;
     if (tc_fold_uses_cico(c, p->bytes) || c->map.nnodes == 1 || c->slice_ready) return 1;
@@ -164,11 +152,11 @@ static int slices_ready(tc_api_plan_t *p)
 int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                         MPI_Op op_, MPI_Comm comm, MPI_Request *request)
 {
-    tc_api_plan_t p;
+    tc_api_call_t p;
     int rc =
         tc_api_screen_allreduce("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op_, comm, &p);
     if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
-    rc = nb_choice(rc, &p, TC_XT_ALLREDUCE, TC_STAT_ALLREDUCE);
+    rc = tc_api_choose(rc, &p, TC_CI_ALLREDUCE, NULL);
     /* with communication cores: the split tree (its Bcast phase sends the
      * bytes as one message) */
     int tree = rc == TC_API_RUN && p.ctx->cfg->nbc_split_tree && p.t.commutative &&
@@ -187,11 +175,11 @@ int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    tc_api_plan_t p;
+    tc_api_call_t p;
     int rc = tc_api_screen_allgather("MPI_Iallgather", sendbuf, sendcount, sendtype, recvcount,
                                      recvtype, comm, &p);
     if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
-    rc = nb_choice(rc, &p, TC_XT_ALLGATHER, TC_STAT_ALLGATHER);
+    rc = tc_api_choose(rc, &p, TC_CI_ALLGATHER, NULL);
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Iallgather", &p, TC_STAT_ALLGATHER);
         return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
@@ -218,9 +206,10 @@ static int iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 {
     const char *call = exclusive ? "MPI_Iexscan" : "MPI_Iscan";
     const int stat = exclusive ? TC_STAT_EXSCAN : TC_STAT_SCAN;
-    tc_api_plan_t p;
+    tc_api_call_t p;
     int rc = tc_api_screen_scan(call, sendbuf, recvbuf, count, datatype, op_, comm, &p);
     if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
+    rc = tc_api_choose(rc, &p, exclusive ? TC_CI_EXSCAN : TC_CI_SCAN, NULL);
     if (rc == TC_API_NATIVE) {
         tc_api_native(call, &p, stat);
         return exclusive ? PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op_, comm, request)

@@ -73,7 +73,7 @@ static int slot_of(const char *call)
 {
     if (strncmp(call, "MPI_", 4) != 0) return -1;
     for (int i = 0; i < TC_STATS; i++) {
-        const char *n = topocoll_coll_name(i) + 4, *c = call + 4; /* after "MPI_" */
+        const char *n = tc_coll_call(i) + 4, *c = call + 4; /* after "MPI_" */
         if (c[0] == 'I' && strcasecmp(c + 1, n) == 0) return i;
         if (strcmp(c, n) == 0) return i;
     }
@@ -138,7 +138,7 @@ static void write_lines(FILE *f, const rank_report_t *all, int size)
         fprintf(f,
                 "topocoll: report %s calls=%llu accelerated=%llu bytes=%llu time_s=%.6f "
                 "native=%llu (%s)\n",
-                topocoll_coll_name(i), (unsigned long long)calls, (unsigned long long)ran,
+                tc_coll_call(i), (unsigned long long)calls, (unsigned long long)ran,
                 (unsigned long long)bytes, (double)ns / 1e9, (unsigned long long)native,
                 native == 0 ? "-"
                 : why       ? why

@@ -36,7 +36,7 @@ void tc_api_why_native(const char *call, const char *why)
     tc_debug(tc_config_get(), 2, "%s passed to the native MPI (%s)", call, why);
 }
 
-void tc_api_native(const char *call, const tc_api_plan_t *plan, int stat)
+void tc_api_native(const char *call, const tc_api_call_t *plan, int stat)
 {
     if (plan->ctx && plan->fallback) plan->ctx->stat[stat].fallbacks++;
     tc_api_why_native(call, plan->why);
@@ -54,8 +54,26 @@ int tc_api_contiguous(int count, MPI_Datatype dt, size_t bytes, MPI_Aint *lb_out
            (size_t)tsize * (size_t)count == bytes;
 }
 
+int tc_api_choose(int rc, tc_api_call_t *call, int ci, tc_xt_call_t *xt)
+{
+    if (xt) xt->cls = NULL;
+    if (rc != TC_API_RUN) return rc;
+    tc_plan_t *p = &call->plan;
+    tc_plan_select(call->ctx, ci, call->bytes, p);
+    if (p->alg != TC_ALG_NATIVE && xt && !p->forced &&
+        tc_xtune_begin(call->ctx, ci, call->bytes, xt) == TC_XT_NATIVE) {
+        p->alg = TC_ALG_NATIVE;
+        p->why = "the native was faster at this size (measured, TOPOCOLL_XTUNE)";
+    }
+    if (p->alg != TC_ALG_NATIVE) return TC_API_RUN;
+    call->ctx->stat[ci].native++;
+    call->why = p->why;
+    call->fallback = 0;
+    return TC_API_NATIVE;
+}
+
 /* @plan says native, because of @why (a fallback when @fallback). */
-static int native(tc_api_plan_t *plan, const char *why, int fallback)
+static int native(tc_api_call_t *plan, const char *why, int fallback)
 {
     plan->why = why;
     plan->fallback = fallback;
@@ -88,7 +106,7 @@ static int intra_size(MPI_Comm comm, const tc_ctx_t *hot, int *inter)
 /* Erroneous or unusual arguments go to the native MPI, which raises the
  * error class the user expects through comm's error handler. */
 int tc_api_screen_bcast(const char *call, int count, MPI_Datatype dt, int root, MPI_Comm comm,
-                        tc_api_plan_t *plan)
+                        tc_api_call_t *plan)
 {
     int inter = 0, tsize;
     memset(plan, 0, sizeof(*plan));
@@ -143,7 +161,7 @@ tc_status_t tc_api_view(const void *buf, int count, MPI_Datatype dt, size_t byte
     return TC_OK;
 }
 
-tc_status_t tc_api_bcast_buffer(const tc_api_plan_t *plan, void *buffer, int count, MPI_Datatype dt,
+tc_status_t tc_api_bcast_buffer(const tc_api_call_t *plan, void *buffer, int count, MPI_Datatype dt,
                                 int root, MPI_Comm comm, void **bytes, char **tmp)
 {
     char *v = NULL; /* (the root packs; the others unpack after the call) */
@@ -162,7 +180,7 @@ tc_status_t tc_api_bcast_buffer(const tc_api_plan_t *plan, void *buffer, int cou
  * screening must not touch them: PMPI_Type_size on MPI_DATATYPE_NULL
  * raises on MPI_COMM_WORLD). */
 static int check_reduction(const char *call, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                           tc_api_plan_t *plan)
+                           tc_api_call_t *plan)
 {
     memset(plan, 0, sizeof(*plan));
     if (comm == MPI_COMM_NULL)
@@ -177,7 +195,7 @@ static int check_reduction(const char *call, int count, MPI_Datatype dt, MPI_Op 
  * the built context, or NULL; @size: comm's size, 0 if not an
  * intracommunicator). */
 static int reduction_ctx(const char *call, tc_ctx_t *hot, int size, int inter, int count,
-                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_plan_t *plan)
+                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_call_t *plan)
 {
     if (size <= 0) return native(plan, inter ? "intercommunicator" : "no size", 0);
     if (count == 0 || size == 1) return native(plan, "nothing to combine", 0);
@@ -200,7 +218,7 @@ static int reduction_ctx(const char *call, tc_ctx_t *hot, int size, int inter, i
     return TC_API_RUN;
 }
 
-int tc_api_single_copy_ok(tc_api_plan_t *plan)
+int tc_api_single_copy_ok(tc_api_call_t *plan)
 {
     if (tc_fold_uses_cico(plan->ctx, plan->bytes) || plan->ctx->all_sc) return 1;
     native(plan, "single copy unavailable", 1);
@@ -208,7 +226,7 @@ int tc_api_single_copy_ok(tc_api_plan_t *plan)
 }
 
 int tc_api_screen_reduce(const char *call, const void *sendbuf, const void *recvbuf, int count,
-                         MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, tc_api_plan_t *plan)
+                         MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, tc_api_call_t *plan)
 {
     int rc = check_reduction(call, count, dt, op, comm, plan), inter;
     if (rc != TC_API_RUN) return rc;
@@ -228,7 +246,7 @@ int tc_api_screen_reduce(const char *call, const void *sendbuf, const void *recv
 }
 
 int tc_api_screen_allreduce(const char *call, const void *sendbuf, const void *recvbuf, int count,
-                            MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_plan_t *plan)
+                            MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_call_t *plan)
 {
     int rc = check_reduction(call, count, dt, op, comm, plan), inter;
     if (rc != TC_API_RUN) return rc;
@@ -242,7 +260,7 @@ int tc_api_screen_allreduce(const char *call, const void *sendbuf, const void *r
 }
 
 int tc_api_screen_scan(const char *call, const void *sendbuf, const void *recvbuf, int count,
-                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_plan_t *plan)
+                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_call_t *plan)
 {
     int rc = check_reduction(call, count, dt, op, comm, plan), inter;
     if (rc != TC_API_RUN) return rc;
@@ -266,7 +284,7 @@ int tc_api_screen_scan(const char *call, const void *sendbuf, const void *recvbu
 
 int tc_api_screen_allgather(const char *call, const void *sendbuf, int sendcount,
                             MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
-                            MPI_Comm comm, tc_api_plan_t *plan)
+                            MPI_Comm comm, tc_api_call_t *plan)
 {
     int inter = 0, size, rsize, ssize = 0, in_place = sendbuf == MPI_IN_PLACE;
     memset(plan, 0, sizeof(*plan));
@@ -300,7 +318,7 @@ int tc_api_screen_allgather(const char *call, const void *sendbuf, int sendcount
 }
 
 /* Our block, out of recvbuf's layout, into the packed output @out. */
-static void pack_own_block(const tc_api_plan_t *plan, void *recvbuf, int recvcount,
+static void pack_own_block(const tc_api_call_t *plan, void *recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Aint rext, MPI_Comm comm, char *out)
 {
     int pos = 0, rank = plan->ctx->map.rank;
@@ -308,7 +326,7 @@ static void pack_own_block(const tc_api_plan_t *plan, void *recvbuf, int recvcou
               out + (size_t)rank * plan->bytes, (int)plan->bytes, &pos, comm);
 }
 
-tc_status_t tc_api_allgather_buffers(const tc_api_plan_t *plan, const void *sendbuf, int sendcount,
+tc_status_t tc_api_allgather_buffers(const tc_api_call_t *plan, const void *sendbuf, int sendcount,
                                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                      MPI_Datatype recvtype, MPI_Comm comm, const void **in,
                                      char **out, char *tmp[2])

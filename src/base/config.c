@@ -1,5 +1,6 @@
 /* base/config -- see config.h. */
 #include "config.h"
+#include "colls.h"
 #include "log.h"
 
 #include <ctype.h>
@@ -50,10 +51,10 @@ static const tc_param_choice_t ch_tune[] = { { "0", TC_TUNE_OFF, 0 },
                                              { "1", TC_TUNE_ON, 0 },
                                              { "cico", TC_TUNE_FORCE_CICO, 0 },
                                              { NULL, 0, 0 } };
-static const tc_param_choice_t ch_ag_alg[] = { { "auto", TC_AG_AUTO, 0 },
-                                               { "leader", TC_AG_LEADER, 0 },
-                                               { "ring", TC_AG_RING, 0 },
-                                               { NULL, 0, 0 } };
+/* TOPOCOLL_<COLL>_ALG: per collective, the words of its algorithms
+ * (base/colls.def's ALGS column), filled before the first parse
+ * (config_parse). */
+static tc_param_choice_t ch_alg[TC_NCOLLS][TC_ALGS + 1];
 static const tc_param_choice_t ch_placement[] = { { "bind", TC_PLACE_BIND, 0 },
                                                   { "numa", TC_PLACE_NUMA, 0 },
                                                   { "odd-even", TC_PLACE_ODDEVEN, 0 },
@@ -164,27 +165,15 @@ static tc_param_t g_params[] = {
         "at or below this size Bcast goes through the shared segment (eager when it fits a slot)"),
     P_SIZE("TOPOCOLL_BCAST_ROOT_SHARE_MIN", "32K", 0, 0, MAXC, bcast_share_min,
            "from this size the root writes a share of every receiver's buffer (one node)"),
-    /* The *_FLAT defaults: 4 emulated hosts x 2 ranks, 1 Gbit/s links, Open MPI,
-     * topocoll's own paths against the native (docs/performance.md): Bcast won
-     * from 8 B (1.1-1.9x below 1 KiB), Reduce lost up to 2 KiB (0.3-0.6x) and
-     * tied at 4-8 KiB, Allreduce lost up to 64 KiB (0.4-0.9x), Allgather up to
-     * 4 KiB blocks (0.4-0.6x), the Barrier 0.55-1.13x. */
-    P_SIZE("TOPOCOLL_BCAST_FLAT_MAX", "0", 0, 0, MAXB, bcast_flat_max,
-           "several nodes: a Bcast of at most this many bytes goes to the native `MPI_Bcast` (`0`: "
-           "none)"),
-    P_SIZE("TOPOCOLL_REDUCE_FLAT_MAX", "8K", 0, 0, MAXB, reduce_flat_max,
-           "several nodes: a Reduce of a vector of at most this many bytes goes to the native "
-           "`MPI_Reduce`"),
-    P_SIZE("TOPOCOLL_ALLREDUCE_FLAT_MAX", "64K", 0, 0, MAXB, allreduce_flat_max,
-           "several nodes: an Allreduce of a vector of at most this many bytes goes to the native "
-           "`MPI_Allreduce`"),
-    P_SIZE("TOPOCOLL_ALLGATHER_FLAT_MAX", "4K", 0, 0, MAXB, allgather_flat_max,
-           "several nodes: an Allgather of blocks of at most this many bytes goes to the native "
-           "`MPI_Allgather`"),
-    P_SIZE("TOPOCOLL_ALLTOALL_FLAT_MAX", "32K", 0, 0, MAXB, alltoall_flat_max,
-           "several nodes: an Alltoall of blocks of at most this many bytes goes to the native "
-           "`MPI_Alltoall` (above: the node-aggregated exchange, one message per slice and pair "
-           "of nodes)"),
+/* The registry's TOPOCOLL_<ID>_FLAT_MAX (FLAT 1; the defaults and their
+ * measurements: base/colls.def); its _ALG rows come further down. */
+#define TC_COLL(ID, Name, lower, SHAPE, FLAT, FLAT_DFLT, XT, ALGS)                       \
+    TC_IF_##FLAT(                                                                        \
+        P_SIZE("TOPOCOLL_" #ID "_FLAT_MAX", FLAT_DFLT, 0, 0, MAXB, flat_max[TC_CI_##ID], \
+               "several nodes: an `MPI_" #Name "` of at most this many bytes (the "      \
+               "message, or a rank's block) goes to the native collective (`0`: none)"), )
+#include "colls.def"
+#undef TC_COLL
     P_INT("TOPOCOLL_XTUNE", "1", 0, 1, xtune,
           "several nodes, messages (Allgather: blocks) above the `*_FLAT_MAX` and up to "
           "`TOPOCOLL_XTUNE_MAX`: "
@@ -241,10 +230,14 @@ static tc_param_t g_params[] = {
            "copy there; `cico`: CICO there)"),
     P_INT("TOPOCOLL_TUNE_EXPLORE", "64", 2, 1 << 20, tune_explore,
           "every Nth call of a size class retries the slower method"),
-    P_ENUM("TOPOCOLL_ALLGATHER_ALG", "auto", ch_ag_alg, allgather_alg,
-           "`leader` or `ring` (auto: ring on one node, or when a node holds more than 6 processes "
-           "and blocks "
-           "are 8 KiB or more)"),
+#define TC_COLL(ID, Name, lower, SHAPE, ...)                                                     \
+    P_ENUM(                                                                                      \
+        "TOPOCOLL_" #ID "_ALG", "auto", ch_alg[TC_CI_##ID], alg[TC_CI_##ID],                     \
+        "`MPI_" #Name "` and `MPI_I" #lower "`: `auto`, the plan's choice by size and "          \
+        "placement; `native`, the MPI library's; or one of topocoll's algorithms, forced where " \
+        "it applies (docs/design.md, the plan)"),
+#include "colls.def"
+#undef TC_COLL
     P_STR("TOPOCOLL_LEADERS", "`auto`", leaders,
           "leader election: `auto`, `nic`, `first`, `numa`, `package` (see "
           "[design.md](design.md#leaders-near-the-network-card-nuioa))"),
@@ -529,9 +522,22 @@ static void warn_unknown(void)
     }
 }
 
+/* ch_alg from the registry: auto, native, then the collective's ALGS. */
+static void alg_choices(void)
+{
+    for (int ci = 0; ci < TC_NCOLLS; ci++) {
+        int n = 0;
+        for (int a = 0; a < TC_ALGS; a++)
+            if (tc_coll_algs(ci) & (1u << a))
+                ch_alg[ci][n++] = (tc_param_choice_t){ tc_alg_word(a), a, 0 };
+        ch_alg[ci][n] = (tc_param_choice_t){ NULL, 0, 0 };
+    }
+}
+
 static void config_parse(void)
 {
     tc_config_t *c = &g_config;
+    alg_choices();
     for (int i = 0; i < NPARAMS; i++) param_parse(c, &g_params[i]);
 
     /* Fix-ups: values that depend on the value itself or on another. */

@@ -8,11 +8,12 @@
 #ifndef TC_BASE_CONFIG_H
 #define TC_BASE_CONFIG_H
 
+#include "colls.h"
+
 #include <stddef.h>
 
 typedef enum { TC_SC_AUTO = 0, TC_SC_CMA, TC_SC_NONE } tc_sc_mode_t;
 typedef enum { TC_VN_BLOCK = 0, TC_VN_CYCLIC } tc_vn_order_t;
-typedef enum { TC_AG_AUTO = 0, TC_AG_LEADER, TC_AG_RING } tc_ag_alg_t;
 typedef enum { TC_PLACE_BIND = 0, TC_PLACE_NUMA, TC_PLACE_ODDEVEN } tc_place_policy_t;
 enum { TC_TUNE_OFF = 0, TC_TUNE_ON = 1, TC_TUNE_FORCE_CICO = 2 }; /* tc_config_t.tune */
 
@@ -33,12 +34,13 @@ typedef struct tc_config {
     tc_sc_mode_t single_copy;     /* TOPOCOLL_SINGLE_COPY=auto|cma|none */
     size_t bcast_segsize;         /* TOPOCOLL_BCAST_SEGSIZE, 0 = HierKNEM Table 1 */
     size_t bcast_cico_max;        /* TOPOCOLL_BCAST_CICO_MAX: CICO at or below (bytes) */
-    size_t bcast_flat_max;        /* TOPOCOLL_{BCAST,REDUCE,ALLREDUCE,ALLGATHER}_FLAT_MAX: on */
-    size_t reduce_flat_max;       /*   several nodes, at or below this size (bytes: the */
-    size_t allreduce_flat_max;    /*   message, or Allgather's block) the native */
-    size_t allgather_flat_max;    /*   collective runs (its flat algorithms beat a
-                                       hierarchy's hand-offs for small messages) */
-    size_t alltoall_flat_max;     /* TOPOCOLL_ALLTOALL_FLAT_MAX: the same for Alltoall's block */
+    size_t flat_max[TC_NCOLLS];   /* TOPOCOLL_<COLL>_FLAT_MAX (base/colls.def FLAT 1; else
+                                     0): on several nodes, at or below this size (bytes:
+                                     the message, a block) the native collective runs (its
+                                     flat algorithms beat a hierarchy's hand-offs for
+                                     small messages) */
+    int alg[TC_NCOLLS];           /* TOPOCOLL_<COLL>_ALG: TC_ALG_AUTO, or the tc_alg_t
+                                     forced (coll/plan) */
     int xtune;                    /* TOPOCOLL_XTUNE: 1 = on several nodes, above the
                                      FLAT_MAX, measure native and topocoll (coll/xtune) */
     size_t xtune_max;             /* TOPOCOLL_XTUNE_MAX: up to this size (bytes) */
@@ -58,7 +60,6 @@ typedef struct tc_config {
     size_t red_eager_max;         /* TOPOCOLL_REDUCE_EAGER_MAX: one-node Reduce eager at or
                                      below (bytes per process) */
     size_t allgather_cico_max;    /* TOPOCOLL_ALLGATHER_CICO_MAX: same, per block */
-    int allgather_alg;            /* TOPOCOLL_ALLGATHER_ALG: TC_AG_AUTO|LEADER|RING */
     int tune;                     /* TOPOCOLL_TUNE=0|1|cico: one-node Reduce/Allreduce/
                                      Allgather/Bcast choose CICO or single copy online
                                      above their CICO_MAX (coll/tune's range); 0: single

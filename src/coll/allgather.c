@@ -11,20 +11,6 @@
 
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
-int tc_allgather_alg(const tc_ctx_t *ctx, size_t block)
-{
-    const tc_nodemap_t *m = &ctx->map;
-    if (m->nnodes == 1 && block <= ctx->cfg->allgather_cico_max &&
-        block <= (size_t)ctx->cfg->cico_slots * ctx->cfg->cico_slot)
-        return TC_AG_USE_CICO;
-    if (ctx->cfg->allgather_alg == TC_AG_LEADER) return TC_AG_USE_LEADER;
-    if (ctx->cfg->allgather_alg == TC_AG_RING) return TC_AG_USE_RING;
-    /* one node: the ring is direct reads between neighbours, every process
-     * copying in parallel; leader-based would serialise on the leader */
-    if (m->nnodes == 1) return TC_AG_USE_RING;
-    return ctx->maxlocal > 6 && block >= (8u << 10) ? TC_AG_USE_RING : TC_AG_USE_LEADER;
-}
-
 const char *tc_allgather_alg_name(int alg)
 {
     return alg == TC_AG_USE_CICO   ? "copy-in/copy-out"

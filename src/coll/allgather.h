@@ -35,13 +35,12 @@
 #define TC_COLL_ALLGATHER_H
 
 #include "ctx.h"
+#include "plan.h"
 #include "tune.h"
 
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
-
-enum { TC_AG_USE_CICO = 0, TC_AG_USE_LEADER, TC_AG_USE_RING };
 
 /* The leaders' ring pieces in flight, each way. */
 #define TC_AG_WINDOW 8
@@ -92,8 +91,7 @@ typedef struct tc_allgather {
     uint64_t eager_wait;   /* every process has finished this call before we write the item */
 } tc_allgather_t;
 
-/** Algorithm an Allgather of @block bytes per rank uses on ctx. */
-int tc_allgather_alg(const tc_ctx_t *ctx, size_t block);
+/** The name of Allgather method @alg (TC_AG_USE_*, coll/plan). */
 const char *tc_allgather_alg_name(int alg);
 
 /** Prepare (ctx enabled, block > 0, size > 1).  @in == out + rank*block

@@ -1,5 +1,6 @@
 /* coll/bcast -- see bcast.h. */
 #include "bcast.h"
+#include "plan.h"
 
 #include "../base/sync.h"
 #include "../xfer/region.h"
@@ -14,27 +15,6 @@
 _Static_assert(TC_BCAST_MAXPART >= TC_RAIL_MAX, "a part per rail");
 
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
-
-size_t tc_bcast_segsize(const tc_ctx_t *ctx, size_t bytes, int root)
-{
-    const tc_nodemap_t *m = &ctx->map;
-    if (ctx->cfg->bcast_segsize) return ctx->cfg->bcast_segsize;
-    /* A pipeline needs something to overlap: forwarding (a tree deeper than
-     * one hop) or readers on the receiving node.  Without either, segments
-     * only add per-message costs (measured: 0.45x native at 32 KiB with one
-     * process per virtual node).  Every producer decides alike: the inputs
-     * are global. */
-    if (m->nnodes == 2 && m->size_of[1 - m->node_of[root]] == 1) return bytes;
-    /* Along a chain: TC_NET_SEG (see ctx.h). */
-    if (tc_ctx_chain(ctx, bytes)) return TC_NET_SEG;
-    /* HierKNEM Table 1 (IB20G) as the floor, but at most ~8 segments: an
-     * 8-stage pipeline keeps the overlap, and per-message costs of the
-     * underlying MPI dominate beyond (measured with one process per
-     * virtual node: 64 KiB segments cost 20% at 16 MiB, bytes/8 is at par). */
-    size_t table1 = bytes < (64 << 10) ? (8 << 10) : (64 << 10);
-    size_t eighth = ((bytes / 8) + 4095) & ~(size_t)4095;
-    return eighth > table1 ? eighth : table1;
-}
 
 int tc_bcast_uses_single_copy(const tc_ctx_t *ctx, size_t bytes)
 {
@@ -86,7 +66,7 @@ static void net_layout(tc_bcast_t *op, tc_bcast_part_t *p, int r)
     int nn = m->nnodes, rn = m->node_of[root], vn = (m->node - rn + nn) % nn, mask = 1;
     p->parent = -1;
     p->nchild = 0;
-    if (tc_ctx_chain(ctx, p->len)) {
+    if (tc_plan_chain(ctx, TC_CI_BCAST, p->len)) {
         /* Chain of nodes from the root's: the root's node sends the
          * message once, every node forwards each segment as it lands. */
         if (vn > 0) p->parent = node_rep(m, (vn - 1 + rn) % nn, root, r);
@@ -104,7 +84,7 @@ static void net_layout(tc_bcast_t *op, tc_bcast_part_t *p, int r)
             if (vn + mask < nn && p->nchild < TC_BCAST_MAXCHILD)
                 p->child[p->nchild++] = node_rep(m, (vn + mask + rn) % nn, root, r);
     }
-    p->seg = tc_bcast_segsize(ctx, p->len, root);
+    p->seg = tc_plan_bcast_seg(ctx, p->len, root);
     p->nseg = p->len ? (p->len + p->seg - 1) / p->seg : 0;
 }
 
@@ -294,7 +274,6 @@ static tc_status_t first_recv(tc_bcast_t *op, tc_bcast_part_t *p)
     for (int c = 0; c < p->nchild; c++)
         TC_RETURN_IF_FAILED(tc_status_mpi(
             PMPI_Isend(p->stage, n, MPI_BYTE, p->child[c], TC_TAG_BCAST, pc, &p->hsreq[c])));
-    p->first_bytes = n;
     p->first = 2;
     return TC_OK;
 }
@@ -318,7 +297,6 @@ static tc_status_t first_send(tc_bcast_t *op, tc_bcast_part_t *p)
         TC_RETURN_IF_FAILED(tc_status_mpi(PMPI_Isend(p->stage, (int)n, MPI_BYTE, p->child[c],
                                                      TC_TAG_BCAST, op->ctx->pcomm, &p->hsreq[c])));
     p->inl = k;
-    p->first_bytes = (int)n;
     p->first = 2;
     return TC_OK;
 }

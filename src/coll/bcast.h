@@ -93,10 +93,9 @@ typedef struct tc_bcast_part {
                          network, a local source, or our own) */
     size_t published; /* bytes of the part published to the node */
     /* The first message (tc_bcast_hdr_t above) */
-    char *stage;     /* header + inline segments (the context's TC_BUF_STAGE) */
-    int first;       /* 0: not yet; 1: its receive is posted; 2: done */
-    size_t inl;      /* segments that travelled in the first message */
-    int first_bytes; /* its size */
+    char *stage; /* header + inline segments (the context's TC_BUF_STAGE) */
+    int first;   /* 0: not yet; 1: its receive is posted; 2: done */
+    size_t inl;  /* segments that travelled in the first message */
     /* Failure */
     char *ring; /* counts differ: the sender's segments land here, a
                    window of TC_BCAST_WINDOW (not in buf) */
@@ -146,13 +145,6 @@ typedef struct tc_bcast {
  *  per NIC (topo/nic), single copy is on, and each rail gets at least
  *  TOPOCOLL_MULTILEADER_MIN / 2 bytes; else 1.  The same on every process. */
 int tc_bcast_rails(const tc_ctx_t *ctx, size_t bytes);
-
-/** Inter-node segment size for a broadcast of @bytes from @root:
- *  TOPOCOLL_BCAST_SEGSIZE; else the whole message when the pipeline has
- *  nothing to overlap (two nodes, one process on the receiving one); along
- *  a chain, TC_NET_SEG (32 KiB); else the HierKNEM Table 1 value for the IB cluster (8 KiB below 64
- * KiB, 64 KiB above) raised to bytes/8 (4 KiB aligned): at most ~8 segments. */
-size_t tc_bcast_segsize(const tc_ctx_t *ctx, size_t bytes, int root);
 
 /** 1 if a broadcast of @bytes uses single copy inside the node, 0 if CICO. */
 int tc_bcast_uses_single_copy(const tc_ctx_t *ctx, size_t bytes);

@@ -315,11 +315,6 @@ void tc_req_abandon(MPI_Request *r, int n)
     }
 }
 
-int tc_ctx_chain(const tc_ctx_t *c, size_t bytes)
-{
-    return c->map.nnodes > 2 && bytes >= c->cfg->chain_min;
-}
-
 int tc_ctx_flat(const tc_ctx_t *c, size_t bytes, size_t flat_max)
 {
     return c->map.nnodes > 1 && bytes <= flat_max;

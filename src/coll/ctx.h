@@ -24,6 +24,7 @@
 #define TC_COLL_CTX_H
 
 #include "../base/cattr.h"
+#include "../base/colls.h"
 #include "../base/config.h"
 #include "../base/status.h"
 #include "../topo/node.h"
@@ -48,7 +49,12 @@ typedef struct tc_tune_stat {
  * the method in force, the start of the timed run under way (this rank's
  * clock), and each method's (TC_XT_TOPO, TC_XT_NATIVE) timed runs on this
  * rank (ns). */
-enum { TC_XT_BCAST = 0, TC_XT_REDUCE, TC_XT_ALLREDUCE, TC_XT_ALLGATHER, TC_XT_COLLS };
+enum { /* a slot per collective the registry's XT column measures */
+#define TC_COLL(ID, Name, lower, SHAPE, FLAT, FLAT_DFLT, XT, ALGS) TC_IF_##XT(TC_XT_##ID, )
+#include "../base/colls.def"
+#undef TC_COLL
+       TC_XT_COLLS
+};
 #define TC_XT_CLASSES 32 /* size classes: floor(log2(bytes)) */
 #define TC_XT_TIMED   3  /* timed runs of each method */
 typedef struct tc_xt_class {
@@ -71,11 +77,12 @@ typedef struct tc_xt_class {
  * native MPI as a fallback, and calls left to it by choice on several
  * nodes (tc_ctx_flat, coll/xtune). */
 enum {
-#define TC_COLL(ID, Name, lower, SHAPE) TC_STAT_##ID,
+#define TC_COLL(ID, Name, lower, SHAPE, ...) TC_STAT_##ID,
 #include "../base/colls.def" /* the registry of collectives */
 #undef TC_COLL
     TC_STATS
 };
+_Static_assert((int)TC_STATS == (int)TC_NCOLLS, "a statistics slot per collective, TC_CI_* order");
 typedef struct tc_coll_stat {
     uint64_t calls, nonblocking, fallbacks, native;
 } tc_coll_stat_t;
@@ -173,15 +180,6 @@ static inline void tc_ctx_buf_leave(tc_ctx_t *c, int which)
     c->buf[which] = NULL;
     c->buf_size[which] = 0;
 }
-
-/** 1 if a Bcast (part) or Reduce of @bytes moves between nodes along a
- *  chain from or to the root's node (TOPOCOLL_CHAIN_MIN, 3 nodes or
- *  more): the root's node sends or receives the data once, where a
- *  binomial tree has it send or receive log2(N) times; pipelined in S
- *  segments, a chain takes S + N - 2 segment times, about one link's
- *  time for the message.  Else a binomial tree.  The same on every
- *  process. */
-int tc_ctx_chain(const tc_ctx_t *c, size_t bytes);
 
 /* The inter-node message (bytes) of the chains (Bcast, Reduce), of the
  * slices' rings (Allreduce: a ring chunk, so a segment is TC_NET_SEG x

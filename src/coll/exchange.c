@@ -31,7 +31,7 @@ int tc_exchange_sliced(const tc_ctx_t *c, size_t block)
 {
     const tc_nodemap_t *m = &c->map;
     return m->nnodes > 1 && c->minlocal == c->maxlocal && (c->all_sc || m->lsize == 1) &&
-           block > c->cfg->alltoall_flat_max && block * (size_t)m->lsize <= (size_t)INT_MAX;
+           block > c->cfg->flat_max[TC_CI_ALLTOALL] && block * (size_t)m->lsize <= (size_t)INT_MAX;
 }
 
 int tc_exchange_fits(const tc_ctx_t *c, int kind, size_t block)

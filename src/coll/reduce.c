@@ -1,5 +1,6 @@
 /* coll/reduce -- see reduce.h. */
 #include "reduce.h"
+#include "plan.h"
 
 #include "../xfer/region.h"
 
@@ -45,7 +46,7 @@ static void init_pieces(tc_reduce_t *op)
     /* Several nodes: the segment is the leaders' pipeline unit and must be
      * the same on every node, whatever its number of workers. */
     size_t seg = tc_fold_segsize(ctx, t, op->count, op->multi ? 1 : nw);
-    op->chain = op->multi && tc_ctx_chain(ctx, tc_span(t, op->count));
+    op->chain = op->multi && tc_plan_chain(ctx, TC_CI_REDUCE, tc_span(t, op->count));
     if (op->chain && !ctx->cfg->red_segsize) /* TC_NET_SEG (see ctx.h) */
         seg = (TC_NET_SEG / t->extent) ? (TC_NET_SEG / t->extent) : 1;
     tc_part_init(&op->part, op->count, seg, nw);
@@ -146,7 +147,7 @@ static char *final_at(tc_reduce_t *op, size_t off)
     return NULL;
 }
 
-/* The chain (tc_ctx_chain): leaders from the root's node (position 0)
+/* The chain (tc_plan_chain): leaders from the root's node (position 0)
  * to the farthest (N - 1).  Segment i leaves the tail as it is folded on
  * its node, and each leader on the way receives it from the next position,
  * folds its own node's segment in and sends it on; the root's leader folds

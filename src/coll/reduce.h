@@ -6,7 +6,7 @@
  * reduction over the underlying MPI, one reduction per pipeline segment on
  * the leaders' communicator (PMPI_Reduce from a blocking call; pipelined
  * PMPI_Ireduce, a window of TC_REDUCE_WINDOW, otherwise); for large
- * vectors on 3 nodes or more (tc_ctx_chain) along a chain of leaders
+ * vectors on 3 nodes or more (tc_plan_chain) along a chain of leaders
  * ending at the root's node instead (PMPI_Isend/Irecv, each leader
  * folding its node's segment into what passes), so the root's host
  * receives the vector once, not log2(N) times.  The node's
@@ -62,7 +62,7 @@ typedef struct tc_reduce {
                           root elsewhere) the final result: 2 spans */
     const char *src;   /* first leader: what it sends to the network */
     size_t folded, ready, red_posted, red_done, got;
-    int chain;   /* the leaders reduce along a chain (tc_ctx_chain) */
+    int chain;   /* the leaders reduce along a chain (tc_plan_chain) */
     char *acc;   /* chain, middle leaders: received segments folded with
                     the node's (the context's TC_BUF_NET) */
     size_t sent; /* chain: segments whose send downstream completed */

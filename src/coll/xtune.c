@@ -21,8 +21,13 @@ enum {
  * with topocoll's. */
 #define TC_XT_MARGIN 0.9
 
-static const char *const coll_name[TC_XT_COLLS] = { "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce",
-                                                    "MPI_Allgather" };
+/* The slot in tc_ctx_t.xt of each collective (TC_CI_*): the registry's
+ * XT column, else -1 (not measured). */
+static const int xt_slot[TC_NCOLLS] = {
+#define TC_COLL(ID, Name, lower, SHAPE, FLAT, FLAT_DFLT, XT, ALGS) TC_SEL_##XT(TC_XT_##ID, -1),
+#include "../base/colls.def"
+#undef TC_COLL
+};
 
 /* floor(log2(bytes)), at most TC_XT_CLASSES - 1 (on every blocking call
  * in range: one instruction, not a loop) */
@@ -74,7 +79,7 @@ static int decide(const tc_ctx_t *c, const tc_xt_class_t *k, int coll, size_t by
         tc_debug(c->cfg, 1,
                  "%s of %zu B and up (a size class) on %d processes, us per call (median of %d "
                  "runs of %u, slowest rank): topocoll %.1f, native %.1f: %s",
-                 coll_name[coll], bytes, c->map.size, TC_XT_TIMED, calls,
+                 tc_coll_call(coll), bytes, c->map.size, TC_XT_TIMED, calls,
                  (double)all[TC_XT_TOPO] / per, (double)all[TC_XT_NATIVE] / per,
                  m == TC_XT_NATIVE ? "native" : "topocoll");
     }
@@ -83,9 +88,9 @@ static int decide(const tc_ctx_t *c, const tc_xt_class_t *k, int coll, size_t by
 
 /* 1 if the tuner measures collectives of @bytes on @c: on, several nodes,
  * up to TOPOCOLL_XTUNE_MAX (the one range check of begin and native_why). */
-static int tuned(const tc_ctx_t *c, size_t bytes)
+static int tuned(const tc_ctx_t *c, int coll, size_t bytes)
 {
-    return c->cfg->xtune && c->map.nnodes >= 2 && bytes <= c->cfg->xtune_max;
+    return c->cfg->xtune && xt_slot[coll] >= 0 && c->map.nnodes >= 2 && bytes <= c->cfg->xtune_max;
 }
 
 /* Calls of size class @cls explored before the choice (runs of b calls). */
@@ -98,9 +103,9 @@ int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, tc_xt_call_t *x)
 {
     x->cls = NULL;
     x->method = TC_XT_TOPO;
-    if (!tuned(c, bytes)) return TC_XT_TOPO;
+    if (!tuned(c, coll, bytes)) return TC_XT_TOPO;
     int cls = size_class(bytes);
-    tc_xt_class_t *k = &c->xt[coll][cls];
+    tc_xt_class_t *k = &c->xt[xt_slot[coll]][cls];
     const uint32_t b = run_calls((size_t)1 << cls), explore = explore_calls(cls);
     uint32_t i = k->calls++;
     if (i < explore) {
@@ -136,23 +141,15 @@ void tc_xtune_end(const tc_xt_call_t *x)
     k->t_run = 0;
 }
 
-size_t tc_xtune_flat_max(const tc_ctx_t *c, int coll)
-{
-    switch (coll) {
-    case TC_XT_BCAST: return c->cfg->bcast_flat_max;
-    case TC_XT_REDUCE: return c->cfg->reduce_flat_max;
-    case TC_XT_ALLREDUCE: return c->cfg->allreduce_flat_max;
-    default: return c->cfg->allgather_flat_max;
-    }
-}
+size_t tc_xtune_flat_max(const tc_ctx_t *c, int coll) { return c->cfg->flat_max[coll]; }
 
 const char *tc_xtune_native_why(const tc_ctx_t *c, int coll, size_t bytes)
 {
     if (tc_ctx_flat(c, bytes, tc_xtune_flat_max(c, coll)))
         return "small message across nodes (TOPOCOLL_*_FLAT_MAX)";
-    if (!tuned(c, bytes)) return NULL;
+    if (!tuned(c, coll, bytes)) return NULL;
     int cls = size_class(bytes);
-    const tc_xt_class_t *k = &c->xt[coll][cls];
+    const tc_xt_class_t *k = &c->xt[xt_slot[coll]][cls];
     const uint32_t explore = explore_calls(cls);
     /* (decided once the blocking calls have explored: k->choice) */
     return k->calls > explore && k->choice == TC_XT_NATIVE

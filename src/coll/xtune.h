@@ -39,7 +39,8 @@
  * Blocking calls measure; nonblocking ones take the class's decided
  * choice (tc_xtune_native_why) and measure nothing.
  *
- * Range: several nodes, TOPOCOLL_XTUNE=1 (default), messages (Allgather:
+ * Range: the collectives of the registry's XT column (base/colls.def),
+ * several nodes, TOPOCOLL_XTUNE=1 (default), messages (Allgather:
  * blocks) above the collective's TOPOCOLL_*_FLAT_MAX, where the native
  * always runs, and at most TOPOCOLL_XTUNE_MAX.
  *
@@ -64,7 +65,7 @@ typedef struct tc_xt_call {
 } tc_xt_call_t;
 
 /**
- * The method for this call of collective @coll (TC_XT_BCAST...) moving
+ * The method for this call of collective @coll (TC_CI_*, base/colls.h) moving
  * @bytes (Allgather: the block) on @c, a built context.  Collective over
  * @c's communicator when it decides (one MPI_Allreduce): call it on every
  * rank, at the same point of the call, with the same @bytes.  Fills @x;
@@ -76,12 +77,12 @@ int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, tc_xt_call_t *x);
 /** The call of @x returned: when it ends a timed run, the run joins its class's samples. */
 void tc_xtune_end(const tc_xt_call_t *x);
 
-/** TOPOCOLL_<COLL>_FLAT_MAX of collective @coll (TC_XT_*): at or below it
+/** TOPOCOLL_<COLL>_FLAT_MAX of collective @coll (TC_CI_*): at or below it
  *  (bytes: the message, Allgather's block) the native collective runs on
  *  several nodes. */
 size_t tc_xtune_flat_max(const tc_ctx_t *c, int coll);
 
-/** Why collective @coll (TC_XT_*) of @bytes on @c, a built context, is
+/** Why collective @coll (TC_CI_*) of @bytes on @c, a built context, is
  *  left to the native MPI by choice across nodes, or NULL (topocoll runs
  *  it): a small message (tc_xtune_flat_max), or the class's measured
  *  choice once decided.  Local and read-only (it counts and measures

@@ -62,7 +62,7 @@ static void set_ierr(MPI_Fint *ierr, int rc)
     void pmpi_##lower##_(PARAMS) __attribute__((alias("ompi_" #lower "_f")));
 
 #define COMMA ,
-#define TC_COLL(ID, Name, lower, SHAPE)                                      \
+#define TC_COLL(ID, Name, lower, SHAPE, ...)                                 \
     void ompi_##lower##_f(S_##SHAPE##_F, MPI_Fint *ierr)                     \
     {                                                                        \
         set_ierr(ierr, MPI_##Name(S_##SHAPE##_FARGS));                       \

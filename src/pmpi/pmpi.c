@@ -38,7 +38,7 @@ static double now(void)
         return rc_;                                                                   \
     } while (0)
 
-#define TC_COLL(ID, Name, lower, SHAPE)                                                        \
+#define TC_COLL(ID, Name, lower, SHAPE, ...)                                                   \
     int MPI_##Name(S_##SHAPE##_C) { REPORTED(ID, SHAPE, topocoll_##lower(S_##SHAPE##_ARGS)); } \
     int MPI_I##lower(S_##SHAPE##_C, MPI_Request *request)                                      \
     {                                                                                          \

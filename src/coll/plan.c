@@ -1,0 +1,122 @@
+/* coll/plan -- see plan.h. */
+#include "plan.h"
+
+#include "exchange.h"
+#include "fold.h"
+#include "xtune.h"
+
+const char *tc_plan_native_why(const tc_ctx_t *c, int ci, size_t bytes)
+{
+    static const char *const forced[TC_NCOLLS] = {
+#define TC_COLL(ID, Name, lower, SHAPE, ...) "TOPOCOLL_" #ID "_ALG=native",
+#include "../base/colls.def"
+#undef TC_COLL
+    };
+    int f = tc_plan_forced(c, ci);
+    if (f == TC_ALG_NATIVE) return forced[ci];
+    if (f != TC_ALG_AUTO) return NULL; /* forced: it runs, whatever the size */
+    if (ci == TC_CI_BARRIER)
+        return c->map.nnodes > 1 && c->cfg->barrier_flat ? "several nodes, TOPOCOLL_BARRIER_FLAT=1"
+                                                         : NULL;
+    return tc_xtune_native_why(c, ci, bytes);
+}
+
+int tc_plan_chain(const tc_ctx_t *c, int ci, size_t bytes)
+{
+    int f = tc_plan_forced(c, ci);
+    if (c->map.nnodes > 1 && (f == TC_ALG_CHAIN || f == TC_ALG_BINOMIAL)) return f == TC_ALG_CHAIN;
+    return c->map.nnodes > 2 && bytes >= c->cfg->chain_min;
+}
+
+int tc_allgather_alg(const tc_ctx_t *c, size_t block)
+{
+    const tc_nodemap_t *m = &c->map;
+    int f = tc_plan_forced(c, TC_CI_ALLGATHER);
+    if (m->nnodes == 1 && block <= c->cfg->allgather_cico_max &&
+        block <= (size_t)c->cfg->cico_slots * c->cfg->cico_slot)
+        return TC_AG_USE_CICO;
+    if (f == TC_ALG_RING || f == TC_ALG_LEADER)
+        return f == TC_ALG_RING ? TC_AG_USE_RING : TC_AG_USE_LEADER;
+    if (m->nnodes == 1) return TC_AG_USE_RING;
+    return c->maxlocal > 6 && block >= (8u << 10) ? TC_AG_USE_RING : TC_AG_USE_LEADER;
+}
+
+size_t tc_plan_bcast_seg(const tc_ctx_t *ctx, size_t bytes, int root)
+{
+    const tc_nodemap_t *m = &ctx->map;
+    if (ctx->cfg->bcast_segsize) return ctx->cfg->bcast_segsize;
+    /* A pipeline needs something to overlap: forwarding (a tree deeper than
+     * one hop) or readers on the receiving node.  Without either, segments
+     * only add per-message costs (measured: 0.45x native at 32 KiB with one
+     * process per virtual node).  Every producer decides alike: the inputs
+     * are global. */
+    if (m->nnodes == 2 && m->size_of[1 - m->node_of[root]] == 1) return bytes;
+    /* Along a chain: TC_NET_SEG (see ctx.h). */
+    if (tc_plan_chain(ctx, TC_CI_BCAST, bytes)) return TC_NET_SEG;
+    /* HierKNEM Table 1 (IB20G) as the floor, but at most ~8 segments: an
+     * 8-stage pipeline keeps the overlap, and per-message costs of the
+     * underlying MPI dominate beyond (measured with one process per
+     * virtual node: 64 KiB segments cost 20% at 16 MiB, bytes/8 is at par). */
+    size_t table1 = bytes < (64 << 10) ? (8 << 10) : (64 << 10);
+    size_t eighth = ((bytes / 8) + 4095) & ~(size_t)4095;
+    return eighth > table1 ? eighth : table1;
+}
+
+/* Topocoll's algorithm for @ci of @bytes on @c, or TC_ALG_NATIVE where
+ * topocoll has none for the call (*@why says why). */
+static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **why)
+{
+    const int multi = c->map.nnodes > 1;
+    const char *no_sc = "no single copy above the CICO size";
+    switch (ci) {
+    case TC_CI_BCAST:
+        if (!multi) return TC_ALG_NODE;
+        return tc_plan_chain(c, ci, bytes) ? TC_ALG_CHAIN : TC_ALG_BINOMIAL;
+    case TC_CI_REDUCE:
+        if (tc_fold_uses_cico(c, bytes)) return multi ? TC_ALG_LEADERS_CICO : TC_ALG_NODE;
+        if (!c->all_sc) break;
+        if (!multi) return TC_ALG_NODE;
+        return tc_plan_chain(c, ci, bytes) ? TC_ALG_CHAIN : TC_ALG_BINOMIAL;
+    case TC_CI_ALLREDUCE:
+        if (tc_fold_uses_cico(c, bytes)) return multi ? TC_ALG_LEADERS_CICO : TC_ALG_NODE;
+        if (!c->all_sc) break;
+        return multi ? TC_ALG_SLICES : TC_ALG_NODE;
+    case TC_CI_ALLGATHER: {
+        int ag = tc_allgather_alg(c, bytes);
+        if (ag == TC_AG_USE_CICO) return TC_ALG_NODE;
+        if (!c->all_sc) break;
+        return ag == TC_AG_USE_RING ? TC_ALG_RING : TC_ALG_LEADER;
+    }
+    case TC_CI_GATHER:
+    case TC_CI_SCATTER:
+    case TC_CI_ALLTOALL:
+        if (!tc_exchange_fits(c, ci - TC_CI_GATHER + TC_XC_GATHER, bytes)) {
+            *why = multi ? "several nodes, or unequal nodes" : "no single copy";
+            return TC_ALG_NATIVE;
+        }
+        return multi ? TC_ALG_AGGREGATE : TC_ALG_NODE;
+    case TC_CI_BARRIER: return TC_ALG_DISSEMINATION;
+    case TC_CI_SCAN:
+    case TC_CI_EXSCAN: return multi ? TC_ALG_CHAIN : TC_ALG_NODE;
+    default: break;
+    }
+    *why = no_sc;
+    return TC_ALG_NATIVE;
+}
+
+void tc_plan_select(const tc_ctx_t *c, int ci, size_t bytes, tc_plan_t *p)
+{
+    const int f = tc_plan_forced(c, ci);
+    p->coll = ci;
+    p->forced = f != TC_ALG_AUTO;
+    if ((p->why = tc_plan_native_why(c, ci, bytes))) {
+        p->alg = TC_ALG_NATIVE;
+        return;
+    }
+    p->alg = topo_alg(c, ci, bytes, &p->why);
+    if (p->why) return;
+    p->why = f == (int)p->alg     ? "forced (TOPOCOLL_<COLL>_ALG)"
+             : p->forced          ? "the forced algorithm does not apply here: the plan's choice"
+             : c->map.nnodes == 1 ? "one node"
+                                  : "by size and placement";
+}

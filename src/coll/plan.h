@@ -1,0 +1,88 @@
+/*
+ * coll/plan -- the plan of one collective call: which algorithm runs
+ * (the native MPI's, or one of topocoll's, base/algs.def) and why, chosen
+ * by one set of functions that every path takes: the blocking calls, the
+ * nonblocking engine's starts, topocoll_info and the report.  A plan
+ * depends only on the context (node map, configuration, coll/xtune's
+ * decided choices), the collective and the call's byte count, so every
+ * rank of a correct program takes the same one (as HAN's and tuned's
+ * decision functions do); TOPOCOLL_<COLL>_ALG forces one where it
+ * applies (Open MPI's coll_tuned_<coll>_algorithm, HAN's per-level
+ * module choice).
+ *
+ * The decisions, and every size threshold between algorithms, live here
+ * (the collectives take them through these functions); the intra-node
+ * mechanism (single copy, CICO, eager) is the collective's, with
+ * coll/tune's measured choice where it applies.
+ *
+ * Owns: tc_plan_t and the choice rules.  May call: coll/ctx, coll/xtune,
+ * base/.
+ */
+#ifndef TC_COLL_PLAN_H
+#define TC_COLL_PLAN_H
+
+#include "../base/colls.h"
+#include "ctx.h"
+
+#include <stddef.h>
+
+/* A collective call's plan.  @why is a static phrase. */
+typedef struct tc_plan {
+    int coll;        /* TC_CI_* (base/colls.def) */
+    tc_alg_t alg;    /* what runs: TC_ALG_NATIVE or topocoll's, never TC_ALG_AUTO */
+    int forced;      /* 1: TOPOCOLL_<COLL>_ALG chose it */
+    const char *why; /* why that algorithm, one phrase */
+} tc_plan_t;
+
+/** Why collective @ci (TC_CI_*) of @bytes (the message; a block for
+ *  Allgather and Alltoall) on @c, a built and enabled context, goes to
+ *  the native MPI by the plan, or NULL: TOPOCOLL_<COLL>_ALG=native; on
+ *  several nodes, unless an algorithm is forced, a message at most
+ *  TOPOCOLL_<COLL>_FLAT_MAX, or coll/xtune's decided choice.  Local and
+ *  read-only (the blocking calls measure on top of it: tc_xtune_begin);
+ *  the same on every rank. */
+const char *tc_plan_native_why(const tc_ctx_t *c, int ci, size_t bytes);
+
+/** The algorithm TOPOCOLL_<COLL>_ALG forces for collective @ci on @c
+ *  (TC_ALG_AUTO: none).  A forced algorithm that cannot run on @c's
+ *  nodes (a chain on one node) is the plan's choice instead. */
+static inline int tc_plan_forced(const tc_ctx_t *c, int ci) { return c->cfg->alg[ci]; }
+
+/** 1 if a Bcast (part) or Reduce (@ci) of @bytes moves between nodes
+ *  along a chain from or to the root's node, else a binomial tree: forced
+ *  (TOPOCOLL_<COLL>_ALG=chain|binomial, on 2 nodes or more), else from
+ *  TOPOCOLL_CHAIN_MIN on 3 nodes or more: the root's node then sends or
+ *  receives the data once, where a binomial tree has it send or receive
+ *  log2(N) times; pipelined in S segments, a chain takes S + N - 2
+ *  segment times, about one link's time for the message.  The same on
+ *  every process. */
+int tc_plan_chain(const tc_ctx_t *c, int ci, size_t bytes);
+
+/* Allgather's methods (coll/allgather). */
+enum { TC_AG_USE_CICO = 0, TC_AG_USE_LEADER, TC_AG_USE_RING };
+
+/** The method of an Allgather of @block bytes per process on @c
+ *  (TC_AG_USE_*; coll/tune may then take CICO on one node): CICO on one
+ *  node up to TOPOCOLL_ALLGATHER_CICO_MAX within the slots; else forced
+ *  (ring, leader), else the ring of every process (physical order) on one
+ *  node (direct reads between neighbours, every process copying in
+ *  parallel; leader-based would serialise on the leader) and across nodes
+ *  when a node holds more than 6 processes and blocks are 8 KiB or more
+ *  (the leader's serial gather then costs more than the ring's N - 1
+ *  steps); else leader-based.  The same on every process. */
+int tc_allgather_alg(const tc_ctx_t *c, size_t block);
+
+/** Inter-node segment size (bytes) of a broadcast (part) of @bytes from
+ *  @root: TOPOCOLL_BCAST_SEGSIZE; else the whole message when the
+ *  pipeline has nothing to overlap (two nodes, one process on the
+ *  receiving one); along a chain, TC_NET_SEG (32 KiB); else the HierKNEM
+ *  Table 1 value for the IB cluster (8 KiB below 64 KiB, 64 KiB above)
+ *  raised to bytes/8 (4 KiB aligned): at most ~8 segments. */
+size_t tc_plan_bcast_seg(const tc_ctx_t *ctx, size_t bytes, int root);
+
+/** The plan of collective @ci of @bytes on @c (a built, enabled
+ *  context): the native MPI (tc_plan_native_why), or topocoll's algorithm
+ *  for the call.  Local and read-only; the same on every rank. */
+void tc_plan_select(const tc_ctx_t *c, int ci, size_t bytes, tc_plan_t *p);
+
+#endif
