@@ -3,7 +3,7 @@
  * measures and how: main.c's comment).  Each file owns one part:
  *
  *  options.c  the command line: opts_t, parse() and usage(); and the table
- *             of the collectives the bench knows (coll_names, their buffer
+ *             of the collectives (the registry's: names, shapes, buffer
  *             bytes, the bytes each process must move, the link bound's).
  *  timing.c   calling a collective (native or topocoll, blocking or its
  *             nonblocking call and wait), validating topocoll's result
@@ -19,7 +19,9 @@
  *             to stderr where they arise).
  *  main.c     MPI's start and end, the hosts, the choice of the method.
  *
- * The public API (include/topocoll.h) and PMPI, with two exceptions:
+ * The public API (include/topocoll.h) and PMPI, with three exceptions:
+ *  - the collectives' list is the library's registry, base/colls.def (an
+ *    X-macro list: names, argument shapes);
  *  - options.c: base/config.h's tc_parse_size, so that sizes take the
  *    same K/M/G syntax as the library's TOPOCOLL_* settings (one parser);
  *  - overlap.c: --overlap's header and CSV show the progress configuration
@@ -63,15 +65,32 @@ typedef struct opts {
  * each call timed alone) and IMB (calls back to back) measure. */
 enum { R_COLD, R_OSU, R_IMB };
 
-/* The collectives with a message size (barrier is apart: C_N). */
-enum { C_BCAST, C_REDUCE, C_ALLREDUCE, C_ALLGATHER, C_GATHER, C_SCATTER, C_ALLTOALL, C_N };
-extern const char *const coll_names[C_N];
+/* The collectives: the registry's (base/colls.def), in the public
+ * topocoll_coll_t order; a new line there is a new --coll here. */
+enum {
+#define TC_COLL(ID, Name, lower, SHAPE, ...) C_##ID = TOPOCOLL_COLL_##ID,
+#include "base/colls.def"
+#undef TC_COLL
+    C_N = TOPOCOLL_COLL_COUNT
+};
+/* Their argument shapes (the registry's SHAPE column, pmpi/shapes.h):
+ * a buffer and a root, none, a rooted reduction, a reduction to all (and
+ * the scans), a block exchange to all, a rooted block exchange. */
+enum { SH_BCAST, SH_BARRIER, SH_REDUCE, SH_ALLRED, SH_ALLG, SH_ROOTG };
+/* Collective @coll's --coll name ("bcast"; NULL out of range), shape. */
+const char *coll_name(int coll);
+int coll_shape(int coll);
+/* 1 if @coll reduces MPI_DOUBLEs (its sizes: the vector's bytes); if its
+ * size is a block per rank (Allgather, Gather, ...); if it has a root. */
+int coll_reduces(int coll);
+int coll_blocks(int coll);
+int coll_rooted(int coll);
 
 /* Before MPI_Init.  0: run; 1: done (--help, --version: exit 0); -1: bad
  * usage (message on stderr, exit 2). */
 int parse(int argc, char **argv, opts_t *o);
 void usage(FILE *f);
-/* @name's index in coll_names, C_N if none (barrier). */
+/* @name's collective (C_*: "barrier" is C_BARRIER), C_N if none. */
 int coll_index(const char *name);
 /* A call's send and receive buffer bytes for a message of @bytes (the
  * block per rank for the gathers, scatter and alltoall) among @size. */
@@ -96,7 +115,7 @@ extern int g_size;
  * its nonblocking one followed at once by the wait. */
 extern int g_nb_vs_blocking;
 
-/* What every method gets: the options, the collective (C_N: barrier), this
+/* What every method gets: the options, the collective (C_*), this
  * process, the CSV file (rank 0's, or NULL), the host communicator and
  * MPI_COMM_WORLD's description (NULL for --comm-churn). */
 typedef struct bench {

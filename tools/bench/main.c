@@ -149,11 +149,11 @@ static int bench_run(opts_t *o, int rank, int size)
     if (rank == 0 && o->csv && !(csv = fopen(o->csv, "w"))) perror(o->csv);
     if (csv && !o->churn && o->regime == R_COLD) out_csv_header(csv, CSV_COLD);
     int host_size = hosts_init();
-    bench_t b = { o, C_N, rank, size, csv, g_hosts.host, NULL };
+    bench_t b = { o, C_BARRIER, rank, size, csv, g_hosts.host, NULL };
     int rc = 0;
     if (o->churn) { /* before anything attaches: nothing else is built */
         b.coll = coll_index(o->coll);
-        if (b.coll == C_N) b.coll = C_ALLREDUCE; /* barrier: the default */
+        if (b.coll == C_BARRIER) b.coll = C_ALLREDUCE; /* barrier: the default */
         if (csv) out_csv_header(csv, CSV_CHURN);
         bench_churn(&b);
     } else {

@@ -10,13 +10,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const coll_names[C_N] = { "bcast",  "reduce",  "allreduce", "allgather",
-                                      "gather", "scatter", "alltoall" };
+static const struct {
+    const char *name;
+    int shape;
+} g_colls[C_N] = {
+#define TC_COLL(ID, Name, lower, SHAPE, ...) [C_##ID] = { #lower, SH_##SHAPE },
+#include "base/colls.def"
+#undef TC_COLL
+};
+
+const char *coll_name(int coll) { return coll >= 0 && coll < C_N ? g_colls[coll].name : NULL; }
+int coll_shape(int coll) { return coll >= 0 && coll < C_N ? g_colls[coll].shape : -1; }
+
+int coll_reduces(int coll)
+{
+    return coll_shape(coll) == SH_REDUCE || coll_shape(coll) == SH_ALLRED;
+}
+int coll_blocks(int coll) { return coll_shape(coll) == SH_ALLG || coll_shape(coll) == SH_ROOTG; }
+int coll_rooted(int coll)
+{
+    int s = coll_shape(coll);
+    return s == SH_BCAST || s == SH_REDUCE || s == SH_ROOTG;
+}
 
 int coll_index(const char *name)
 {
     int c = 0;
-    while (c < C_N && strcmp(name, coll_names[c]) != 0) c++;
+    while (c < C_N && strcmp(name, g_colls[c].name) != 0) c++;
     return c;
 }
 
@@ -25,16 +45,20 @@ void buf_bytes(int coll, size_t bytes, int size, size_t *sb, size_t *rb)
     size_t all = bytes * (size_t)size;
     *sb = coll == C_SCATTER || coll == C_ALLTOALL ? all : bytes;
     *rb = coll == C_ALLGATHER || coll == C_GATHER || coll == C_ALLTOALL ? all : bytes;
-    if (coll == C_REDUCE || coll == C_ALLREDUCE)
-        *sb = *rb = bytes / sizeof(double) * sizeof(double);
+    if (coll_reduces(coll)) *sb = *rb = bytes / sizeof(double) * sizeof(double);
 }
 
+/* Scan and Exscan: each process but the last (first) passes a prefix on
+ * (at least n bytes each, as a chain does). */
 double must_move(int coll, size_t n, int p)
 {
     switch (coll) {
-    case C_BCAST: return (double)n;
+    case C_BCAST:
+    case C_SCAN:
+    case C_EXSCAN: return (double)n;
     case C_REDUCE: return (double)n * (p - 1) / p;
     case C_ALLREDUCE: return 2.0 * (double)n * (p - 1) / p;
+    case C_BARRIER: return 0;
     default: return (double)n * (p - 1);
     }
 }
@@ -45,9 +69,12 @@ double link_bytes(int coll, size_t n)
     if (N < 2) return 0;
     switch (coll) {
     case C_BCAST:
-    case C_REDUCE: return (double)n;
+    case C_REDUCE:
+    case C_SCAN: /* a node's prefix crosses each link once */
+    case C_EXSCAN: return (double)n;
     case C_ALLREDUCE: return 2.0 * (double)n * (N - 1) / N;
     case C_ALLTOALL: return (double)n * g_hosts.ppn * g_hosts.ppn * (N - 1);
+    case C_BARRIER: return 0;
     default: return (double)n * g_hosts.ppn * (N - 1); /* allgather, gather, scatter */
     }
 }
@@ -56,8 +83,7 @@ void usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: topocoll_bench [--coll bcast|reduce|allreduce|allgather|gather|scatter|alltoall|\n"
-        "                       barrier] [--min SIZE]\n"
+        "usage: topocoll_bench [--coll C] [--min SIZE]\n"
         "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
         "                      [--csv FILE] [--mech] [--link RATE] [--net] [--warm | --imb]\n"
         "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n"
@@ -68,9 +94,10 @@ void usage(FILE *f)
         "OSU-style latency of topocoll's collectives against the native MPI in the same run\n"
         "(mpiexec -np N topocoll_bench ...).  SIZE: bytes, K/M/G suffixes.\n"
         "\n"
-        "  --coll C        the collective (default bcast)\n"
+        "  --coll C        the collective (default bcast; the list below)\n"
         "  --min, --max    message sizes, doubling (default 4K..16M; allgather, gather,\n"
-        "                  scatter, alltoall: per-rank block)\n"
+        "                  scatter, alltoall: per-rank block; reductions and scans: the\n"
+        "                  vector of MPI_DOUBLE, MPI_SUM)\n"
         "  --reps R        repetitions, the median is reported (default 11)\n"
         "  --iters N       calls per repetition (default: by size)\n"
         "  --root R        root of bcast and reduce (default 0)\n"
@@ -90,7 +117,11 @@ void usage(FILE *f)
         "  --comm-churn    MPI_Comm_dup, K collectives, MPI_Comm_free: each step's cost\n"
         "  --calls K       --comm-churn: collectives per communicator (default 1)\n"
         "  -h, --help      this help\n"
-        "  -V, --version   the version\n");
+        "  -V, --version   the version\n"
+        "\n"
+        "collectives (--coll):");
+    for (int c = 0; c < C_N; c++) fprintf(f, " %s", g_colls[c].name);
+    fprintf(f, "\n");
 }
 
 /* A size option's value, at least @min; else a message and -1. */
@@ -225,11 +256,10 @@ int parse(int argc, char **argv, opts_t *o)
         fprintf(stderr, "topocoll_bench: %s: unexpected argument\n", argv[optind]);
         return -1;
     }
-    if (coll_index(o->coll) == C_N && strcmp(o->coll, "barrier") != 0) {
-        fprintf(stderr,
-                "topocoll_bench: --coll %s: bcast, reduce, allreduce, allgather, gather, scatter, "
-                "alltoall or barrier\n",
-                o->coll);
+    if (coll_index(o->coll) == C_N) {
+        fprintf(stderr, "topocoll_bench: --coll %s: one of", o->coll);
+        for (int c = 0; c < C_N; c++) fprintf(stderr, " %s", g_colls[c].name);
+        fprintf(stderr, "\n");
         return -1;
     }
     if (o->overlap && o->size < 64) {

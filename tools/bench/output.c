@@ -38,13 +38,13 @@ void out_cold_header(const bench_t *b)
     int coll = b->coll;
     printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host%s\n",
            o->coll, b->size, b->info->nnodes, b->info->local_size, sysconf(_SC_NPROCESSORS_ONLN),
-           coll == C_REDUCE || coll == C_ALLREDUCE ? "; MPI_DOUBLE, MPI_SUM" : "");
+           coll_reduces(coll) ? "; MPI_DOUBLE, MPI_SUM" : "");
     printf("# intra-node: %s; rotating pool %zu MiB per process; median of %d reps%s\n",
            b->info->single_copy ? "single copy (CMA)" : "copy-in/copy-out", o->pool >> 20, o->reps,
-           coll == C_BCAST || coll == C_REDUCE ? (o->root ? "; root != 0" : "; root 0") : "");
+           coll_rooted(coll) ? (o->root ? "; root != 0" : "; root 0") : "");
     printf("# bytes = %s; latency = slowest rank's mean per call; ratio = native/topocoll (>1: "
            "faster)\n",
-           coll >= C_ALLGATHER ? "block per rank" : "vector");
+           coll_blocks(coll) ? "block per rank" : "vector");
     printf("# ref = bytes each process must move / memcpy bandwidth (GB/s, cold buffers): one "
            "core alone\n"
            "# (ref_us, GB/s), every process of the host copying at once (ref_all_us, GB/s_all)\n");
@@ -114,14 +114,14 @@ void out_warm_header(const bench_t *b)
     int imb = o->regime == R_IMB;
     printf("# topocoll_bench %s: np=%d on %d node(s) (%d per node), %ld cores on this host%s\n",
            o->coll, size, info->nnodes, info->local_size, sysconf(_SC_NPROCESSORS_ONLN),
-           coll == C_REDUCE || coll == C_ALLREDUCE ? "; MPI_DOUBLE, MPI_SUM" : "");
+           coll_reduces(coll) ? "; MPI_DOUBLE, MPI_SUM" : "");
     printf("# %s: one buffer reused (warm caches), %s; intra-node %s; median of %d reps,\n"
            "# native and topocoll interleaved%s\n",
            imb ? "IMB's method (--imb)" : "OSU's method (--warm)",
            imb ? "untimed warm-up calls, then the calls back to back after a barrier"
                : "untimed warm-up calls, then each call timed alone with a barrier after it",
            info->single_copy ? "single copy (CMA)" : "copy-in/copy-out", o->reps,
-           coll == C_BCAST || coll == C_REDUCE ? (o->root ? "; root != 0" : "; root 0") : "");
+           coll_rooted(coll) ? (o->root ? "; root != 0" : "; root 0") : "");
     printf(
         "# first columns: topocoll in %s's format (per-rank mean per call; average, minimum, "
         "maximum\n"

@@ -237,8 +237,7 @@ void bench_churn(const bench_t *b)
     const opts_t *o = b->o;
     int coll = b->coll;
     size_t bytes = o->size_set ? o->size : 8192;
-    if (coll == C_REDUCE || coll == C_ALLREDUCE)
-        bytes = (bytes + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+    if (coll_reduces(coll)) bytes = (bytes + sizeof(double) - 1) / sizeof(double) * sizeof(double);
     size_t sbytes, rbytes;
     buf_bytes(coll, bytes, b->size, &sbytes, &rbytes);
     char *sbuf = malloc(sbytes), *rbuf = malloc(rbytes);

@@ -20,68 +20,107 @@ double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* topocoll's nonblocking collective @coll, then its wait. */
-static int run_nb(MPI_Comm w, int coll, char *sbuf, char *rbuf, size_t bytes, int root)
+/* Each collective's calls by argument shape (the registry's SHAPE):
+ * topocoll's blocking call, the native one (PMPI), topocoll's
+ * nonblocking one. */
+typedef int (*f_bcast)(void *, int, MPI_Datatype, int, MPI_Comm);
+typedef int (*f_ibcast)(void *, int, MPI_Datatype, int, MPI_Comm, MPI_Request *);
+typedef int (*f_barrier)(MPI_Comm);
+typedef int (*f_ibarrier)(MPI_Comm, MPI_Request *);
+typedef int (*f_reduce)(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm);
+typedef int (*f_ireduce)(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm,
+                         MPI_Request *);
+typedef int (*f_allred)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+typedef int (*f_iallred)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+typedef int (*f_allg)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+typedef int (*f_iallg)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                       MPI_Request *);
+typedef int (*f_rootg)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm);
+typedef int (*f_irootg)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm,
+                        MPI_Request *);
+typedef union calls {
+    struct {
+        f_bcast topo, native;
+        f_ibcast nb;
+    } BCAST;
+    struct {
+        f_barrier topo, native;
+        f_ibarrier nb;
+    } BARRIER;
+    struct {
+        f_reduce topo, native;
+        f_ireduce nb;
+    } REDUCE;
+    struct {
+        f_allred topo, native;
+        f_iallred nb;
+    } ALLRED;
+    struct {
+        f_allg topo, native;
+        f_iallg nb;
+    } ALLG;
+    struct {
+        f_rootg topo, native;
+        f_irootg nb;
+    } ROOTG;
+} calls_t;
+
+static const calls_t g_calls[C_N] = {
+#define TC_COLL(ID, Name, lower, SHAPE, ...) \
+    [C_##ID] = { .SHAPE = { topocoll_##lower, PMPI_##Name, topocoll_i##lower } },
+#include "base/colls.def"
+#undef TC_COLL
+};
+
+/* One call of collective @coll on @w: topocoll's blocking call, the
+ * native one (@native), or topocoll's nonblocking one and its wait
+ * (@nb).  @bytes is the message size (the vector's bytes of MPI_DOUBLE
+ * for the reductions and scans, bytes of MPI_BYTE otherwise; a block
+ * for the block exchanges). */
+static int call(MPI_Comm w, int coll, int native, int nb, char *sbuf, char *rbuf, size_t bytes,
+                int root)
 {
-    int n = (int)(bytes / sizeof(double)), rc;
+    const calls_t *f = &g_calls[coll];
+    const int n = (int)(bytes / sizeof(double)), b = (int)bytes;
+    const MPI_Datatype D = MPI_DOUBLE, B = MPI_BYTE;
     MPI_Request r;
-    switch (coll) {
-    case C_BCAST: rc = topocoll_ibcast(sbuf, (int)bytes, MPI_BYTE, root, w, &r); break;
-    case C_REDUCE: rc = topocoll_ireduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w, &r); break;
-    case C_ALLREDUCE: rc = topocoll_iallreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w, &r); break;
-    case C_GATHER:
-        rc = topocoll_igather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, w, &r);
+    int rc = MPI_SUCCESS;
+    switch (coll_shape(coll)) {
+    case SH_BCAST:
+        if (!nb) return (native ? f->BCAST.native : f->BCAST.topo)(sbuf, b, B, root, w);
+        rc = f->BCAST.nb(sbuf, b, B, root, w, &r);
         break;
-    case C_SCATTER:
-        rc = topocoll_iscatter(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, w, &r);
+    case SH_BARRIER:
+        if (!nb) return (native ? f->BARRIER.native : f->BARRIER.topo)(w);
+        rc = f->BARRIER.nb(w, &r);
         break;
-    case C_ALLTOALL:
-        rc = topocoll_ialltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w, &r);
+    case SH_REDUCE:
+        if (!nb)
+            return (native ? f->REDUCE.native : f->REDUCE.topo)(sbuf, rbuf, n, D, MPI_SUM, root, w);
+        rc = f->REDUCE.nb(sbuf, rbuf, n, D, MPI_SUM, root, w, &r);
+        break;
+    case SH_ALLRED:
+        if (!nb) return (native ? f->ALLRED.native : f->ALLRED.topo)(sbuf, rbuf, n, D, MPI_SUM, w);
+        rc = f->ALLRED.nb(sbuf, rbuf, n, D, MPI_SUM, w, &r);
+        break;
+    case SH_ALLG:
+        if (!nb) return (native ? f->ALLG.native : f->ALLG.topo)(sbuf, b, B, rbuf, b, B, w);
+        rc = f->ALLG.nb(sbuf, b, B, rbuf, b, B, w, &r);
         break;
     default:
-        rc = topocoll_iallgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w, &r);
+        if (!nb) return (native ? f->ROOTG.native : f->ROOTG.topo)(sbuf, b, B, rbuf, b, B, root, w);
+        rc = f->ROOTG.nb(sbuf, b, B, rbuf, b, B, root, w, &r);
         break;
     }
     return rc != MPI_SUCCESS ? rc : topocoll_wait(&r, MPI_STATUS_IGNORE);
 }
 
-/* One call of collective @coll, native (PMPI) or topocoll.  @bytes is the
- * message size (doubles for the reductions, bytes otherwise). */
+/* One call of collective @coll, native (PMPI) or topocoll (--nb: the
+ * blocking call against the nonblocking one). */
 int run_on(MPI_Comm w, int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
 {
-    int n = (int)(bytes / sizeof(double));
-    if (g_nb_vs_blocking) {
-        if (!native) return run_nb(w, coll, sbuf, rbuf, bytes, root);
-        native = 0; /* topocoll's blocking call */
-    }
-    switch (coll) {
-    case C_BCAST:
-        return native ? PMPI_Bcast(sbuf, (int)bytes, MPI_BYTE, root, w)
-                      : topocoll_bcast(sbuf, (int)bytes, MPI_BYTE, root, w);
-    case C_REDUCE:
-        return native ? PMPI_Reduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w)
-                      : topocoll_reduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w);
-    case C_ALLREDUCE:
-        return native ? PMPI_Allreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w)
-                      : topocoll_allreduce(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w);
-    case C_GATHER:
-        return native ? PMPI_Gather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, w)
-                      : topocoll_gather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE,
-                                        root, w);
-    case C_SCATTER:
-        return native
-                   ? PMPI_Scatter(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root, w)
-                   : topocoll_scatter(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, root,
-                                      w);
-    case C_ALLTOALL:
-        return native
-                   ? PMPI_Alltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w)
-                   : topocoll_alltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w);
-    default:
-        return native
-                   ? PMPI_Allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w)
-                   : topocoll_allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, w);
-    }
+    if (g_nb_vs_blocking) return call(w, coll, 0, !native, sbuf, rbuf, bytes, root);
+    return call(w, coll, native, 0, sbuf, rbuf, bytes, root);
 }
 
 /* One call on MPI_COMM_WORLD; @bytes: the send buffer's (buf_bytes), of
@@ -206,8 +245,9 @@ static int validate(int coll, char *sbuf, char *rbuf, size_t sbytes, size_t rbyt
     int bad = 0, anybad;
     size_t cmp = coll == C_BCAST                                          ? sbytes
                  : (coll == C_REDUCE || coll == C_GATHER) && rank != root ? 0
+                 : coll == C_EXSCAN && rank == 0                          ? 0 /* undefined */
                                                                           : rbytes;
-    if (coll == C_REDUCE || coll == C_ALLREDUCE) {
+    if (coll_reduces(coll)) {
         double *dv = (void *)sbuf; /* malloc'd: suitably aligned */
         for (size_t i = 0; i < sbytes / sizeof(double); i++)
             dv[i] = (double)((i * 7 + (size_t)rank) % 13);
@@ -373,7 +413,7 @@ static int warm_size(const bench_t *b, size_t bytes, warm_t *w, row_t *row)
     size_t sbytes, rbytes;
     buf_bytes(b->coll, bytes, size, &sbytes, &rbytes);
     /* the memcpy reference's copy: the vector, or one block */
-    row->bytes = b->coll >= C_ALLGATHER ? bytes : sbytes;
+    row->bytes = coll_blocks(b->coll) ? bytes : sbytes;
     char *sb[2], *rb[2]; /* [0]: the collectives' buffers; [1]: memcpy_ref's source */
     for (int i = 0; i < 2; i++) {
         sb[i] = malloc(sbytes);
@@ -481,7 +521,7 @@ static int cold_size(const bench_t *b, size_t bytes, row_t *row)
     size_t sbytes, rbytes;
     buf_bytes(coll, bytes, size, &sbytes, &rbytes);
     /* the memcpy reference's copy: the vector, or one block */
-    row->bytes = coll >= C_ALLGATHER ? bytes : sbytes;
+    row->bytes = coll_blocks(coll) ? bytes : sbytes;
     int npool = (int)(o->pool / (sbytes + rbytes));
     if (npool < 2) npool = 2;
     if (npool > 256) npool = 256;
