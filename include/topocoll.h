@@ -104,6 +104,9 @@ typedef enum topocoll_coll {
     TOPOCOLL_COLL_SCATTER,
     TOPOCOLL_COLL_ALLTOALL,
     TOPOCOLL_COLL_EXSCAN,
+    TOPOCOLL_COLL_GATHERV,
+    TOPOCOLL_COLL_SCATTERV,
+    TOPOCOLL_COLL_ALLGATHERV,
     TOPOCOLL_COLL_COUNT /* collectives this version counts */
 } topocoll_coll_t;
 #define TOPOCOLL_COLL_MAX 32 /* coll[]'s room: later collectives fit without a new layout */
@@ -485,6 +488,45 @@ TOPOCOLL_API int topocoll_ialltoall(const void *sendbuf, int sendcount, MPI_Data
 TOPOCOLL_API int topocoll_iscan(const void *sendbuf, void *recvbuf, int count,
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                 MPI_Request *request);
+
+/**
+ * MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv semantics (MPI-4.0 sections
+ * 6.5, 6.6, 6.7): blocks of per-rank counts (elements of the receive or
+ * send type) at per-rank displacements (in extents), zero counts and gaps
+ * included, MPI_IN_PLACE where MPI allows it.  On one node, by single copy
+ * over exposed buffers (KNEM paper, sections 3.3 and 5.5), each process
+ * copying with the counts and displacements it holds: Allgatherv's every
+ * process reads each other's block into its receive buffer, Gatherv's
+ * root reads each block, Scatterv's root writes each receiver's block.
+ * Non-contiguous datatypes are packed (an indexed type over the user's).
+ * Passed to the native MPI: several nodes, intercommunicators, erroneous
+ * arguments after the checks MPI makes.  Only the arguments MPI makes
+ * significant on a rank are read there.  Collective; returns an MPI error
+ * code.
+ */
+TOPOCOLL_API int topocoll_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, const int recvcounts[], const int displs[],
+                                  MPI_Datatype recvtype, int root, MPI_Comm comm);
+TOPOCOLL_API int topocoll_scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                                   MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                   MPI_Datatype recvtype, int root, MPI_Comm comm);
+TOPOCOLL_API int topocoll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, const int recvcounts[], const int displs[],
+                                     MPI_Datatype recvtype, MPI_Comm comm);
+/** MPI_Igatherv, MPI_Iscatterv, MPI_Iallgatherv semantics (see
+ *  topocoll_gatherv); the count and displacement arrays must stay as they
+ *  are until the request completes (MPI-4.0 section 6.12). */
+TOPOCOLL_API int topocoll_igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, const int recvcounts[], const int displs[],
+                                   MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                   MPI_Request *request);
+TOPOCOLL_API int topocoll_iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                                    MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                    MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                    MPI_Request *request);
+TOPOCOLL_API int topocoll_iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, const int recvcounts[], const int displs[],
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 
 /** Advance every outstanding nonblocking operation of this process once,
  *  without blocking; returns how many are still outstanding. */

@@ -130,6 +130,31 @@ static tc_status_t exchange_work(tc_coll_state_t *st, int exec)
 }
 static void exchange_fini(tc_coll_state_t *st) { tc_exchange_fini(&st->exchange); }
 
+static tc_status_t vexchange_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a,
+                                  int kind)
+{
+    return tc_vexchange_init(&st->vexchange, c, kind, a->in, a->out, a->n, a->vlen, a->voff,
+                             a->root);
+}
+static tc_status_t gatherv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return vexchange_init(st, c, a, TC_VX_GATHERV);
+}
+static tc_status_t scatterv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return vexchange_init(st, c, a, TC_VX_SCATTERV);
+}
+static tc_status_t allgatherv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return vexchange_init(st, c, a, TC_VX_ALLGATHERV);
+}
+static tc_status_t vexchange_work(tc_coll_state_t *st, int exec)
+{
+    (void)exec;
+    return tc_vexchange_work(&st->vexchange);
+}
+static void vexchange_fini(tc_coll_state_t *st) { tc_vexchange_fini(&st->vexchange); }
+
 static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
     [TC_COLL_BCAST] = { "MPI_Bcast", bcast_init, bcast_work, bcast_fini, NULL, TC_STAT_BCAST,
                         bcast_drain },
@@ -156,6 +181,12 @@ static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
     [TC_COLL_ALLTOALL] = { "MPI_Alltoall", alltoall_init, exchange_work, exchange_fini, NULL,
                            TC_STAT_ALLTOALL },
     [TC_COLL_EXSCAN] = { "MPI_Exscan", exscan_init, scan_work, scan_fini, NULL, TC_STAT_EXSCAN },
+    [TC_COLL_GATHERV] = { "MPI_Gatherv", gatherv_init, vexchange_work, vexchange_fini, NULL,
+                          TC_STAT_GATHERV },
+    [TC_COLL_SCATTERV] = { "MPI_Scatterv", scatterv_init, vexchange_work, vexchange_fini, NULL,
+                           TC_STAT_SCATTERV },
+    [TC_COLL_ALLGATHERV] = { "MPI_Allgatherv", allgatherv_init, vexchange_work, vexchange_fini,
+                             NULL, TC_STAT_ALLGATHERV },
 };
 
 const tc_coll_ops_t *tc_coll_ops(int kind) { return &g_table[kind]; }

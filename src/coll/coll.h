@@ -24,6 +24,7 @@
 #include "bcast.h"
 #include "ctx.h"
 #include "exchange.h"
+#include "vexchange.h"
 #include "op.h"
 #include "reduce.h"
 #include "scan.h"
@@ -44,7 +45,10 @@ typedef enum {
     TC_COLL_GATHER,         /* coll/exchange, in TC_XC_* order */
     TC_COLL_SCATTER,
     TC_COLL_ALLTOALL,
-    TC_COLL_EXSCAN, /* coll/scan, exclusive */
+    TC_COLL_EXSCAN,  /* coll/scan, exclusive */
+    TC_COLL_GATHERV, /* coll/vexchange, in TC_VX_* order */
+    TC_COLL_SCATTERV,
+    TC_COLL_ALLGATHERV,
     TC_COLL_KINDS
 } tc_coll_kind_t;
 
@@ -58,6 +62,8 @@ typedef struct tc_coll_args {
     int root;            /* Bcast, Reduce */
     int split;           /* split tree: leaf-side levels the application runs (S) */
     int blocking;        /* 1: a blocking call drives it (it may block in MPI calls) */
+    const size_t *vlen;  /* the irregular exchanges (coll/vexchange): each rank's bytes, */
+    const size_t *voff;  /*   and byte offsets, where significant (else NULL); n: ours */
 } tc_coll_args_t;
 
 /* The state of any one operation. */
@@ -71,6 +77,7 @@ typedef union tc_coll_state {
     tc_tree_t tree;
     tc_tree_allreduce_t tree_allreduce;
     tc_exchange_t exchange;
+    tc_vexchange_t vexchange;
 } tc_coll_state_t;
 
 typedef struct tc_coll_ops {
@@ -92,6 +99,9 @@ typedef struct tc_coll_ops {
 _Static_assert(TC_COLL_SCATTER - TC_COLL_GATHER == TC_XC_SCATTER &&
                    TC_COLL_ALLTOALL - TC_COLL_GATHER == TC_XC_ALLTOALL,
                "the exchange kinds in coll/exchange's order");
+_Static_assert(TC_COLL_SCATTERV - TC_COLL_GATHERV == TC_VX_SCATTERV &&
+                   TC_COLL_ALLGATHERV - TC_COLL_GATHERV == TC_VX_ALLGATHERV,
+               "the irregular exchange kinds in coll/vexchange's order");
 
 /** The operations of @kind (a tc_coll_kind_t). */
 const tc_coll_ops_t *tc_coll_ops(int kind);

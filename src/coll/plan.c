@@ -95,6 +95,18 @@ static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **w
             return TC_ALG_NATIVE;
         }
         return multi ? TC_ALG_AGGREGATE : TC_ALG_NODE;
+    case TC_CI_GATHERV:
+    case TC_CI_SCATTERV:
+    case TC_CI_ALLGATHERV:
+        if (multi) {
+            *why = "several nodes (the irregular exchanges: one node only)";
+            return TC_ALG_NATIVE;
+        }
+        if (!c->shm || !c->all_sc) {
+            *why = "no single copy";
+            return TC_ALG_NATIVE;
+        }
+        return TC_ALG_NODE;
     case TC_CI_BARRIER: return TC_ALG_DISSEMINATION;
     case TC_CI_SCAN:
     case TC_CI_EXSCAN: return multi ? TC_ALG_CHAIN : TC_ALG_NODE;

@@ -61,6 +61,9 @@ static void set_ierr(MPI_Fint *ierr, int rc)
 #define F_PNAME(lower, PARAMS) \
     void pmpi_##lower##_(PARAMS) __attribute__((alias("ompi_" #lower "_f")));
 
+/* the irregular exchanges pass Fortran count arrays as C's int arrays */
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is a C int");
+
 #define COMMA ,
 #define TC_COLL(ID, Name, lower, SHAPE, ...)                                 \
     void ompi_##lower##_f(S_##SHAPE##_F, MPI_Fint *ierr)                     \

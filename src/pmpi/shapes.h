@@ -100,4 +100,44 @@ static inline size_t tc_pmpi_block(int recv_side, const void *sendbuf, int sendc
     fbuf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), fbuf(recvbuf), *recvcount, \
         PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm)
 
+/* The irregular exchanges: our block (the receiving side's count at a
+ * root in place, which only the root's arrays give: 0 there). */
+#define S_GATHERV_C                                                           \
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, \
+        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm
+#define S_GATHERV_ARGS \
+    sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm
+#define S_GATHERV_BYTES(ID) (sendbuf == MPI_IN_PLACE ? 0 : tc_pmpi_bytes(sendcount, sendtype))
+#define S_GATHERV_F                                                                              \
+    void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, \
+        MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm
+#define S_GATHERV_FARGS                                                                     \
+    fbuf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), fbuf(recvbuf), recvcounts, displs, \
+        PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm)
+
+#define S_SCATTERV_C                                                                        \
+    const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, \
+        void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm
+#define S_SCATTERV_ARGS \
+    sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm
+#define S_SCATTERV_BYTES(ID) (recvbuf == MPI_IN_PLACE ? 0 : tc_pmpi_bytes(recvcount, recvtype))
+#define S_SCATTERV_F                                                                          \
+    void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, \
+        MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm
+#define S_SCATTERV_FARGS                                                                    \
+    fbuf(sendbuf), sendcounts, displs, PMPI_Type_f2c(*sendtype), fbuf(recvbuf), *recvcount, \
+        PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm)
+
+#define S_ALLGV_C                                                             \
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, \
+        const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm
+#define S_ALLGV_ARGS      sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm
+#define S_ALLGV_BYTES(ID) (sendbuf == MPI_IN_PLACE ? 0 : tc_pmpi_bytes(sendcount, sendtype))
+#define S_ALLGV_F                                                                                \
+    void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, \
+        MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm
+#define S_ALLGV_FARGS                                                                       \
+    fbuf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), fbuf(recvbuf), recvcounts, displs, \
+        PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)
+
 #endif

@@ -305,7 +305,9 @@ contains
     integer, intent(in) :: n
     double precision, allocatable :: ds(:), dr(:), da(:)
     integer, allocatable :: is(:), ir(:), ia(:)
-    integer :: me, np, m, i, j, p, e, root
+    integer :: me, np, m, i, j, p, e, root, t
+    integer, allocatable :: vc(:), vd(:), vi(:)
+    double precision, allocatable :: vs(:), vr(:)
     call MPI_Comm_rank(comm, me)
     call MPI_Comm_size(comm, np)
     m = blockcount(n)
@@ -366,6 +368,50 @@ contains
         if (ir(p * m + j) /= gi(p, me * m + j)) call fail('alltoall_int')
       end do
     end do
+    ! Allgatherv, Gatherv, Scatterv: rank p's block is m + p elements
+    allocate (vc(np), vd(np))
+    t = 0
+    do p = 0, np - 1
+      vc(p + 1) = m + p
+      vd(p + 1) = t
+      t = t + m + p
+    end do
+    allocate (vs(m + me), vr(t), vi(t))
+    do j = 1, m + me
+      vs(j) = gd(me, j)
+    end do
+    vr = -1.0d300
+    call MPI_Allgatherv(vs, m + me, MPI_DOUBLE_PRECISION, vr, vc, vd, MPI_DOUBLE_PRECISION, &
+                        comm, e)
+    call chk(e, 'allgatherv_dp')
+    do p = 0, np - 1
+      do j = 1, m + p
+        if (vr(vd(p + 1) + j) /= gd(p, j)) call fail('allgatherv_dp')
+      end do
+    end do
+    root = root_of(np, 1)
+    vr = -1.0d300
+    call MPI_Gatherv(vs, m + me, MPI_DOUBLE_PRECISION, vr, vc, vd, MPI_DOUBLE_PRECISION, root, &
+                     comm, e)
+    call chk(e, 'gatherv_dp')
+    if (me == root) then
+      do p = 0, np - 1
+        do j = 1, m + p
+          if (vr(vd(p + 1) + j) /= gd(p, j)) call fail('gatherv_dp')
+        end do
+      end do
+    end if
+    root = root_of(np, 2)
+    do i = 1, t
+      vi(i) = gi(root, i)
+    end do
+    ir = -huge(1)
+    call MPI_Scatterv(vi, vc, vd, MPI_INTEGER, ir, m + me, MPI_INTEGER, root, comm, e)
+    call chk(e, 'scatterv_int')
+    do j = 1, m + me
+      if (ir(j) /= gi(root, vd(me + 1) + j)) call fail('scatterv_int')
+    end do
+    deallocate (vc, vd, vs, vr, vi)
   end subroutine t_exchange
 
   subroutine t_nonblocking(comm, n)

@@ -75,14 +75,29 @@ enum {
 };
 /* Their argument shapes (the registry's SHAPE column, pmpi/shapes.h):
  * a buffer and a root, none, a rooted reduction, a reduction to all (and
- * the scans), a block exchange to all, a rooted block exchange. */
-enum { SH_BCAST, SH_BARRIER, SH_REDUCE, SH_ALLRED, SH_ALLG, SH_ROOTG };
+ * the scans), a block exchange to all, a rooted block exchange, the
+ * irregular exchanges (rank r's block: (r + 1) x the size, vtotal). */
+enum {
+    SH_BCAST,
+    SH_BARRIER,
+    SH_REDUCE,
+    SH_ALLRED,
+    SH_ALLG,
+    SH_ROOTG,
+    SH_GATHERV,
+    SH_SCATTERV,
+    SH_ALLGV
+};
 /* Collective @coll's --coll name ("bcast"; NULL out of range), shape. */
 const char *coll_name(int coll);
 int coll_shape(int coll);
 /* 1 if @coll reduces MPI_DOUBLEs (its sizes: the vector's bytes); if its
  * size is a block per rank (Allgather, Gather, ...); if it has a root. */
 int coll_reduces(int coll);
+/* 1 if @coll is an irregular exchange; the bytes of all its blocks for
+ * a size of @b among @n ranks (rank r's block: (r + 1) x @b). */
+int coll_irregular(int coll);
+size_t vtotal(size_t b, int n);
 int coll_blocks(int coll);
 int coll_rooted(int coll);
 

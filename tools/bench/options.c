@@ -26,12 +26,21 @@ int coll_reduces(int coll)
 {
     return coll_shape(coll) == SH_REDUCE || coll_shape(coll) == SH_ALLRED;
 }
-int coll_blocks(int coll) { return coll_shape(coll) == SH_ALLG || coll_shape(coll) == SH_ROOTG; }
+int coll_irregular(int coll)
+{
+    int s = coll_shape(coll);
+    return s == SH_GATHERV || s == SH_SCATTERV || s == SH_ALLGV;
+}
+int coll_blocks(int coll)
+{
+    return coll_shape(coll) == SH_ALLG || coll_shape(coll) == SH_ROOTG || coll_irregular(coll);
+}
 int coll_rooted(int coll)
 {
     int s = coll_shape(coll);
-    return s == SH_BCAST || s == SH_REDUCE || s == SH_ROOTG;
+    return s == SH_BCAST || s == SH_REDUCE || s == SH_ROOTG || s == SH_GATHERV || s == SH_SCATTERV;
 }
+size_t vtotal(size_t b, int n) { return b * (size_t)n * (size_t)(n + 1) / 2; }
 
 int coll_index(const char *name)
 {
@@ -46,6 +55,10 @@ void buf_bytes(int coll, size_t bytes, int size, size_t *sb, size_t *rb)
     *sb = coll == C_SCATTER || coll == C_ALLTOALL ? all : bytes;
     *rb = coll == C_ALLGATHER || coll == C_GATHER || coll == C_ALLTOALL ? all : bytes;
     if (coll_reduces(coll)) *sb = *rb = bytes / sizeof(double) * sizeof(double);
+    if (coll_irregular(coll)) { /* the largest block is size x bytes */
+        *sb = coll == C_SCATTERV ? vtotal(bytes, size) : all;
+        *rb = coll == C_SCATTERV ? all : vtotal(bytes, size);
+    }
 }
 
 /* Scan and Exscan: each process but the last (first) passes a prefix on
@@ -59,6 +72,9 @@ double must_move(int coll, size_t n, int p)
     case C_REDUCE: return (double)n * (p - 1) / p;
     case C_ALLREDUCE: return 2.0 * (double)n * (p - 1) / p;
     case C_BARRIER: return 0;
+    case C_GATHERV: /* the root's (rank 0's) share of all blocks but its own */
+    case C_SCATTERV:
+    case C_ALLGATHERV: return (double)(vtotal(n, p) - n);
     default: return (double)n * (p - 1);
     }
 }
@@ -75,6 +91,9 @@ double link_bytes(int coll, size_t n)
     case C_ALLREDUCE: return 2.0 * (double)n * (N - 1) / N;
     case C_ALLTOALL: return (double)n * g_hosts.ppn * g_hosts.ppn * (N - 1);
     case C_BARRIER: return 0;
+    case C_GATHERV: /* what the other hosts' ranks hold, about (N - 1) / N of all */
+    case C_SCATTERV:
+    case C_ALLGATHERV: return (double)vtotal(n, g_size) * (N - 1) / N;
     default: return (double)n * g_hosts.ppn * (N - 1); /* allgather, gather, scatter */
     }
 }
@@ -96,8 +115,9 @@ void usage(FILE *f)
         "\n"
         "  --coll C        the collective (default bcast; the list below)\n"
         "  --min, --max    message sizes, doubling (default 4K..16M; allgather, gather,\n"
-        "                  scatter, alltoall: per-rank block; reductions and scans: the\n"
-        "                  vector of MPI_DOUBLE, MPI_SUM)\n"
+        "                  scatter, alltoall: per-rank block; gatherv, scatterv,\n"
+        "                  allgatherv: rank r's block is (r + 1) x SIZE; reductions and\n"
+        "                  scans: the vector of MPI_DOUBLE, MPI_SUM)\n"
         "  --reps R        repetitions, the median is reported (default 11)\n"
         "  --iters N       calls per repetition (default: by size)\n"
         "  --root R        root of bcast and reduce (default 0)\n"

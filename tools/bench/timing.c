@@ -38,6 +38,18 @@ typedef int (*f_iallg)(const void *, int, MPI_Datatype, void *, int, MPI_Datatyp
 typedef int (*f_rootg)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm);
 typedef int (*f_irootg)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm,
                         MPI_Request *);
+typedef int (*f_gatherv)(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                         MPI_Datatype, int, MPI_Comm);
+typedef int (*f_igatherv)(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                          MPI_Datatype, int, MPI_Comm, MPI_Request *);
+typedef int (*f_scatterv)(const void *, const int *, const int *, MPI_Datatype, void *, int,
+                          MPI_Datatype, int, MPI_Comm);
+typedef int (*f_iscatterv)(const void *, const int *, const int *, MPI_Datatype, void *, int,
+                           MPI_Datatype, int, MPI_Comm, MPI_Request *);
+typedef int (*f_allgv)(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                       MPI_Datatype, MPI_Comm);
+typedef int (*f_iallgv)(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                        MPI_Datatype, MPI_Comm, MPI_Request *);
 typedef union calls {
     struct {
         f_bcast topo, native;
@@ -63,7 +75,40 @@ typedef union calls {
         f_rootg topo, native;
         f_irootg nb;
     } ROOTG;
+    struct {
+        f_gatherv topo, native;
+        f_igatherv nb;
+    } GATHERV;
+    struct {
+        f_scatterv topo, native;
+        f_iscatterv nb;
+    } SCATTERV;
+    struct {
+        f_allgv topo, native;
+        f_iallgv nb;
+    } ALLGV;
 } calls_t;
+
+/* The irregular exchanges' counts and displacements for blocks of
+ * (r + 1) x @b bytes on @n ranks (kept between calls). */
+static void vcounts(size_t b, int n, int **counts, int **displs)
+{
+    static int *c, *d, cn;
+    if (cn < n) {
+        free(c);
+        free(d);
+        c = malloc(sizeof(int) * (size_t)n);
+        d = malloc(sizeof(int) * (size_t)n);
+        cn = n;
+    }
+    for (int r = 0, at = 0; r < n; r++) {
+        c[r] = (int)(b * (size_t)(r + 1));
+        d[r] = at;
+        at += c[r];
+    }
+    *counts = c;
+    *displs = d;
+}
 
 static const calls_t g_calls[C_N] = {
 #define TC_COLL(ID, Name, lower, SHAPE, ...) \
@@ -84,7 +129,12 @@ static int call(MPI_Comm w, int coll, int native, int nb, char *sbuf, char *rbuf
     const int n = (int)(bytes / sizeof(double)), b = (int)bytes;
     const MPI_Datatype D = MPI_DOUBLE, B = MPI_BYTE;
     MPI_Request r;
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, me = 0, np = 1, *vc = NULL, *vd = NULL;
+    if (coll_irregular(coll)) {
+        PMPI_Comm_rank(w, &me);
+        PMPI_Comm_size(w, &np);
+        vcounts(bytes, np, &vc, &vd);
+    }
     switch (coll_shape(coll)) {
     case SH_BCAST:
         if (!nb) return (native ? f->BCAST.native : f->BCAST.topo)(sbuf, b, B, root, w);
@@ -107,9 +157,26 @@ static int call(MPI_Comm w, int coll, int native, int nb, char *sbuf, char *rbuf
         if (!nb) return (native ? f->ALLG.native : f->ALLG.topo)(sbuf, b, B, rbuf, b, B, w);
         rc = f->ALLG.nb(sbuf, b, B, rbuf, b, B, w, &r);
         break;
-    default:
+    case SH_ROOTG:
         if (!nb) return (native ? f->ROOTG.native : f->ROOTG.topo)(sbuf, b, B, rbuf, b, B, root, w);
         rc = f->ROOTG.nb(sbuf, b, B, rbuf, b, B, root, w, &r);
+        break;
+    case SH_GATHERV:
+        if (!nb)
+            return (native ? f->GATHERV.native : f->GATHERV.topo)(sbuf, vc[me], B, rbuf, vc, vd, B,
+                                                                  root, w);
+        rc = f->GATHERV.nb(sbuf, vc[me], B, rbuf, vc, vd, B, root, w, &r);
+        break;
+    case SH_SCATTERV:
+        if (!nb)
+            return (native ? f->SCATTERV.native : f->SCATTERV.topo)(sbuf, vc, vd, B, rbuf, vc[me],
+                                                                    B, root, w);
+        rc = f->SCATTERV.nb(sbuf, vc, vd, B, rbuf, vc[me], B, root, w, &r);
+        break;
+    default:
+        if (!nb)
+            return (native ? f->ALLGV.native : f->ALLGV.topo)(sbuf, vc[me], B, rbuf, vc, vd, B, w);
+        rc = f->ALLGV.nb(sbuf, vc[me], B, rbuf, vc, vd, B, w, &r);
         break;
     }
     return rc != MPI_SUCCESS ? rc : topocoll_wait(&r, MPI_STATUS_IGNORE);
@@ -127,7 +194,9 @@ int run_on(MPI_Comm w, int coll, int native, char *sbuf, char *rbuf, size_t byte
  * which Scatter and Alltoall send a block per rank. */
 int run(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
 {
-    if (coll == C_SCATTER || coll == C_ALLTOALL) bytes /= (size_t)g_size;
+    if (coll == C_SCATTER || coll == C_ALLTOALL || coll == C_GATHERV || coll == C_ALLGATHERV)
+        bytes /= (size_t)g_size;
+    if (coll == C_SCATTERV) bytes /= vtotal(1, g_size);
     return run_on(MPI_COMM_WORLD, coll, native, sbuf, rbuf, bytes, root);
 }
 
@@ -241,12 +310,13 @@ static void prime(int coll, char *sbuf, char *rbuf, size_t bytes, int root)
 static int validate(int coll, char *sbuf, char *rbuf, size_t sbytes, size_t rbytes, int root,
                     int rank)
 {
-    char *ref = malloc(rbytes > sbytes ? rbytes : sbytes);
+    /* (zeroed: an irregular exchange writes part of the receive buffer) */
+    char *ref = calloc(1, rbytes > sbytes ? rbytes : sbytes);
     int bad = 0, anybad;
-    size_t cmp = coll == C_BCAST                                          ? sbytes
-                 : (coll == C_REDUCE || coll == C_GATHER) && rank != root ? 0
-                 : coll == C_EXSCAN && rank == 0                          ? 0 /* undefined */
-                                                                          : rbytes;
+    size_t cmp = coll == C_BCAST ? sbytes
+                 : (coll == C_REDUCE || coll == C_GATHER || coll == C_GATHERV) && rank != root ? 0
+                 : coll == C_EXSCAN && rank == 0 ? 0 /* undefined */
+                                                 : rbytes;
     if (coll_reduces(coll)) {
         double *dv = (void *)sbuf; /* malloc'd: suitably aligned */
         for (size_t i = 0; i < sbytes / sizeof(double); i++)

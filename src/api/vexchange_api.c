@@ -1,0 +1,452 @@
+/*
+ * api/vexchange_api -- MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv and their
+ * nonblocking forms (topocoll.h) over coll/vexchange: one screening and
+ * one buffer preparation shared by the blocking and nonblocking calls
+ * (only the arguments MPI makes significant on each rank are read), then
+ * the operations table.
+ *
+ * Every rank takes the same decision from what every rank knows (the
+ * context and its plan; never a count, which differs per rank), so
+ * either all run topocoll or all pass the call to the native MPI.  The
+ * side with the count and displacement arrays (the root's, or every
+ * Allgatherv process's receive side) becomes a table of byte lengths and
+ * offsets: into the user's buffer when its datatype is contiguous, else
+ * into a packed copy laid out block after block, packed or unpacked with
+ * an indexed type over the user's (MPI 4.0 section 5.1.4).
+ *
+ * Owns nothing beyond the calls.  May call: nbc/, coll/, base/, PMPI.
+ */
+#include "topocoll.h"
+
+#include "../base/log.h"
+#include "../coll/vexchange.h"
+#include "../nbc/nbc.h"
+#include "api_int.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One call's arguments, the MPI names (the count arrays: the table). */
+typedef struct vx_call {
+    const char *name;
+    int kind; /* TC_VX_* */
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype recvtype;
+    const int *counts, *displs; /* Gatherv, Allgatherv: receive side; Scatterv: send side */
+    int root;
+    MPI_Comm comm;
+} vx_call_t;
+
+static const int g_ci[] = { TC_CI_GATHERV, TC_CI_SCATTERV, TC_CI_ALLGATHERV };
+static const int g_kind[] = { TC_COLL_GATHERV, TC_COLL_SCATTERV, TC_COLL_ALLGATHERV };
+
+/* Which sides are significant on this rank (MPI 4.0 sections 6.5-6.7):
+ * the table side (*@table) and the single block side (*@block). */
+static void sides(const vx_call_t *x, int rank, int *table, int *block)
+{
+    const int root = rank == x->root;
+    switch (x->kind) {
+    case TC_VX_GATHERV:
+        *table = root;
+        *block = !(root && x->sendbuf == MPI_IN_PLACE);
+        break;
+    case TC_VX_SCATTERV:
+        *table = root;
+        *block = !(root && x->recvbuf == MPI_IN_PLACE);
+        break;
+    default: *table = 1; *block = x->sendbuf != MPI_IN_PLACE;
+    }
+}
+
+/* The table side's datatype, and the block side's count and datatype. */
+static MPI_Datatype table_type(const vx_call_t *x)
+{
+    return x->kind == TC_VX_SCATTERV ? x->sendtype : x->recvtype;
+}
+static int block_count(const vx_call_t *x)
+{
+    return x->kind == TC_VX_SCATTERV ? x->recvcount : x->sendcount;
+}
+static MPI_Datatype block_type(const vx_call_t *x)
+{
+    return x->kind == TC_VX_SCATTERV ? x->recvtype : x->sendtype;
+}
+
+/* The checks MPI's own would make on this rank's significant arguments:
+ * TC_API_RUN, TC_API_NATIVE (arrays MPI must judge), or the error class
+ * raised. */
+static int check_args(const vx_call_t *x, int size, int rank)
+{
+    int table, block, ts;
+    if (x->kind != TC_VX_ALLGATHERV && (x->root < 0 || x->root >= size))
+        return tc_api_arg_error(x->comm, MPI_ERR_ROOT, x->name, "invalid root", x->root);
+    sides(x, rank, &table, &block);
+    if (table && (!x->counts || !x->displs)) return TC_API_NATIVE;
+    for (int r = 0; table && r < size; r++)
+        if (x->counts[r] < 0)
+            return tc_api_arg_error(x->comm, MPI_ERR_COUNT, x->name, "negative count",
+                                    x->counts[r]);
+    if (block && block_count(x) < 0)
+        return tc_api_arg_error(x->comm, MPI_ERR_COUNT, x->name, "negative count", block_count(x));
+    if ((table && table_type(x) == MPI_DATATYPE_NULL) ||
+        (block && block_type(x) == MPI_DATATYPE_NULL))
+        return tc_api_arg_error(x->comm, MPI_ERR_TYPE, x->name, "datatype is MPI_DATATYPE_NULL", 0);
+    if ((table && PMPI_Type_size(table_type(x), &ts) != MPI_SUCCESS) ||
+        (block && PMPI_Type_size(block_type(x), &ts) != MPI_SUCCESS))
+        return tc_api_arg_error(x->comm, MPI_ERR_TYPE, x->name, "invalid datatype", 0);
+    return TC_API_RUN;
+}
+
+/* The screening: TC_API_RUN with @p (its context), TC_API_NATIVE, or an
+ * error class raised.  (@p->bytes stays 0: no decision reads a count.) */
+static int screen(const vx_call_t *x, tc_api_call_t *p)
+{
+    int inter = 0, size, rank;
+    memset(p, 0, sizeof(*p));
+    p->why = "argument the native MPI will check";
+    if (x->comm == MPI_COMM_NULL)
+        return tc_api_arg_error(x->comm, MPI_ERR_COMM, x->name,
+                                "invalid communicator MPI_COMM_NULL", 0);
+    tc_ctx_t *hot = tc_ctx_lookup(x->comm);
+    if (hot && !hot->cold && hot->enabled) {
+        size = hot->map.size;
+        rank = hot->map.rank;
+    } else if (PMPI_Comm_test_inter(x->comm, &inter) != MPI_SUCCESS || inter) {
+        p->why = "intercommunicator";
+        return TC_API_NATIVE;
+    } else {
+        PMPI_Comm_size(x->comm, &size);
+        PMPI_Comm_rank(x->comm, &rank);
+        hot = NULL;
+    }
+    int rc = check_args(x, size, rank);
+    if (rc != TC_API_RUN) return rc;
+    if (size == 1) {
+        p->why = "one process";
+        return TC_API_NATIVE;
+    }
+    /* (no size for the lazy build: each rank's differs, the build must not) */
+    tc_ctx_t *c = hot ? hot : tc_ctx_get(x->comm, 0, tc_api_nonblocking(x->name));
+    if (!c || c->cold) {
+        p->why = "context not built yet (TOPOCOLL_COMM_LAZY)";
+        return TC_API_NATIVE;
+    }
+    p->ctx = c;
+    p->fallback = 1;
+    if (!c->enabled) {
+        p->why = "topocoll disabled on this communicator";
+        return TC_API_NATIVE;
+    }
+    p->fallback = 0;
+    return TC_API_RUN;
+}
+
+/* A call's contiguous buffers (coll/vexchange's shapes). */
+typedef struct vx_bufs {
+    const char *in;     /* our block; Scatterv's root: its send stream */
+    char *out;          /* the receive buffer or our block (Scatterv) */
+    size_t own;         /* our block's bytes */
+    size_t *len, *off;  /* the table (NULL where not significant) */
+    char *hold;         /* owned: the table and the packed input */
+    char *pout;         /* owned: the packed output, unpacked after the call into: */
+    void *ubuf;         /*   the user's buffer, */
+    int ucount;         /*   so many elements of */
+    MPI_Datatype utype; /*  this type (an indexed one of ours when idx) */
+    int idx;
+} vx_bufs_t;
+
+static void bufs_free(vx_bufs_t *b)
+{
+    free(b->hold);
+    free(b->pout);
+    if (b->idx) PMPI_Type_free(&b->utype);
+    b->hold = b->pout = NULL;
+    b->idx = 0;
+}
+
+/* 1 if @dt's elements lie back to back with no gap (*@lb: the first
+ * byte's offset, *@ext: the extent, *@ts: the size). */
+static int dense(MPI_Datatype dt, MPI_Aint *lb, MPI_Aint *ext, int *ts)
+{
+    MPI_Aint l, tl, te;
+    PMPI_Type_size(dt, ts);
+    PMPI_Type_get_extent(dt, &l, ext);
+    PMPI_Type_get_true_extent(dt, &tl, &te);
+    *lb = tl;
+    return (MPI_Aint)*ts == te && *ext == te;
+}
+
+/* The datatypes' shapes of one call on this rank. */
+typedef struct vx_dims {
+    int table, block;   /* the sides significant here (sides) */
+    int tdense, bdense; /* their datatypes have no gaps (dense) */
+    int tts, bts;       /* their sizes */
+    MPI_Aint tlb, text; /* the table type's first byte and extent */
+    MPI_Aint blb;       /* the block type's first byte */
+    size_t own, total;  /* our block's bytes; the table's */
+} vx_dims_t;
+
+/* The table side: @b's lengths and offsets, the indexed type when packed;
+ * Scatterv's root packs its send stream into @packed_in; the others'
+ * output goes to a packed copy when the type has gaps.  *@tbuf: the side's
+ * contiguous buffer. */
+static tc_status_t table_side(const vx_call_t *x, int n, const vx_dims_t *d, vx_bufs_t *b,
+                              char *packed_in, char **tbuf)
+{
+    size_t at = 0;
+    b->len = (size_t *)(void *)b->hold;
+    b->off = b->len + n;
+    for (int r = 0; r < n; r++) {
+        b->len[r] = (size_t)x->counts[r] * (size_t)d->tts;
+        b->off[r] = d->tdense ? (size_t)((MPI_Aint)x->displs[r] * d->text + d->tlb) : at;
+        at += b->len[r];
+    }
+    if (!d->tdense) { /* the indexed type: the packed stream's layout */
+        if (PMPI_Type_indexed(n, x->counts, x->displs, table_type(x), &b->utype) != MPI_SUCCESS ||
+            PMPI_Type_commit(&b->utype) != MPI_SUCCESS)
+            return TC_ERR_NOMEM;
+        b->idx = 1;
+    }
+    if (x->kind == TC_VX_SCATTERV) {
+        *tbuf = d->tdense ? (char *)x->sendbuf : packed_in;
+        if (!d->tdense) { /* packed now: the indexed type's work is done */
+            int pos = 0;
+            PMPI_Pack(x->sendbuf, 1, b->utype, packed_in, (int)d->total, &pos, x->comm);
+            PMPI_Type_free(&b->utype);
+            b->idx = 0;
+        }
+        b->in = *tbuf;
+        return TC_OK;
+    }
+    if (!d->tdense && !(b->pout = malloc(d->total + 1))) return TC_ERR_NOMEM;
+    *tbuf = d->tdense ? (char *)x->recvbuf : b->pout;
+    b->out = *tbuf;
+    if (!d->tdense) {
+        b->ubuf = x->recvbuf;
+        b->ucount = 1;
+    }
+    return TC_OK;
+}
+
+/* Our block: the user's, or a packed copy (Scatterv: received there and
+ * unpacked after the call). */
+static tc_status_t block_side(const vx_call_t *x, const vx_dims_t *d, vx_bufs_t *b, char *packed_in)
+{
+    char *v = (char *)(x->kind == TC_VX_SCATTERV ? x->recvbuf : x->sendbuf) + d->blb;
+    b->own = d->own;
+    if (x->kind == TC_VX_SCATTERV && !d->bdense) {
+        if (!(b->pout = malloc(d->own + 1))) return TC_ERR_NOMEM;
+        v = b->pout;
+        b->ubuf = x->recvbuf;
+        b->ucount = x->recvcount;
+        b->utype = x->recvtype;
+    } else if (!d->bdense) {
+        int pos = 0;
+        PMPI_Pack(x->sendbuf, x->sendcount, x->sendtype, packed_in, (int)d->own, &pos, x->comm);
+        v = packed_in;
+    }
+    if (x->kind == TC_VX_SCATTERV)
+        b->out = v;
+    else
+        b->in = v;
+    return TC_OK;
+}
+
+/* The root's (Allgatherv: our) block in place, in @tbuf at our offset;
+ * where the table type has gaps it is in the user's buffer: packed into
+ * the stream. */
+static void in_place(const vx_call_t *x, int me, const vx_dims_t *d, vx_bufs_t *b, char *tbuf)
+{
+    b->own = b->len[me];
+    if (x->kind == TC_VX_SCATTERV) {
+        b->out = tbuf + b->off[me];
+        return;
+    }
+    b->in = tbuf + b->off[me];
+    if (!d->tdense) {
+        int pos = 0;
+        PMPI_Pack((const char *)x->recvbuf + (MPI_Aint)x->displs[me] * d->text, x->counts[me],
+                  table_type(x), b->pout + b->off[me], (int)b->len[me], &pos, x->comm);
+    }
+}
+
+/* The buffers of @x on @c's rank: TC_OK or TC_ERR_NOMEM (@b freed). */
+static tc_status_t buffers(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b)
+{
+    const int n = c->map.size, me = c->map.rank;
+    vx_dims_t d = { 0 };
+    MPI_Aint bext;
+    memset(b, 0, sizeof(*b));
+    sides(x, me, &d.table, &d.block);
+    d.tdense = d.table ? dense(table_type(x), &d.tlb, &d.text, &d.tts) : 1;
+    d.bdense = d.block ? dense(block_type(x), &d.blb, &bext, &d.bts) : 1;
+    d.own = d.block ? (size_t)block_count(x) * (size_t)d.bts : 0;
+    for (int r = 0; d.table && r < n; r++) d.total += (size_t)x->counts[r] * (size_t)d.tts;
+    /* packed: the input block (Gatherv, Allgatherv), the root's stream (Scatterv) */
+    size_t pin = x->kind == TC_VX_SCATTERV ? (d.tdense ? 0 : d.total) : (d.bdense ? 0 : d.own);
+    if ((!d.tdense || !d.bdense) && (d.total > (size_t)INT_MAX || d.own > (size_t)INT_MAX))
+        return TC_ERR_NOMEM; /* (MPI_Pack counts in int) */
+    size_t tab = d.table ? 2 * (size_t)n * sizeof(size_t) : 0;
+    if (!(b->hold = malloc(tab + pin + 1))) return TC_ERR_NOMEM;
+    char *packed_in = b->hold + tab, *tbuf = NULL;
+    tc_status_t st = d.table ? table_side(x, n, &d, b, packed_in, &tbuf) : TC_OK;
+    if (st == TC_OK && d.block) st = block_side(x, &d, b, packed_in);
+    if (st == TC_OK && !d.block && d.table) in_place(x, me, &d, b, tbuf);
+    if (st != TC_OK) bufs_free(b);
+    return st;
+}
+
+/* The native call (blocking when !@request). */
+static int native(const vx_call_t *x, MPI_Request *request)
+{
+    switch (x->kind) {
+    case TC_VX_GATHERV:
+        return request ? PMPI_Igatherv(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf, x->counts,
+                                       x->displs, x->recvtype, x->root, x->comm, request)
+                       : PMPI_Gatherv(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf, x->counts,
+                                      x->displs, x->recvtype, x->root, x->comm);
+    case TC_VX_SCATTERV:
+        return request ? PMPI_Iscatterv(x->sendbuf, x->counts, x->displs, x->sendtype, x->recvbuf,
+                                        x->recvcount, x->recvtype, x->root, x->comm, request)
+                       : PMPI_Scatterv(x->sendbuf, x->counts, x->displs, x->sendtype, x->recvbuf,
+                                       x->recvcount, x->recvtype, x->root, x->comm);
+    default:
+        return request ? PMPI_Iallgatherv(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf,
+                                          x->counts, x->displs, x->recvtype, x->comm, request)
+                       : PMPI_Allgatherv(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf,
+                                         x->counts, x->displs, x->recvtype, x->comm);
+    }
+}
+
+static tc_coll_args_t args_of(const vx_call_t *x, const vx_bufs_t *b, int blocking)
+{
+    tc_coll_args_t a = { .in = b->in,
+                         .out = b->out,
+                         .n = b->own,
+                         .root = x->root,
+                         .blocking = blocking,
+                         .vlen = b->len,
+                         .voff = b->off };
+    return a;
+}
+
+static int run_blocking(const vx_call_t *x)
+{
+    tc_api_call_t p;
+    int rc = tc_api_choose(screen(x, &p), &p, g_ci[x->kind], NULL);
+    if (rc == TC_API_NATIVE) {
+        tc_api_native(x->name, &p, g_ci[x->kind]);
+        return native(x, NULL);
+    }
+    if (rc != TC_API_RUN) return rc;
+    tc_ctx_t *c = p.ctx;
+    vx_bufs_t b;
+    tc_status_t st = buffers(x, c, &b);
+    if (st == TC_OK) {
+        tc_nb_drain(c); /* this communicator's nonblocking operations come first */
+        tc_coll_args_t a = args_of(x, &b, 1);
+        st = tc_api_run(c, g_kind[x->kind], &a);
+    }
+    if (st == TC_OK && b.ubuf) {
+        int pos = 0, psize = 0;
+        PMPI_Pack_size(b.ucount, b.utype, x->comm, &psize);
+        PMPI_Unpack(b.pout, psize, &pos, b.ubuf, b.ucount, b.utype, x->comm);
+    }
+    bufs_free(&b);
+    return tc_api_finish(c, x->comm, st, x->name);
+}
+
+static int run_nonblocking(const vx_call_t *x, MPI_Request *request)
+{
+    tc_api_call_t p;
+    int rc = screen(x, &p);
+    if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
+    rc = tc_api_choose(rc, &p, g_ci[x->kind], NULL);
+    if (rc == TC_API_NATIVE) {
+        tc_api_native(x->name, &p, g_ci[x->kind]);
+        return native(x, request);
+    }
+    if (rc != TC_API_RUN) return rc;
+    vx_bufs_t b;
+    tc_nb_t *op = NULL;
+    if (buffers(x, p.ctx, &b) != TC_OK || !(op = tc_api_nb_new(&p, g_kind[x->kind], x->name))) {
+        bufs_free(&b);
+        return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
+    }
+    const tc_coll_args_t a = args_of(x, &b, 0);
+    op->a.in = a.in;
+    op->a.out = a.out;
+    op->a.n = a.n;
+    op->a.root = a.root;
+    op->a.vlen = a.vlen;
+    op->a.voff = a.voff;
+    op->tmp[0] = b.pout; /* the operation's now, freed when it completes */
+    op->tmp[1] = b.hold;
+    b.pout = b.hold = NULL;
+    if (b.ubuf && tc_api_nb_keep_type(op, b.ubuf, b.ucount, b.utype) != 0) {
+        tc_api_nb_discard(op);
+        bufs_free(&b);
+        return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
+    }
+    bufs_free(&b); /* (our indexed type: the operation holds a duplicate) */
+    return tc_nb_start(op, request);
+}
+
+int topocoll_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                     MPI_Comm comm)
+{
+    vx_call_t x = { "MPI_Gatherv", TC_VX_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                    recvtype,      recvcounts,    displs,  root,      comm };
+    return run_blocking(&x);
+}
+
+int topocoll_scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Comm comm)
+{
+    vx_call_t x = { "MPI_Scatterv", TC_VX_SCATTERV, sendbuf,    0,      sendtype, recvbuf,
+                    recvcount,      recvtype,       sendcounts, displs, root,     comm };
+    return run_blocking(&x);
+}
+
+int topocoll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                        MPI_Comm comm)
+{
+    vx_call_t x = { "MPI_Allgatherv", TC_VX_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                    recvtype,         recvcounts,       displs,  0,         comm };
+    return run_blocking(&x);
+}
+
+int topocoll_igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    vx_call_t x = { "MPI_Igatherv", TC_VX_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                    recvtype,       recvcounts,    displs,  root,      comm };
+    return run_nonblocking(&x, request);
+}
+
+int topocoll_iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Request *request)
+{
+    vx_call_t x = { "MPI_Iscatterv", TC_VX_SCATTERV, sendbuf,    0,      sendtype, recvbuf,
+                    recvcount,       recvtype,       sendcounts, displs, root,     comm };
+    return run_nonblocking(&x, request);
+}
+
+int topocoll_iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Request *request)
+{
+    vx_call_t x = { "MPI_Iallgatherv", TC_VX_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                    recvtype,          recvcounts,       displs,  0,         comm };
+    return run_nonblocking(&x, request);
+}

@@ -1,0 +1,62 @@
+/*
+ * coll/vexchange -- Gatherv, Scatterv and Allgatherv inside a node, by
+ * single copy over exposed buffers (KNEM paper, sections 3.3 and 5.5: the
+ * irregular calls are the regular ones with per-process lengths and
+ * offsets into one region), as resumable state machines (init/work/fini;
+ * work never blocks).  Every process copies with the counts and
+ * displacements it holds, so no table crosses processes:
+ *
+ *  - Allgatherv: every process exposes its block (a readable region) and
+ *    reads every other's into its receive buffer at its own displacement
+ *    for that process (the displacements may differ between processes;
+ *    MPI 4.0 section 6.7);
+ *  - Gatherv: the others expose their block, the root reads each into its
+ *    receive buffer at its displacement;
+ *  - Scatterv: the others expose their receive buffer (writable), the root
+ *    writes each its block from its displacement.
+ *
+ * One node, contiguous blocks (the bindings screen what is not: native).
+ * A zero count moves nothing; an exposed buffer stays exposed until every
+ * local process has finished the call.
+ *
+ * Owns: tc_vexchange_t.  May call: coll/ctx, coll/ctl, coll/fold (the
+ * cookies' post), xfer/, libc.
+ */
+#ifndef TC_COLL_VEXCHANGE_H
+#define TC_COLL_VEXCHANGE_H
+
+#include "ctx.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { TC_VX_GATHERV = 0, TC_VX_SCATTERV, TC_VX_ALLGATHERV };
+
+typedef struct tc_vexchange {
+    tc_ctx_t *ctx;
+    int kind, root, state;
+    uint64_t seq;
+    const char *in;    /* our block (Gatherv, Allgatherv; Scatterv: the root's send buffer) */
+    char *out;         /* Gatherv root, Allgatherv: the receive buffer; Scatterv: our block */
+    size_t own;        /* bytes of our block (sent, or for Scatterv received) */
+    const size_t *len; /* [size] the root's or every Allgatherv process's: bytes per rank */
+    const size_t *off; /* [size] their byte offsets in the receive (send) buffer */
+    uint64_t cookie;   /* our exposed buffer, or 0 */
+    uint64_t *cookies; /* [nlocal] the others' */
+} tc_vexchange_t;
+
+/** Prepare a @kind (TC_VX_*) on @ctx (one node, single copy).  @in, @out:
+ *  as above (the root's own block may be in place: @in == @out + its
+ *  offset, Scatterv @out == @in + its offset); @own our block's bytes;
+ *  @len, @off: each rank's block, bytes and byte offset in the receive
+ *  buffer (Scatterv: the send buffer), the root's or every Allgatherv
+ *  process's (NULL elsewhere), the caller's until fini.  TC_OK or
+ *  TC_ERR_NOMEM (call fini either way). */
+tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const void *in,
+                              void *out, size_t own, const size_t *len, const size_t *off,
+                              int root);
+/** Advance: TC_INPROGRESS until TC_OK or a failure (base/status). */
+tc_status_t tc_vexchange_work(tc_vexchange_t *op);
+void tc_vexchange_fini(tc_vexchange_t *op);
+
+#endif

@@ -1,0 +1,189 @@
+/*
+ * tests/test_vexchange -- MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv and
+ * their nonblocking forms, through the interposed MPI calls, against
+ * values computed here: irregular counts (rank r's block (r + 1) x b, and
+ * a shuffle with zero counts and gaps between blocks), displacements that
+ * differ between processes (Allgatherv), MPI_IN_PLACE, every root, a
+ * non-contiguous datatype (a vector with gaps) on the table side and on
+ * the block side, MPI_COMM_WORLD, a dup and a split, blocking and
+ * nonblocking.  Bytes outside the blocks must stay as they were.  The
+ * communicator's counters say whether topocoll ran the calls (on one node
+ * with single copy it must: "expect").
+ *
+ * Usage: test_vexchange [expect]
+ */
+#include <mpi.h>
+
+#include "check.h"
+#include "topocoll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int wrank;
+
+enum { GATHERV, SCATTERV, ALLGATHERV, NKIND };
+static const char *kname[NKIND] = { "Gatherv", "Scatterv", "Allgatherv" };
+
+/* Rank r's count: (r + 1) * b, or with @shuffle zero for every third and
+ * (size - r) * b otherwise.  Displacements: packed in rank order with a
+ * gap of @gap elements after each block, reversed when @rev (the block
+ * order in the buffer differs from the rank order). */
+static void layout(int size, int b, int shuffle, int gap, int rev, int *cnt, int *dsp, int *total)
+{
+    int at = 0;
+    for (int k = 0; k < size; k++) {
+        int r = rev ? size - 1 - k : k;
+        cnt[r] = shuffle ? (r % 3 == 1 ? 0 : (size - r) * b) : (r + 1) * b;
+        dsp[r] = at;
+        at += cnt[r] + gap;
+    }
+    *total = at;
+}
+
+/* The value of element i of rank r's block. */
+static int val(int r, int i) { return r * 100003 + i * 7 + 1; }
+
+/* One call of @kind on @comm, blocking or not; @vec: the table side's
+ * datatype is a vector of 2 ints every 3 (non-contiguous), the element
+ * counted in those; @vblock: the same on the block side; @inplace. */
+static void one(MPI_Comm comm, int kind, int b, int shuffle, int gap, int rev, int root,
+                int inplace, int vec, int nb)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int *cnt = malloc(sizeof(int) * (size_t)size), *dsp = malloc(sizeof(int) * (size_t)size), total;
+    /* Allgatherv: each process's own displacements (reversed on odd ranks) */
+    layout(size, b, shuffle, gap, kind == ALLGATHERV ? rank % 2 : rev, cnt, dsp, &total);
+    MPI_Datatype tt = MPI_INT; /* the table side's type */
+    int tw = 1;                /* ints per element in the table-side buffer */
+    if (vec) {
+        MPI_Type_vector(2, 1, 2, MPI_INT, &tt); /* 2 ints, a gap between: extent 3 ints */
+        MPI_Type_commit(&tt);
+        tw = 3;
+    }
+    const int mine = cnt[rank] * (vec ? 2 : 1); /* ints in our block */
+    const size_t tints = (size_t)total * (size_t)tw + 4;
+    int *tbuf = malloc(sizeof(int) * tints), *blk = malloc(sizeof(int) * ((size_t)mine + 1));
+    const int sentinel = -7;
+    for (size_t i = 0; i < tints; i++) tbuf[i] = sentinel;
+    for (int i = 0; i <= mine; i++) blk[i] = sentinel;
+        /* the table side's element e of rank r, as ints: [e * tw], [e * tw + 2] */
+#define TAT(r, e, k) tbuf[(size_t)(dsp[r] + (e)) * (size_t)tw + (size_t)(k) * (vec ? 2 : 1)]
+    const int is_root = rank == root;
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (kind == GATHERV || kind == ALLGATHERV) {
+        for (int i = 0; i < mine; i++) blk[i] = val(rank, i);
+        const void *sb = blk;
+        if (inplace && (kind == ALLGATHERV || is_root)) { /* our block where it lands */
+            for (int e = 0; e < cnt[rank]; e++)
+                for (int k = 0; k < (vec ? 2 : 1); k++)
+                    TAT(rank, e, k) = val(rank, e * (vec ? 2 : 1) + k);
+            sb = MPI_IN_PLACE;
+        }
+        if (kind == GATHERV && nb)
+            MPI_Igatherv(sb, mine, MPI_INT, tbuf, cnt, dsp, tt, root, comm, &req);
+        else if (kind == GATHERV)
+            MPI_Gatherv(sb, mine, MPI_INT, tbuf, cnt, dsp, tt, root, comm);
+        else if (nb)
+            MPI_Iallgatherv(sb, mine, MPI_INT, tbuf, cnt, dsp, tt, comm, &req);
+        else
+            MPI_Allgatherv(sb, mine, MPI_INT, tbuf, cnt, dsp, tt, comm);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        int bad = 0;
+        if (kind == ALLGATHERV || is_root) {
+            size_t inside = 0;
+            for (int r = 0; r < size; r++)
+                for (int e = 0; e < cnt[r]; e++)
+                    for (int k = 0; k < (vec ? 2 : 1); k++) {
+                        bad += TAT(r, e, k) != val(r, e * (vec ? 2 : 1) + k);
+                        inside++;
+                    }
+            size_t sent = 0;
+            for (size_t i = 0; i < tints; i++) sent += tbuf[i] == sentinel;
+            bad += sent != tints - inside; /* nothing written outside the blocks */
+        }
+        CHECK(!bad, "%s%s b=%d shuffle=%d gap=%d rev=%d root=%d inplace=%d vec=%d: %d wrong",
+              nb ? "I" : "", kname[kind], b, shuffle, gap, rev, root, inplace, vec, bad);
+    } else {
+        if (is_root)
+            for (int r = 0; r < size; r++)
+                for (int e = 0; e < cnt[r]; e++)
+                    for (int k = 0; k < (vec ? 2 : 1); k++)
+                        TAT(r, e, k) = val(r, e * (vec ? 2 : 1) + k);
+        void *rb = inplace && is_root ? MPI_IN_PLACE : blk;
+        if (nb)
+            MPI_Iscatterv(tbuf, cnt, dsp, tt, rb, mine, MPI_INT, root, comm, &req);
+        else
+            MPI_Scatterv(tbuf, cnt, dsp, tt, rb, mine, MPI_INT, root, comm);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        int bad = 0;
+        for (int i = 0; rb != MPI_IN_PLACE && i < mine; i++) bad += blk[i] != val(rank, i);
+        if (rb != MPI_IN_PLACE) bad += blk[mine] != sentinel;
+        CHECK(!bad, "%s%s b=%d shuffle=%d gap=%d rev=%d root=%d inplace=%d vec=%d: %d wrong",
+              nb ? "I" : "", kname[kind], b, shuffle, gap, rev, root, inplace, vec, bad);
+    }
+#undef TAT
+    if (vec) MPI_Type_free(&tt);
+    free(tbuf);
+    free(blk);
+    free(cnt);
+    free(dsp);
+}
+
+/* Every case on @comm. */
+static void cases(MPI_Comm comm)
+{
+    int size;
+    MPI_Comm_size(comm, &size);
+    const int bs[] = { 1, 3, 1000, 70001 }; /* ints: 4 B to 280 KB per unit */
+    for (int kind = 0; kind < NKIND; kind++)
+        for (size_t bi = 0; bi < sizeof(bs) / sizeof(bs[0]); bi++)
+            for (int var = 0; var < 4; var++) {
+                int shuffle = var & 1, gap = var & 2 ? 5 : 0, rev = var == 3;
+                int root = (int)((bi + (size_t)var) % (size_t)size);
+                for (int nb = 0; nb < 2; nb++) {
+                    one(comm, kind, bs[bi], shuffle, gap, rev, root, 0, 0, nb);
+                    one(comm, kind, bs[bi], shuffle, gap, rev, root, 1, 0, nb);
+                    if (bs[bi] < 70001)
+                        one(comm, kind, bs[bi], shuffle, gap, rev, root, var & 1, 1, nb);
+                }
+            }
+}
+
+/* Calls topocoll ran of the irregular exchanges on @comm. */
+static unsigned long long ran(MPI_Comm comm)
+{
+    topocoll_comm_info_t in = TOPOCOLL_COMM_INFO_INIT;
+    if (topocoll_comm_query(comm, &in) != MPI_SUCCESS) return 0;
+    return in.coll[TOPOCOLL_COLL_GATHERV].calls + in.coll[TOPOCOLL_COLL_SCATTERV].calls +
+           in.coll[TOPOCOLL_COLL_ALLGATHERV].calls;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    tc_rank = wrank;
+    tc_print_max = 20;
+    int expect = argc > 1 && strcmp(argv[1], "expect") == 0;
+    MPI_Comm dup, split;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, -wrank, &split); /* reversed order */
+    topocoll_comm_attach(dup);
+    cases(MPI_COMM_WORLD);
+    cases(dup);
+    cases(split);
+    if (expect) {
+        topocoll_comm_info_t in = TOPOCOLL_COMM_INFO_INIT;
+        topocoll_comm_query(dup, &in);
+        if (in.nnodes == 1 && in.single_copy)
+            CHECK(ran(dup) > 0, "topocoll ran the irregular exchanges on one node");
+    }
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&split);
+    int f = tc_report("test_vexchange");
+    MPI_Finalize();
+    return f != 0;
+}
