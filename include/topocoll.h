@@ -107,6 +107,7 @@ typedef enum topocoll_coll {
     TOPOCOLL_COLL_GATHERV,
     TOPOCOLL_COLL_SCATTERV,
     TOPOCOLL_COLL_ALLGATHERV,
+    TOPOCOLL_COLL_ALLTOALLV,
     TOPOCOLL_COLL_COUNT /* collectives this version counts */
 } topocoll_coll_t;
 #define TOPOCOLL_COLL_MAX 32 /* coll[]'s room: later collectives fit without a new layout */
@@ -513,6 +514,25 @@ TOPOCOLL_API int topocoll_scatterv(const void *sendbuf, const int sendcounts[], 
 TOPOCOLL_API int topocoll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                      void *recvbuf, const int recvcounts[], const int displs[],
                                      MPI_Datatype recvtype, MPI_Comm comm);
+/**
+ * MPI_Alltoallv semantics (MPI-4.0 section 6.8): on one node, every
+ * process exposes its send buffer and a table of its blocks (each peer's
+ * length and offset); each reads its block out of every other process's
+ * send buffer, the peer's table giving where (one system call), into its
+ * receive buffer at its own displacement.  Counts that disagree fail with
+ * MPI_ERR_TRUNCATE.  MPI_IN_PLACE, zero counts, gaps and non-contiguous
+ * datatypes (packed) allowed.  Several nodes: the native MPI.  Collective;
+ * returns an MPI error code.
+ */
+TOPOCOLL_API int topocoll_alltoallv(const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int rdispls[],
+                                    MPI_Datatype recvtype, MPI_Comm comm);
+/** MPI_Ialltoallv semantics (see topocoll_alltoallv). */
+TOPOCOLL_API int topocoll_ialltoallv(const void *sendbuf, const int sendcounts[],
+                                     const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                     const int recvcounts[], const int rdispls[],
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 /** MPI_Igatherv, MPI_Iscatterv, MPI_Iallgatherv semantics (see
  *  topocoll_gatherv); the count and displacement arrays must stay as they
  *  are until the request completes (MPI-4.0 section 6.12). */

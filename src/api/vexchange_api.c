@@ -1,5 +1,5 @@
 /*
- * api/vexchange_api -- MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv and their
+ * api/vexchange_api -- MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv, MPI_Alltoallv and their
  * nonblocking forms (topocoll.h) over coll/vexchange: one screening and
  * one buffer preparation shared by the blocking and nonblocking calls
  * (only the arguments MPI makes significant on each rank are read), then
@@ -37,13 +37,16 @@ typedef struct vx_call {
     void *recvbuf;
     int recvcount;
     MPI_Datatype recvtype;
-    const int *counts, *displs; /* Gatherv, Allgatherv: receive side; Scatterv: send side */
+    const int *counts, *displs; /* Gatherv, Allgatherv, Alltoallv: receive side;
+                                   Scatterv: send side */
     int root;
     MPI_Comm comm;
+    const int *scounts, *sdispls; /* Alltoallv: the send side */
 } vx_call_t;
 
-static const int g_ci[] = { TC_CI_GATHERV, TC_CI_SCATTERV, TC_CI_ALLGATHERV };
-static const int g_kind[] = { TC_COLL_GATHERV, TC_COLL_SCATTERV, TC_COLL_ALLGATHERV };
+static const int g_ci[] = { TC_CI_GATHERV, TC_CI_SCATTERV, TC_CI_ALLGATHERV, TC_CI_ALLTOALLV };
+static const int g_kind[] = { TC_COLL_GATHERV, TC_COLL_SCATTERV, TC_COLL_ALLGATHERV,
+                              TC_COLL_ALLTOALLV };
 
 /* Which sides are significant on this rank (MPI 4.0 sections 6.5-6.7):
  * the table side (*@table) and the single block side (*@block). */
@@ -91,7 +94,14 @@ static int check_args(const vx_call_t *x, int size, int rank)
         if (x->counts[r] < 0)
             return tc_api_arg_error(x->comm, MPI_ERR_COUNT, x->name, "negative count",
                                     x->counts[r]);
-    if (block && block_count(x) < 0)
+    if (x->kind == TC_VX_ALLTOALLV && block) { /* the send side: a table too */
+        if (!x->scounts || !x->sdispls) return TC_API_NATIVE;
+        for (int r = 0; r < size; r++)
+            if (x->scounts[r] < 0)
+                return tc_api_arg_error(x->comm, MPI_ERR_COUNT, x->name, "negative count",
+                                        x->scounts[r]);
+    }
+    if (block && x->kind != TC_VX_ALLTOALLV && block_count(x) < 0)
         return tc_api_arg_error(x->comm, MPI_ERR_COUNT, x->name, "negative count", block_count(x));
     if ((table && table_type(x) == MPI_DATATYPE_NULL) ||
         (block && block_type(x) == MPI_DATATYPE_NULL))
@@ -158,6 +168,8 @@ typedef struct vx_bufs {
     int ucount;         /*   so many elements of */
     MPI_Datatype utype; /*  this type (an indexed one of ours when idx) */
     int idx;
+    size_t *stab; /* Alltoallv: our block for each rank, length and offset from in */
+    size_t span;  /*   within span bytes */
 } vx_bufs_t;
 
 static void bufs_free(vx_bufs_t *b)
@@ -275,12 +287,98 @@ static void in_place(const vx_call_t *x, int me, const vx_dims_t *d, vx_bufs_t *
     }
 }
 
+/* Alltoallv's send side into @b (its receive side is done: b->len,
+ * b->off, b->out): the send table and stream, the user's buffer from its
+ * first block when the type has no gaps, else a packed copy in @packed
+ * (in place: the receive buffer's blocks, copied in rank order). */
+static tc_status_t send_side(const vx_call_t *x, int n, const vx_dims_t *d, vx_bufs_t *b,
+                             char *packed)
+{
+    size_t *t = b->stab, at = 0;
+    if (x->sendbuf == MPI_IN_PLACE) { /* the input: a copy of what the receive buffer holds */
+        int pos = 0;
+        if (b->idx) PMPI_Pack(x->recvbuf, 1, b->utype, packed, (int)d->total, &pos, x->comm);
+        for (int r = 0; r < n; r++) {
+            if (!b->idx) memcpy(packed + at, b->out + b->off[r], b->len[r]);
+            t[2 * r] = b->len[r];
+            t[2 * r + 1] = at;
+            at += b->len[r];
+        }
+        b->in = packed;
+        b->span = at;
+        return TC_OK;
+    }
+    MPI_Aint lb, ext, first = -1, end = 0;
+    int ts;
+    if (dense(x->sendtype, &lb, &ext, &ts)) {
+        for (int r = 0; r < n; r++) { /* the span from the first block's byte to the last's */
+            MPI_Aint o = (MPI_Aint)x->sdispls[r] * ext + lb, l = (MPI_Aint)x->scounts[r] * ts;
+            if (!l) continue;
+            if (first < 0 || o < first) first = o;
+            if (o + l > end) end = o + l;
+        }
+        first = first < 0 ? 0 : first;
+        for (int r = 0; r < n; r++) {
+            t[2 * r] = (size_t)x->scounts[r] * (size_t)ts;
+            t[2 * r + 1] = t[2 * r] ? (size_t)((MPI_Aint)x->sdispls[r] * ext + lb - first) : 0;
+        }
+        b->in = (const char *)x->sendbuf + first;
+        b->span = end > first ? (size_t)(end - first) : 0;
+        return TC_OK;
+    }
+    MPI_Datatype idx;
+    int pos = 0;
+    if (PMPI_Type_indexed(n, x->scounts, x->sdispls, x->sendtype, &idx) != MPI_SUCCESS ||
+        PMPI_Type_commit(&idx) != MPI_SUCCESS)
+        return TC_ERR_NOMEM;
+    for (int r = 0; r < n; r++) {
+        t[2 * r] = (size_t)x->scounts[r] * (size_t)ts;
+        t[2 * r + 1] = at;
+        at += t[2 * r];
+    }
+    PMPI_Pack(x->sendbuf, 1, idx, packed, (int)at, &pos, x->comm);
+    PMPI_Type_free(&idx);
+    b->in = packed;
+    b->span = at;
+    return TC_OK;
+}
+
+/* Alltoallv's buffers: TC_OK or TC_ERR_NOMEM (@b freed). */
+static tc_status_t buffers_alltoallv(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b)
+{
+    const int n = c->map.size;
+    vx_dims_t d = { 0 };
+    MPI_Aint slb, sext;
+    int sts = 0;
+    memset(b, 0, sizeof(*b));
+    d.table = 1;
+    d.tdense = dense(x->recvtype, &d.tlb, &d.text, &d.tts);
+    const int inplace = x->sendbuf == MPI_IN_PLACE;
+    const int sdense = inplace ? 1 : dense(x->sendtype, &slb, &sext, &sts);
+    size_t stotal = 0;
+    for (int r = 0; r < n; r++) d.total += (size_t)x->counts[r] * (size_t)d.tts;
+    for (int r = 0; r < n && !inplace; r++) stotal += (size_t)x->scounts[r] * (size_t)sts;
+    const size_t packed = inplace ? d.total : sdense ? 0 : stotal;
+    if ((!d.tdense || !sdense || inplace) &&
+        (d.total > (size_t)INT_MAX || stotal > (size_t)INT_MAX))
+        return TC_ERR_NOMEM; /* (MPI_Pack counts in int) */
+    const size_t tab = 4 * (size_t)n * sizeof(size_t);
+    if (!(b->hold = malloc(tab + packed + 1))) return TC_ERR_NOMEM;
+    char *tbuf = NULL;
+    b->stab = (size_t *)(void *)b->hold + 2 * (size_t)n;
+    tc_status_t st = table_side(x, n, &d, b, NULL, &tbuf);
+    if (st == TC_OK) st = send_side(x, n, &d, b, b->hold + tab);
+    if (st != TC_OK) bufs_free(b);
+    return st;
+}
+
 /* The buffers of @x on @c's rank: TC_OK or TC_ERR_NOMEM (@b freed). */
 static tc_status_t buffers(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b)
 {
     const int n = c->map.size, me = c->map.rank;
     vx_dims_t d = { 0 };
     MPI_Aint bext;
+    if (x->kind == TC_VX_ALLTOALLV) return buffers_alltoallv(x, c, b);
     memset(b, 0, sizeof(*b));
     sides(x, me, &d.table, &d.block);
     d.tdense = d.table ? dense(table_type(x), &d.tlb, &d.text, &d.tts) : 1;
@@ -315,6 +413,12 @@ static int native(const vx_call_t *x, MPI_Request *request)
                                         x->recvcount, x->recvtype, x->root, x->comm, request)
                        : PMPI_Scatterv(x->sendbuf, x->counts, x->displs, x->sendtype, x->recvbuf,
                                        x->recvcount, x->recvtype, x->root, x->comm);
+    case TC_VX_ALLTOALLV:
+        return request
+                   ? PMPI_Ialltoallv(x->sendbuf, x->scounts, x->sdispls, x->sendtype, x->recvbuf,
+                                     x->counts, x->displs, x->recvtype, x->comm, request)
+                   : PMPI_Alltoallv(x->sendbuf, x->scounts, x->sdispls, x->sendtype, x->recvbuf,
+                                    x->counts, x->displs, x->recvtype, x->comm);
     default:
         return request ? PMPI_Iallgatherv(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf,
                                           x->counts, x->displs, x->recvtype, x->comm, request)
@@ -331,7 +435,9 @@ static tc_coll_args_t args_of(const vx_call_t *x, const vx_bufs_t *b, int blocki
                          .root = x->root,
                          .blocking = blocking,
                          .vlen = b->len,
-                         .voff = b->off };
+                         .voff = b->off,
+                         .vstab = b->stab,
+                         .vspan = b->span };
     return a;
 }
 
@@ -385,6 +491,8 @@ static int run_nonblocking(const vx_call_t *x, MPI_Request *request)
     op->a.root = a.root;
     op->a.vlen = a.vlen;
     op->a.voff = a.voff;
+    op->a.vstab = a.vstab;
+    op->a.vspan = a.vspan;
     op->tmp[0] = b.pout; /* the operation's now, freed when it completes */
     op->tmp[1] = b.hold;
     b.pout = b.hold = NULL;
@@ -402,7 +510,7 @@ int topocoll_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      MPI_Comm comm)
 {
     vx_call_t x = { "MPI_Gatherv", TC_VX_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-                    recvtype,      recvcounts,    displs,  root,      comm };
+                    recvtype,      recvcounts,    displs,  root,      comm,     NULL,    NULL };
     return run_blocking(&x);
 }
 
@@ -410,8 +518,8 @@ int topocoll_scatterv(const void *sendbuf, const int sendcounts[], const int dis
                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                       int root, MPI_Comm comm)
 {
-    vx_call_t x = { "MPI_Scatterv", TC_VX_SCATTERV, sendbuf,    0,      sendtype, recvbuf,
-                    recvcount,      recvtype,       sendcounts, displs, root,     comm };
+    vx_call_t x = { "MPI_Scatterv", TC_VX_SCATTERV, sendbuf, 0,    sendtype, recvbuf, recvcount,
+                    recvtype,       sendcounts,     displs,  root, comm,     NULL,    NULL };
     return run_blocking(&x);
 }
 
@@ -419,8 +527,10 @@ int topocoll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                         MPI_Comm comm)
 {
-    vx_call_t x = { "MPI_Allgatherv", TC_VX_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-                    recvtype,         recvcounts,       displs,  0,         comm };
+    vx_call_t x = {
+        "MPI_Allgatherv", TC_VX_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+        recvtype,         recvcounts,       displs,  0,         comm,     NULL,    NULL
+    };
     return run_blocking(&x);
 }
 
@@ -429,7 +539,7 @@ int topocoll_igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       MPI_Comm comm, MPI_Request *request)
 {
     vx_call_t x = { "MPI_Igatherv", TC_VX_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-                    recvtype,       recvcounts,    displs,  root,      comm };
+                    recvtype,       recvcounts,    displs,  root,      comm,     NULL,    NULL };
     return run_nonblocking(&x, request);
 }
 
@@ -437,8 +547,8 @@ int topocoll_iscatterv(const void *sendbuf, const int sendcounts[], const int di
                        MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                        int root, MPI_Comm comm, MPI_Request *request)
 {
-    vx_call_t x = { "MPI_Iscatterv", TC_VX_SCATTERV, sendbuf,    0,      sendtype, recvbuf,
-                    recvcount,       recvtype,       sendcounts, displs, root,     comm };
+    vx_call_t x = { "MPI_Iscatterv", TC_VX_SCATTERV, sendbuf, 0,    sendtype, recvbuf, recvcount,
+                    recvtype,        sendcounts,     displs,  root, comm,     NULL,    NULL };
     return run_nonblocking(&x, request);
 }
 
@@ -446,7 +556,28 @@ int topocoll_iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendty
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                          MPI_Comm comm, MPI_Request *request)
 {
-    vx_call_t x = { "MPI_Iallgatherv", TC_VX_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-                    recvtype,          recvcounts,       displs,  0,         comm };
+    vx_call_t x = {
+        "MPI_Iallgatherv", TC_VX_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+        recvtype,          recvcounts,       displs,  0,         comm,     NULL,    NULL
+    };
+    return run_nonblocking(&x, request);
+}
+
+int topocoll_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    vx_call_t x = { "MPI_Alltoallv", TC_VX_ALLTOALLV, sendbuf, 0, sendtype, recvbuf,    0,
+                    recvtype,        recvcounts,      rdispls, 0, comm,     sendcounts, sdispls };
+    return run_blocking(&x);
+}
+
+int topocoll_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Request *request)
+{
+    vx_call_t x = { "MPI_Ialltoallv", TC_VX_ALLTOALLV, sendbuf, 0, sendtype, recvbuf,    0,
+                    recvtype,         recvcounts,      rdispls, 0, comm,     sendcounts, sdispls };
     return run_nonblocking(&x, request);
 }

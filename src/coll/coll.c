@@ -133,8 +133,10 @@ static void exchange_fini(tc_coll_state_t *st) { tc_exchange_fini(&st->exchange)
 static tc_status_t vexchange_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a,
                                   int kind)
 {
-    return tc_vexchange_init(&st->vexchange, c, kind, a->in, a->out, a->n, a->vlen, a->voff,
-                             a->root);
+    tc_status_t rc =
+        tc_vexchange_init(&st->vexchange, c, kind, a->in, a->out, a->n, a->vlen, a->voff, a->root);
+    tc_vexchange_send_table(&st->vexchange, a->vstab, a->vspan);
+    return rc;
 }
 static tc_status_t gatherv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
@@ -147,6 +149,10 @@ static tc_status_t scatterv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll
 static tc_status_t allgatherv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
     return vexchange_init(st, c, a, TC_VX_ALLGATHERV);
+}
+static tc_status_t alltoallv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return vexchange_init(st, c, a, TC_VX_ALLTOALLV);
 }
 static tc_status_t vexchange_work(tc_coll_state_t *st, int exec)
 {
@@ -187,6 +193,8 @@ static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
                            TC_STAT_SCATTERV },
     [TC_COLL_ALLGATHERV] = { "MPI_Allgatherv", allgatherv_init, vexchange_work, vexchange_fini,
                              NULL, TC_STAT_ALLGATHERV },
+    [TC_COLL_ALLTOALLV] = { "MPI_Alltoallv", alltoallv_init, vexchange_work, vexchange_fini, NULL,
+                            TC_STAT_ALLTOALLV },
 };
 
 const tc_coll_ops_t *tc_coll_ops(int kind) { return &g_table[kind]; }

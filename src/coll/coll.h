@@ -49,6 +49,7 @@ typedef enum {
     TC_COLL_GATHERV, /* coll/vexchange, in TC_VX_* order */
     TC_COLL_SCATTERV,
     TC_COLL_ALLGATHERV,
+    TC_COLL_ALLTOALLV,
     TC_COLL_KINDS
 } tc_coll_kind_t;
 
@@ -64,6 +65,8 @@ typedef struct tc_coll_args {
     int blocking;        /* 1: a blocking call drives it (it may block in MPI calls) */
     const size_t *vlen;  /* the irregular exchanges (coll/vexchange): each rank's bytes, */
     const size_t *voff;  /*   and byte offsets, where significant (else NULL); n: ours */
+    const size_t *vstab; /* Alltoallv: our block for each rank, length and offset from in */
+    size_t vspan;        /*   within vspan bytes */
 } tc_coll_args_t;
 
 /* The state of any one operation. */
@@ -100,7 +103,8 @@ _Static_assert(TC_COLL_SCATTER - TC_COLL_GATHER == TC_XC_SCATTER &&
                    TC_COLL_ALLTOALL - TC_COLL_GATHER == TC_XC_ALLTOALL,
                "the exchange kinds in coll/exchange's order");
 _Static_assert(TC_COLL_SCATTERV - TC_COLL_GATHERV == TC_VX_SCATTERV &&
-                   TC_COLL_ALLGATHERV - TC_COLL_GATHERV == TC_VX_ALLGATHERV,
+                   TC_COLL_ALLGATHERV - TC_COLL_GATHERV == TC_VX_ALLGATHERV &&
+                   TC_COLL_ALLTOALLV - TC_COLL_GATHERV == TC_VX_ALLTOALLV,
                "the irregular exchange kinds in coll/vexchange's order");
 
 /** The operations of @kind (a tc_coll_kind_t). */

@@ -98,6 +98,7 @@ static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **w
     case TC_CI_GATHERV:
     case TC_CI_SCATTERV:
     case TC_CI_ALLGATHERV:
+    case TC_CI_ALLTOALLV:
         if (multi) {
             *why = "several nodes (the irregular exchanges: one node only)";
             return TC_ALG_NATIVE;

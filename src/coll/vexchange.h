@@ -1,5 +1,5 @@
 /*
- * coll/vexchange -- Gatherv, Scatterv and Allgatherv inside a node, by
+ * coll/vexchange -- Gatherv, Scatterv, Allgatherv and Alltoallv inside a node, by
  * single copy over exposed buffers (KNEM paper, sections 3.3 and 5.5: the
  * irregular calls are the regular ones with per-process lengths and
  * offsets into one region), as resumable state machines (init/work/fini;
@@ -13,7 +13,14 @@
  *  - Gatherv: the others expose their block, the root reads each into its
  *    receive buffer at its displacement;
  *  - Scatterv: the others expose their receive buffer (writable), the root
- *    writes each its block from its displacement.
+ *    writes each its block from its displacement;
+ *  - Alltoallv: every process exposes its send buffer and its send table
+ *    (each peer's length and offset, 16 bytes a peer, readable); each
+ *    reads peer j's entry for it (one system call), checks the length
+ *    against its own count for j, and reads the block into its receive
+ *    buffer at its displacement for j.  (The peer's displacements are
+ *    the one thing a single-copy reader lacks: the exposed table gives
+ *    them without a message.)
  *
  * One node, contiguous blocks (the bindings screen what is not: native).
  * A zero count moves nothing; an exposed buffer stays exposed until every
@@ -30,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { TC_VX_GATHERV = 0, TC_VX_SCATTERV, TC_VX_ALLGATHERV };
+enum { TC_VX_GATHERV = 0, TC_VX_SCATTERV, TC_VX_ALLGATHERV, TC_VX_ALLTOALLV };
 
 typedef struct tc_vexchange {
     tc_ctx_t *ctx;
@@ -43,6 +50,11 @@ typedef struct tc_vexchange {
     const size_t *off; /* [size] their byte offsets in the receive (send) buffer */
     uint64_t cookie;   /* our exposed buffer, or 0 */
     uint64_t *cookies; /* [nlocal] the others' */
+    /* Alltoallv: the send side */
+    const size_t *stab; /* [2 * size]: length, offset (from @in) of our block for each rank */
+    size_t span;        /* bytes of the send buffer from @in that hold them */
+    uint64_t tcookie;   /* our exposed table */
+    uint64_t *tcookies; /* [nlocal] the others' */
 } tc_vexchange_t;
 
 /** Prepare a @kind (TC_VX_*) on @ctx (one node, single copy).  @in, @out:
@@ -55,6 +67,15 @@ typedef struct tc_vexchange {
 tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const void *in,
                               void *out, size_t own, const size_t *len, const size_t *off,
                               int root);
+
+/** Alltoallv's send side, after init: @stab (length and offset from @in
+ *  of our block for each rank, 2 x size words, the caller's until fini)
+ *  within @span bytes from @in. */
+static inline void tc_vexchange_send_table(tc_vexchange_t *op, const size_t *stab, size_t span)
+{
+    op->stab = stab;
+    op->span = span;
+}
 /** Advance: TC_INPROGRESS until TC_OK or a failure (base/status). */
 tc_status_t tc_vexchange_work(tc_vexchange_t *op);
 void tc_vexchange_fini(tc_vexchange_t *op);

@@ -39,6 +39,20 @@ static inline size_t tc_pmpi_block(int recv_side, const void *sendbuf, int sendc
     return tc_pmpi_bytes(sendcount, sendtype);
 }
 
+/* Alltoallv: the bytes this rank sends (0 in place or on bad arguments). */
+static inline size_t tc_pmpi_vbytes(const void *sendbuf, const int *counts, MPI_Datatype dt,
+                                    MPI_Comm comm)
+{
+    int n = 0, inter = 1;
+    size_t sum = 0;
+    if (sendbuf == MPI_IN_PLACE || !counts || comm == MPI_COMM_NULL ||
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+        PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+        return 0;
+    for (int r = 0; r < n; r++) sum += tc_pmpi_bytes(counts[r], dt);
+    return sum;
+}
+
 #define S_BCAST_C         void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm
 #define S_BCAST_ARGS      buffer, count, datatype, root, comm
 #define S_BCAST_BYTES(ID) tc_pmpi_bytes(count, datatype)
@@ -139,5 +153,19 @@ static inline size_t tc_pmpi_block(int recv_side, const void *sendbuf, int sendc
 #define S_ALLGV_FARGS                                                                       \
     fbuf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), fbuf(recvbuf), recvcounts, displs, \
         PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)
+
+#define S_ALLTOALLV_C                                                                        \
+    const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, \
+        void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,   \
+        MPI_Comm comm
+#define S_ALLTOALLV_ARGS \
+    sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm
+#define S_ALLTOALLV_BYTES(ID) tc_pmpi_vbytes(sendbuf, sendcounts, sendtype, comm)
+#define S_ALLTOALLV_F                                                                          \
+    void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, \
+        MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm
+#define S_ALLTOALLV_FARGS                                                                    \
+    fbuf(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype), fbuf(recvbuf), recvcounts, \
+        rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)
 
 #endif

@@ -306,8 +306,8 @@ contains
     double precision, allocatable :: ds(:), dr(:), da(:)
     integer, allocatable :: is(:), ir(:), ia(:)
     integer :: me, np, m, i, j, p, e, root, t
-    integer, allocatable :: vc(:), vd(:), vi(:)
-    double precision, allocatable :: vs(:), vr(:)
+    integer, allocatable :: vc(:), vd(:), vi(:), sc(:), sd(:)
+    double precision, allocatable :: vs(:), vr(:), va(:)
     call MPI_Comm_rank(comm, me)
     call MPI_Comm_size(comm, np)
     m = blockcount(n)
@@ -411,6 +411,25 @@ contains
     do j = 1, m + me
       if (ir(j) /= gi(root, vd(me + 1) + j)) call fail('scatterv_int')
     end do
+    ! Alltoallv: rank p sends m + p elements to each rank
+    allocate (sc(np), sd(np), va(np * (m + me)))
+    do p = 0, np - 1
+      sc(p + 1) = m + me
+      sd(p + 1) = p * (m + me)
+      do j = 1, m + me
+        va(p * (m + me) + j) = gd(me, p * 1000 + j)
+      end do
+    end do
+    vr = -1.0d300
+    call MPI_Alltoallv(va, sc, sd, MPI_DOUBLE_PRECISION, vr, vc, vd, MPI_DOUBLE_PRECISION, &
+                       comm, e)
+    call chk(e, 'alltoallv_dp')
+    do p = 0, np - 1
+      do j = 1, m + p
+        if (vr(vd(p + 1) + j) /= gd(p, me * 1000 + j)) call fail('alltoallv_dp')
+      end do
+    end do
+    deallocate (sc, sd, va)
     deallocate (vc, vd, vs, vr, vi)
   end subroutine t_exchange
 

@@ -76,7 +76,8 @@ enum {
 /* Their argument shapes (the registry's SHAPE column, pmpi/shapes.h):
  * a buffer and a root, none, a rooted reduction, a reduction to all (and
  * the scans), a block exchange to all, a rooted block exchange, the
- * irregular exchanges (rank r's block: (r + 1) x the size, vtotal). */
+ * irregular exchanges (rank r's block: (r + 1) x the size, vtotal;
+ * Alltoallv: rank r sends (r + 1) x the size to every rank). */
 enum {
     SH_BCAST,
     SH_BARRIER,
@@ -86,7 +87,8 @@ enum {
     SH_ROOTG,
     SH_GATHERV,
     SH_SCATTERV,
-    SH_ALLGV
+    SH_ALLGV,
+    SH_ALLTOALLV
 };
 /* Collective @coll's --coll name ("bcast"; NULL out of range), shape. */
 const char *coll_name(int coll);

@@ -29,7 +29,7 @@ int coll_reduces(int coll)
 int coll_irregular(int coll)
 {
     int s = coll_shape(coll);
-    return s == SH_GATHERV || s == SH_SCATTERV || s == SH_ALLGV;
+    return s == SH_GATHERV || s == SH_SCATTERV || s == SH_ALLGV || s == SH_ALLTOALLV;
 }
 int coll_blocks(int coll)
 {
@@ -56,7 +56,7 @@ void buf_bytes(int coll, size_t bytes, int size, size_t *sb, size_t *rb)
     *rb = coll == C_ALLGATHER || coll == C_GATHER || coll == C_ALLTOALL ? all : bytes;
     if (coll_reduces(coll)) *sb = *rb = bytes / sizeof(double) * sizeof(double);
     if (coll_irregular(coll)) { /* the largest block is size x bytes */
-        *sb = coll == C_SCATTERV ? vtotal(bytes, size) : all;
+        *sb = coll == C_SCATTERV ? vtotal(bytes, size) : coll == C_ALLTOALLV ? all * size : all;
         *rb = coll == C_SCATTERV ? all : vtotal(bytes, size);
     }
 }
@@ -74,7 +74,8 @@ double must_move(int coll, size_t n, int p)
     case C_BARRIER: return 0;
     case C_GATHERV: /* the root's (rank 0's) share of all blocks but its own */
     case C_SCATTERV:
-    case C_ALLGATHERV: return (double)(vtotal(n, p) - n);
+    case C_ALLGATHERV:
+    case C_ALLTOALLV: return (double)(vtotal(n, p) - n);
     default: return (double)n * (p - 1);
     }
 }
@@ -94,6 +95,7 @@ double link_bytes(int coll, size_t n)
     case C_GATHERV: /* what the other hosts' ranks hold, about (N - 1) / N of all */
     case C_SCATTERV:
     case C_ALLGATHERV: return (double)vtotal(n, g_size) * (N - 1) / N;
+    case C_ALLTOALLV: return (double)vtotal(n, g_size) * g_hosts.ppn * (N - 1) / N;
     default: return (double)n * g_hosts.ppn * (N - 1); /* allgather, gather, scatter */
     }
 }

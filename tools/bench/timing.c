@@ -50,6 +50,10 @@ typedef int (*f_allgv)(const void *, int, MPI_Datatype, void *, const int *, con
                        MPI_Datatype, MPI_Comm);
 typedef int (*f_iallgv)(const void *, int, MPI_Datatype, void *, const int *, const int *,
                         MPI_Datatype, MPI_Comm, MPI_Request *);
+typedef int (*f_alltoallv)(const void *, const int *, const int *, MPI_Datatype, void *,
+                           const int *, const int *, MPI_Datatype, MPI_Comm);
+typedef int (*f_ialltoallv)(const void *, const int *, const int *, MPI_Datatype, void *,
+                            const int *, const int *, MPI_Datatype, MPI_Comm, MPI_Request *);
 typedef union calls {
     struct {
         f_bcast topo, native;
@@ -87,6 +91,10 @@ typedef union calls {
         f_allgv topo, native;
         f_iallgv nb;
     } ALLGV;
+    struct {
+        f_alltoallv topo, native;
+        f_ialltoallv nb;
+    } ALLTOALLV;
 } calls_t;
 
 /* The irregular exchanges' counts and displacements for blocks of
@@ -117,6 +125,26 @@ static const calls_t g_calls[C_N] = {
 #undef TC_COLL
 };
 
+/* Alltoallv's send side: (@me + 1) x @b to each of @n ranks, back to
+ * back (kept between calls). */
+static void scounts(size_t b, int me, int n, int **counts, int **displs)
+{
+    static int *c, *d, cn;
+    if (cn < n) {
+        free(c);
+        free(d);
+        c = malloc(sizeof(int) * (size_t)n);
+        d = malloc(sizeof(int) * (size_t)n);
+        cn = n;
+    }
+    for (int q = 0; q < n; q++) {
+        c[q] = (int)(b * (size_t)(me + 1));
+        d[q] = q * c[q];
+    }
+    *counts = c;
+    *displs = d;
+}
+
 /* One call of collective @coll on @w: topocoll's blocking call, the
  * native one (@native), or topocoll's nonblocking one and its wait
  * (@nb).  @bytes is the message size (the vector's bytes of MPI_DOUBLE
@@ -129,12 +157,13 @@ static int call(MPI_Comm w, int coll, int native, int nb, char *sbuf, char *rbuf
     const int n = (int)(bytes / sizeof(double)), b = (int)bytes;
     const MPI_Datatype D = MPI_DOUBLE, B = MPI_BYTE;
     MPI_Request r;
-    int rc = MPI_SUCCESS, me = 0, np = 1, *vc = NULL, *vd = NULL;
+    int rc = MPI_SUCCESS, me = 0, np = 1, *vc = NULL, *vd = NULL, *sc = NULL, *sd = NULL;
     if (coll_irregular(coll)) {
         PMPI_Comm_rank(w, &me);
         PMPI_Comm_size(w, &np);
         vcounts(bytes, np, &vc, &vd);
     }
+    if (coll == C_ALLTOALLV) scounts(bytes, me, np, &sc, &sd);
     switch (coll_shape(coll)) {
     case SH_BCAST:
         if (!nb) return (native ? f->BCAST.native : f->BCAST.topo)(sbuf, b, B, root, w);
@@ -173,10 +202,16 @@ static int call(MPI_Comm w, int coll, int native, int nb, char *sbuf, char *rbuf
                                                                     B, root, w);
         rc = f->SCATTERV.nb(sbuf, vc, vd, B, rbuf, vc[me], B, root, w, &r);
         break;
-    default:
+    case SH_ALLGV:
         if (!nb)
             return (native ? f->ALLGV.native : f->ALLGV.topo)(sbuf, vc[me], B, rbuf, vc, vd, B, w);
         rc = f->ALLGV.nb(sbuf, vc[me], B, rbuf, vc, vd, B, w, &r);
+        break;
+    default:
+        if (!nb)
+            return (native ? f->ALLTOALLV.native : f->ALLTOALLV.topo)(sbuf, sc, sd, B, rbuf, vc, vd,
+                                                                      B, w);
+        rc = f->ALLTOALLV.nb(sbuf, sc, sd, B, rbuf, vc, vd, B, w, &r);
         break;
     }
     return rc != MPI_SUCCESS ? rc : topocoll_wait(&r, MPI_STATUS_IGNORE);
@@ -196,6 +231,7 @@ int run(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
 {
     if (coll == C_SCATTER || coll == C_ALLTOALL || coll == C_GATHERV || coll == C_ALLGATHERV)
         bytes /= (size_t)g_size;
+    if (coll == C_ALLTOALLV) bytes /= (size_t)g_size * (size_t)g_size;
     if (coll == C_SCATTERV) bytes /= vtotal(1, g_size);
     return run_on(MPI_COMM_WORLD, coll, native, sbuf, rbuf, bytes, root);
 }
