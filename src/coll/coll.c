@@ -135,7 +135,7 @@ static tc_status_t vexchange_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_col
 {
     tc_status_t rc =
         tc_vexchange_init(&st->vexchange, c, kind, a->in, a->out, a->n, a->vlen, a->voff, a->root);
-    tc_vexchange_send_table(&st->vexchange, a->vstab, a->vspan);
+    if (kind == TC_VX_ALLTOALLV) tc_vexchange_send_table(&st->vexchange, a->vstab, a->vspan);
     return rc;
 }
 static tc_status_t gatherv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)

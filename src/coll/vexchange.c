@@ -10,6 +10,31 @@
 
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
+/* The Gatherv or Scatterv root's table: each rank's length and offset
+ * from the first block's byte (op->rbase from the buffer), and the span
+ * of the blocks.  Displacements may be negative: offsets compared signed. */
+static tc_status_t root_table(tc_vexchange_t *op)
+{
+    const int n = op->ctx->map.size;
+    ptrdiff_t first = -1, end = 0;
+    int any = 0;
+    if (!(op->rtab = malloc(2 * (size_t)n * sizeof(size_t)))) return TC_ERR_NOMEM;
+    for (int r = 0; r < n; r++) {
+        ptrdiff_t o = (ptrdiff_t)op->off[r], e = o + (ptrdiff_t)op->len[r];
+        if (!op->len[r]) continue;
+        if (!any || o < first) first = o;
+        if (!any || e > end) end = e;
+        any = 1;
+    }
+    op->rbase = any ? first : 0;
+    op->span = any ? (size_t)(end - first) : 0;
+    for (int r = 0; r < n; r++) {
+        op->rtab[2 * r] = op->len[r];
+        op->rtab[2 * r + 1] = op->len[r] ? (size_t)((ptrdiff_t)op->off[r] - op->rbase) : 0;
+    }
+    return TC_OK;
+}
+
 tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const void *in,
                               void *out, size_t own, const size_t *len, const size_t *off, int root)
 {
@@ -25,15 +50,55 @@ tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const
     op->seq = ++ctx->seq;
     op->state = ST_START;
     op->cookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));
-    if (kind == TC_VX_ALLTOALLV) op->tcookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));
-    return op->cookies && (kind != TC_VX_ALLTOALLV || op->tcookies) ? TC_OK : TC_ERR_NOMEM;
+    op->tcookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));
+    if (!op->cookies || !op->tcookies) return TC_ERR_NOMEM;
+    return kind <= TC_VX_SCATTERV && ctx->map.rank == root ? root_table(op) : TC_OK;
 }
 
-/* 1 if we expose a buffer: every Allgatherv process, the non-roots of
- * Gatherv and Scatterv. */
+/* 1 if we expose a buffer: every Allgatherv and Alltoallv process, the
+ * root of Gatherv and Scatterv. */
 static int exposes(const tc_vexchange_t *op)
 {
-    return op->kind >= TC_VX_ALLGATHERV || op->ctx->map.rank != op->root;
+    return op->kind >= TC_VX_ALLGATHERV || op->ctx->map.rank == op->root;
+}
+
+/* Gatherv, Scatterv: the root exposes its receive (send) buffer, from its
+ * first block's byte to its last's, and the table of the blocks' lengths
+ * and offsets in it; each other process reads its entry (one system
+ * call) and writes (reads) its block, all in parallel. */
+static tc_status_t expose_root(tc_vexchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const int n = op->ctx->map.size, gather = op->kind == TC_VX_GATHERV;
+    if (op->span) {
+        struct iovec iov = { (gather ? op->out : (char *)op->in) + op->rbase, op->span };
+        TC_RETURN_IF_FAILED(
+            tc_region_create(s, &iov, 1, gather ? TC_RIGHT_WRITE : TC_RIGHT_READ, &op->cookie));
+    }
+    struct iovec t = { op->rtab, 2 * (size_t)n * sizeof(size_t) };
+    TC_RETURN_IF_FAILED(tc_region_create(s, &t, 1, TC_RIGHT_READ, &op->tcookie));
+    tc_fold_post(s, op->seq, op->cookie, op->tcookie);
+    return TC_OK;
+}
+
+/* A Gatherv or Scatterv non-root: our block into (out of) the root's
+ * exposed buffer, at the offset its table gives, its length checked. */
+static tc_status_t copy_nonroot(tc_vexchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const int r = op->root;
+    size_t e[2]; /* the root's length and offset for us */
+    if (!tc_fold_all_posted(s, op->seq, op->cookies, op->tcookies)) return TC_INPROGRESS;
+    TC_RETURN_IF_FAILED(
+        tc_region_read(s, op->tcookies[r], 2 * (size_t)s->me * sizeof(size_t), e, sizeof(e)));
+    if (e[0] != op->own) return TC_ERR_TRUNCATE;
+    if (!e[0]) return TC_OK;
+    if (op->kind == TC_VX_GATHERV)
+        TC_RETURN_IF_FAILED(tc_region_write(s, op->cookies[r], e[1], op->in, e[0]));
+    else
+        TC_RETURN_IF_FAILED(tc_region_read(s, op->cookies[r], e[1], op->out, e[0]));
+    s->bytes_sc += e[0];
+    return TC_OK;
 }
 
 /* Alltoallv: expose our send buffer and table, copy our own block. */
@@ -63,13 +128,19 @@ static tc_status_t expose(tc_vexchange_t *op)
     const int me = op->ctx->map.rank;
     if (!tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
     if (op->kind == TC_VX_ALLTOALLV) return expose_alltoallv(op);
-    if (exposes(op) && op->own) {
-        int scatter = op->kind == TC_VX_SCATTERV;
-        struct iovec iov = { scatter ? op->out : (void *)op->in, op->own };
-        TC_RETURN_IF_FAILED(
-            tc_region_create(s, &iov, 1, scatter ? TC_RIGHT_WRITE : TC_RIGHT_READ, &op->cookie));
+    if (op->kind != TC_VX_ALLGATHERV) { /* Gatherv, Scatterv */
+        if (me != op->root) {
+            tc_fold_post(s, op->seq, 0, 0);
+            return TC_OK;
+        }
+        TC_RETURN_IF_FAILED(expose_root(op));
+    } else {
+        if (op->own) {
+            struct iovec iov = { (void *)op->in, op->own };
+            TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie));
+        }
+        tc_fold_post(s, op->seq, op->cookie, 0);
     }
-    tc_fold_post(s, op->seq, op->cookie, 0);
     /* our own block, where we hold the table (it must be as long as ours) */
     if (op->len && op->len[me] != op->own) return TC_ERR_TRUNCATE;
     if (op->kind == TC_VX_SCATTERV && me == op->root && op->out != op->in + op->off[me])
@@ -93,9 +164,9 @@ static tc_status_t read_alltoallv(tc_vexchange_t *op, int j)
     return TC_OK;
 }
 
-/* The copies: the Gatherv root and every Allgatherv process read each
- * other's block, the Scatterv root writes each other's, every Alltoallv
- * process reads its block out of each other's send buffer. */
+/* The copies: every Allgatherv process reads each other's block, every
+ * Alltoallv process its block out of each other's send buffer, the
+ * Gatherv and Scatterv non-roots write or read theirs in the root's. */
 static tc_status_t copy(tc_vexchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
@@ -105,17 +176,12 @@ static tc_status_t copy(tc_vexchange_t *op)
         for (int k = 1; k < n; k++) TC_RETURN_IF_FAILED(read_alltoallv(op, (me + k) % n));
         return TC_OK;
     }
-    if (op->kind != TC_VX_ALLGATHERV && me != op->root) return TC_OK;
+    if (op->kind != TC_VX_ALLGATHERV) return me == op->root ? TC_OK : copy_nonroot(op);
     if (!tc_fold_all_posted(s, op->seq, op->cookies, NULL)) return TC_INPROGRESS;
     for (int k = 1; k < n; k++) {
         const int j = (me + k) % n; /* (one node: local rank = rank) */
         if (!op->len[j]) continue;
-        if (op->kind == TC_VX_SCATTERV)
-            TC_RETURN_IF_FAILED(
-                tc_region_write(s, op->cookies[j], 0, op->in + op->off[j], op->len[j]));
-        else
-            TC_RETURN_IF_FAILED(
-                tc_region_read(s, op->cookies[j], 0, op->out + op->off[j], op->len[j]));
+        TC_RETURN_IF_FAILED(tc_region_read(s, op->cookies[j], 0, op->out + op->off[j], op->len[j]));
         s->bytes_sc += op->len[j];
     }
     return TC_OK;
@@ -151,5 +217,7 @@ void tc_vexchange_fini(tc_vexchange_t *op)
     op->cookie = op->tcookie = 0;
     free(op->cookies);
     free(op->tcookies);
+    free(op->rtab);
     op->cookies = op->tcookies = NULL;
+    op->rtab = NULL;
 }

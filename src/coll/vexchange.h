@@ -4,16 +4,18 @@
  * irregular calls are the regular ones with per-process lengths and
  * offsets into one region), as resumable state machines (init/work/fini;
  * work never blocks).  Every process copies with the counts and
- * displacements it holds, so no table crosses processes:
+ * displacements it holds, or reads the one entry it needs of a peer's
+ * exposed table (no message):
  *
  *  - Allgatherv: every process exposes its block (a readable region) and
  *    reads every other's into its receive buffer at its own displacement
  *    for that process (the displacements may differ between processes;
  *    MPI 4.0 section 6.7);
- *  - Gatherv: the others expose their block, the root reads each into its
- *    receive buffer at its displacement;
- *  - Scatterv: the others expose their receive buffer (writable), the root
- *    writes each its block from its displacement;
+ *  - Gatherv, Scatterv: the root exposes its receive (send) buffer and its
+ *    table of the blocks (each rank's length and offset, 16 bytes a rank,
+ *    readable); each other process reads its entry (one system call),
+ *    checks the length against its own count, and writes (reads) its
+ *    block there, all at once, as Gather's writers do;
  *  - Alltoallv: every process exposes its send buffer and its send table
  *    (each peer's length and offset, 16 bytes a peer, readable); each
  *    reads peer j's entry for it (one system call), checks the length
@@ -52,7 +54,11 @@ typedef struct tc_vexchange {
     uint64_t *cookies; /* [nlocal] the others' */
     /* Alltoallv: the send side */
     const size_t *stab; /* [2 * size]: length, offset (from @in) of our block for each rank */
-    size_t span;        /* bytes of the send buffer from @in that hold them */
+    size_t span;        /* bytes of the send buffer from @in that hold them (the Gatherv,
+                           Scatterv root: of its buffer from rbase) */
+    size_t *rtab;       /* the Gatherv, Scatterv root: length, offset from rbase of each
+                           rank's block (owned) */
+    ptrdiff_t rbase;    /*   its first block's byte in its buffer */
     uint64_t tcookie;   /* our exposed table */
     uint64_t *tcookies; /* [nlocal] the others' */
 } tc_vexchange_t;
