@@ -109,6 +109,18 @@ int tc_api_screen_allgather(const char *call, const void *sendbuf, int sendcount
                             MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
                             MPI_Comm comm, tc_api_call_t *plan);
 
+/** The exchanges' first screening step: @p cleared; MPI_COMM_NULL raises
+ *  MPI_ERR_COMM (returned), an intercommunicator is TC_API_NATIVE; else
+ *  TC_API_RUN with *@size and *@rank (and p->ctx when @comm's context is
+ *  built and enabled: nothing asked of MPI). */
+int tc_api_comm_of(MPI_Comm comm, const char *call, tc_api_call_t *p, int *size, int *rank);
+
+/** The exchanges' last step: @p's context (p->ctx, or built or found by
+ *  tc_ctx_get for a call of @bytes: the same on every rank, else 0),
+ *  TC_API_RUN, or TC_API_NATIVE when it is cold or disabled (a
+ *  fallback). */
+int tc_api_ctx_of(MPI_Comm comm, const char *call, size_t bytes, tc_api_call_t *p);
+
 /** A nonblocking call without a request pointer: TC_API_NATIVE (the
  *  native MPI raises what it raises). */
 static inline int tc_api_no_request(tc_api_call_t *plan)

@@ -72,49 +72,22 @@ static int check_args(const xc_call_t *x, int size, int rank, size_t *block)
  * the block), TC_API_NATIVE, or an error class raised. */
 static int screen(const xc_call_t *x, tc_api_call_t *plan)
 {
-    int inter = 0, size, rank;
-    memset(plan, 0, sizeof(*plan));
-    plan->why = "argument the native MPI will check";
-    if (x->comm == MPI_COMM_NULL)
-        return tc_api_arg_error(x->comm, MPI_ERR_COMM, x->name,
-                                "invalid communicator MPI_COMM_NULL", 0);
-    /* A built context hangs only on an intracommunicator and knows its
-     * size and our rank: the common case asks MPI nothing. */
-    tc_ctx_t *hot = tc_ctx_lookup(x->comm);
-    if (hot && !hot->cold && hot->enabled) {
-        size = hot->map.size;
-        rank = hot->map.rank;
-    } else if (PMPI_Comm_test_inter(x->comm, &inter) != MPI_SUCCESS || inter) {
-        plan->why = "intercommunicator";
-        return TC_API_NATIVE;
-    } else {
-        PMPI_Comm_size(x->comm, &size);
-        PMPI_Comm_rank(x->comm, &rank);
-        hot = NULL;
-    }
-    int rc = check_args(x, size, rank, &plan->bytes);
+    int size = 0, rank = 0;
+    int rc = tc_api_comm_of(x->comm, x->name, plan, &size, &rank);
+    if (rc == TC_API_RUN) rc = check_args(x, size, rank, &plan->bytes);
     if (rc != TC_API_RUN) return rc; /* (TC_API_NATIVE: plan->why says so) */
     if (plan->bytes == 0 || size == 1 || plan->bytes > (size_t)INT_MAX) {
         plan->why = "nothing to move, or blocks of 2 GiB";
         return TC_API_NATIVE;
     }
-    tc_ctx_t *c = hot ? hot : tc_ctx_get(x->comm, plan->bytes, tc_api_nonblocking(x->name));
-    if (!c || c->cold) {
-        plan->why = "context not built yet (TOPOCOLL_COMM_LAZY)";
-        return TC_API_NATIVE;
-    }
-    plan->ctx = c;
-    plan->fallback = 1;
-    if (!c->enabled) {
-        plan->why = "topocoll disabled on this communicator";
-        return TC_API_NATIVE;
-    }
+    if ((rc = tc_api_ctx_of(x->comm, x->name, plan->bytes, plan)) != TC_API_RUN) return rc;
+    tc_ctx_t *c = plan->ctx;
     if (!tc_exchange_fits(c, x->kind, plan->bytes)) {
         plan->why =
             c->map.nnodes > 1 ? "several nodes (not accelerated yet)" : "single copy unavailable";
+        plan->fallback = 1;
         return TC_API_NATIVE;
     }
-    plan->fallback = 0;
     return TC_API_RUN;
 }
 

@@ -72,6 +72,48 @@ int tc_api_choose(int rc, tc_api_call_t *call, int ci, tc_xt_call_t *xt)
     return TC_API_NATIVE;
 }
 
+int tc_api_comm_of(MPI_Comm comm, const char *call, tc_api_call_t *p, int *size, int *rank)
+{
+    int inter = 0;
+    memset(p, 0, sizeof(*p));
+    p->why = "argument the native MPI will check";
+    if (comm == MPI_COMM_NULL)
+        return tc_api_arg_error(comm, MPI_ERR_COMM, call, "invalid communicator MPI_COMM_NULL", 0);
+    /* A built context hangs only on an intracommunicator and knows its
+     * size and our rank: the common case asks MPI nothing. */
+    tc_ctx_t *hot = tc_ctx_lookup(comm);
+    if (hot && !hot->cold && hot->enabled) {
+        *size = hot->map.size;
+        *rank = hot->map.rank;
+        p->ctx = hot;
+        return TC_API_RUN;
+    }
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
+        p->why = "intercommunicator";
+        return TC_API_NATIVE;
+    }
+    PMPI_Comm_size(comm, size);
+    PMPI_Comm_rank(comm, rank);
+    return TC_API_RUN;
+}
+
+int tc_api_ctx_of(MPI_Comm comm, const char *call, size_t bytes, tc_api_call_t *p)
+{
+    tc_ctx_t *c = p->ctx ? p->ctx : tc_ctx_get(comm, bytes, tc_api_nonblocking(call));
+    if (!c || c->cold) {
+        p->why = "context not built yet (TOPOCOLL_COMM_LAZY)";
+        return TC_API_NATIVE;
+    }
+    p->ctx = c;
+    p->fallback = 1;
+    if (!c->enabled) {
+        p->why = "topocoll disabled on this communicator";
+        return TC_API_NATIVE;
+    }
+    p->fallback = 0;
+    return TC_API_RUN;
+}
+
 /* @plan says native, because of @why (a fallback when @fallback). */
 static int native(tc_api_call_t *plan, const char *why, int fallback)
 {

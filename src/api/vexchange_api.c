@@ -113,47 +113,28 @@ static int check_args(const vx_call_t *x, int size, int rank)
 }
 
 /* The screening: TC_API_RUN with @p (its context), TC_API_NATIVE, or an
- * error class raised.  (@p->bytes stays 0: no decision reads a count.) */
+ * error class raised.  @p->bytes: Allgatherv's largest block, the same
+ * on every process (its counts are); 0 for the others, whose counts
+ * differ between ranks (no decision reads them). */
 static int screen(const vx_call_t *x, tc_api_call_t *p)
 {
-    int inter = 0, size, rank;
-    memset(p, 0, sizeof(*p));
-    p->why = "argument the native MPI will check";
-    if (x->comm == MPI_COMM_NULL)
-        return tc_api_arg_error(x->comm, MPI_ERR_COMM, x->name,
-                                "invalid communicator MPI_COMM_NULL", 0);
-    tc_ctx_t *hot = tc_ctx_lookup(x->comm);
-    if (hot && !hot->cold && hot->enabled) {
-        size = hot->map.size;
-        rank = hot->map.rank;
-    } else if (PMPI_Comm_test_inter(x->comm, &inter) != MPI_SUCCESS || inter) {
-        p->why = "intercommunicator";
-        return TC_API_NATIVE;
-    } else {
-        PMPI_Comm_size(x->comm, &size);
-        PMPI_Comm_rank(x->comm, &rank);
-        hot = NULL;
-    }
-    int rc = check_args(x, size, rank);
+    int size = 0, rank = 0;
+    int rc = tc_api_comm_of(x->comm, x->name, p, &size, &rank);
+    if (rc == TC_API_RUN) rc = check_args(x, size, rank);
     if (rc != TC_API_RUN) return rc;
+    if (x->kind == TC_VX_ALLGATHERV) {
+        int ts = 0;
+        PMPI_Type_size(x->recvtype, &ts);
+        for (int r = 0; r < size; r++)
+            if ((size_t)x->counts[r] * (size_t)ts > p->bytes)
+                p->bytes = (size_t)x->counts[r] * (size_t)ts;
+    }
     if (size == 1) {
         p->why = "one process";
         return TC_API_NATIVE;
     }
-    /* (no size for the lazy build: each rank's differs, the build must not) */
-    tc_ctx_t *c = hot ? hot : tc_ctx_get(x->comm, 0, tc_api_nonblocking(x->name));
-    if (!c || c->cold) {
-        p->why = "context not built yet (TOPOCOLL_COMM_LAZY)";
-        return TC_API_NATIVE;
-    }
-    p->ctx = c;
-    p->fallback = 1;
-    if (!c->enabled) {
-        p->why = "topocoll disabled on this communicator";
-        return TC_API_NATIVE;
-    }
-    p->fallback = 0;
-    return TC_API_RUN;
+    /* (no size for the lazy build: each rank's may differ, the build must not) */
+    return tc_api_ctx_of(x->comm, x->name, 0, p);
 }
 
 /* A call's contiguous buffers (coll/vexchange's shapes). */

@@ -44,7 +44,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 report=$tmp/report
 start=$EPOCHREALTIME
+# (Gatherv, Scatterv and Alltoallv run in topocoll when asked: TOPOCOLL_<COLL>_ALG=node)
 "$mpiexec" "${flags[@]}" -n "$np" env LD_PRELOAD="$lib" TOPOCOLL_REPORT=1 TOPOCOLL_REPORT_FILE="$report" \
+  TOPOCOLL_GATHERV_ALG=node TOPOCOLL_SCATTERV_ALG=node TOPOCOLL_ALLTOALLV_ALG=node \
   "$@" "$prog" >"$tmp/log" 2>&1
 rc=$?
 secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')

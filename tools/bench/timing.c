@@ -97,25 +97,27 @@ typedef union calls {
     } ALLTOALLV;
 } calls_t;
 
-/* The irregular exchanges' counts and displacements for blocks of
- * (r + 1) x @b bytes on @n ranks (kept between calls). */
-static void vcounts(size_t b, int n, int **counts, int **displs)
+/* Counts and displacements, kept between calls: the irregular
+ * exchanges' blocks of (r + 1) x @b bytes for rank r on @n ranks, back to
+ * back; with @me >= 0, Alltoallv's send side instead: (@me + 1) x @b to
+ * each rank.  @slot 0 or 1: two sets at a time. */
+static void vcounts(size_t b, int me, int n, int slot, int **counts, int **displs)
 {
-    static int *c, *d, cn;
-    if (cn < n) {
-        free(c);
-        free(d);
-        c = malloc(sizeof(int) * (size_t)n);
-        d = malloc(sizeof(int) * (size_t)n);
-        cn = n;
+    static int *c[2], *d[2], cn[2];
+    if (cn[slot] < n) {
+        free(c[slot]);
+        free(d[slot]);
+        c[slot] = malloc(sizeof(int) * (size_t)n);
+        d[slot] = malloc(sizeof(int) * (size_t)n);
+        cn[slot] = n;
     }
     for (int r = 0, at = 0; r < n; r++) {
-        c[r] = (int)(b * (size_t)(r + 1));
-        d[r] = at;
-        at += c[r];
+        c[slot][r] = (int)(b * (size_t)((me >= 0 ? me : r) + 1));
+        d[slot][r] = at;
+        at += c[slot][r];
     }
-    *counts = c;
-    *displs = d;
+    *counts = c[slot];
+    *displs = d[slot];
 }
 
 static const calls_t g_calls[C_N] = {
@@ -124,26 +126,6 @@ static const calls_t g_calls[C_N] = {
 #include "base/colls.def"
 #undef TC_COLL
 };
-
-/* Alltoallv's send side: (@me + 1) x @b to each of @n ranks, back to
- * back (kept between calls). */
-static void scounts(size_t b, int me, int n, int **counts, int **displs)
-{
-    static int *c, *d, cn;
-    if (cn < n) {
-        free(c);
-        free(d);
-        c = malloc(sizeof(int) * (size_t)n);
-        d = malloc(sizeof(int) * (size_t)n);
-        cn = n;
-    }
-    for (int q = 0; q < n; q++) {
-        c[q] = (int)(b * (size_t)(me + 1));
-        d[q] = q * c[q];
-    }
-    *counts = c;
-    *displs = d;
-}
 
 /* One call of collective @coll on @w: topocoll's blocking call, the
  * native one (@native), or topocoll's nonblocking one and its wait
@@ -161,9 +143,9 @@ static int call(MPI_Comm w, int coll, int native, int nb, char *sbuf, char *rbuf
     if (coll_irregular(coll)) {
         PMPI_Comm_rank(w, &me);
         PMPI_Comm_size(w, &np);
-        vcounts(bytes, np, &vc, &vd);
+        vcounts(bytes, -1, np, 0, &vc, &vd);
     }
-    if (coll == C_ALLTOALLV) scounts(bytes, me, np, &sc, &sd);
+    if (coll == C_ALLTOALLV) vcounts(bytes, me, np, 1, &sc, &sd);
     switch (coll_shape(coll)) {
     case SH_BCAST:
         if (!nb) return (native ? f->BCAST.native : f->BCAST.topo)(sbuf, b, B, root, w);
