@@ -1,7 +1,8 @@
 ! fbench -- a Fortran program's collectives, topocoll against the native
 ! MPI in one run: each repetition calls MPI_BCAST / MPI_ALLREDUCE (taken by
-! libtopocoll_pmpi.so when preloaded) and PMPI_BCAST / PMPI_ALLREDUCE (the
-! MPI library's own Fortran profiling entries, never taken), alternating,
+! libtopocoll_pmpi.so when preloaded) and the MPI library's C PMPI_Bcast /
+! PMPI_Allreduce (never taken; through native.c: MPICH's Fortran
+! PMPI_BCAST calls the C MPI_Bcast, so topocoll would take it), alternating,
 ! on warm buffers of DOUBLE PRECISION.  Each call is timed on every rank
 ! (a barrier before it); a repetition's time is the slowest rank's, so a
 ! root that returns before its data has arrived gains nothing.  Rank 0
@@ -38,11 +39,11 @@ program fbench
       case (1)
         call MPI_BCAST(a, n, MPI_DOUBLE_PRECISION, 0, MPI_COMM_WORLD, ierr)
       case (2)
-        call PMPI_BCAST(a, n, MPI_DOUBLE_PRECISION, 0, MPI_COMM_WORLD, ierr)
+        call fbench_native_bcast(a, n, MPI_DOUBLE_PRECISION, 0, MPI_COMM_WORLD, ierr)
       case (3)
         call MPI_ALLREDUCE(a, b, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
       case (4)
-        call PMPI_ALLREDUCE(a, b, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+        call fbench_native_allreduce(a, b, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
       end select
       if (i > 2) t(i - 2, k) = MPI_WTIME() - t0
     end do
