@@ -108,6 +108,8 @@ typedef enum topocoll_coll {
     TOPOCOLL_COLL_SCATTERV,
     TOPOCOLL_COLL_ALLGATHERV,
     TOPOCOLL_COLL_ALLTOALLV,
+    TOPOCOLL_COLL_REDUCE_SCATTER_BLOCK,
+    TOPOCOLL_COLL_REDUCE_SCATTER,
     TOPOCOLL_COLL_COUNT /* collectives this version counts */
 } topocoll_coll_t;
 #define TOPOCOLL_COLL_MAX 32 /* coll[]'s room: later collectives fit without a new layout */
@@ -533,6 +535,39 @@ TOPOCOLL_API int topocoll_ialltoallv(const void *sendbuf, const int sendcounts[]
                                      const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                                      const int recvcounts[], const int rdispls[],
                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+/**
+ * MPI_Reduce_scatter_block and MPI_Reduce_scatter semantics (MPI-4.0
+ * sections 6.10.1, 6.10.2): every process's @sendbuf holds the blocks of
+ * all ranks back to back (@recvcount elements each, or @recvcounts[r] for
+ * rank r; the same counts on every rank); rank r's @recvbuf gets its
+ * block reduced over every process with @op.  MPI_IN_PLACE: the operand
+ * is @recvbuf, whose first block gets the result.  On one node by single
+ * copy: each process folds its own block of every process's exposed
+ * operand (no message, no intermediate copy; canonical order for
+ * non-commutative ops).  Several nodes with as many processes each,
+ * commutative ops: each process folds, over its node, the blocks of the
+ * processes with its local rank on every node, then those processes run
+ * the MPI library's reduce-scatter among themselves (each node sends
+ * (N-1)/N of the vector once, spread over its processes).  The datatype/op
+ * pairs of topocoll_allreduce.  Passed to the native MPI: below
+ * TOPOCOLL_REDUCE_SCATTER[_BLOCK]_FLAT_MAX bytes (the whole vector) on
+ * several nodes, unequal nodes, non-commutative ops across nodes,
+ * datatypes topocoll does not reduce, intercommunicators.  Collective;
+ * returns an MPI error code (negative counts: MPI_ERR_COUNT).
+ */
+TOPOCOLL_API int topocoll_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+TOPOCOLL_API int topocoll_reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+/** MPI_Ireduce_scatter_block, MPI_Ireduce_scatter semantics (see
+ *  topocoll_reduce_scatter_block); @recvcounts must stay as it is until
+ *  the request completes. */
+TOPOCOLL_API int topocoll_ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                                MPI_Request *request);
+TOPOCOLL_API int topocoll_ireduce_scatter(const void *sendbuf, void *recvbuf,
+                                          const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                                          MPI_Comm comm, MPI_Request *request);
 /** MPI_Igatherv, MPI_Iscatterv, MPI_Iallgatherv semantics (see
  *  topocoll_gatherv); the count and displacement arrays must stay as they
  *  are until the request completes (MPI-4.0 section 6.12). */

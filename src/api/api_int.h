@@ -105,6 +105,14 @@ int tc_api_screen_scan(const char *call, const void *sendbuf, const void *recvbu
                        MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_call_t *plan);
 
 /** Allgather (MPI_Allgather, MPI_Iallgather). */
+/** MPI_Reduce_scatter_block (@counts NULL, @count elements a block) or
+ *  MPI_Reduce_scatter (@counts, a count per rank; the caller passes a
+ *  NULL array to the native MPI): the reduction's screening over the
+ *  whole vector (plan->bytes: its span, the same on every rank;
+ *  plan->in: the operand). */
+int tc_api_screen_redscat(const char *call, const void *sendbuf, const void *recvbuf,
+                          const int *counts, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                          tc_api_call_t *plan);
 int tc_api_screen_allgather(const char *call, const void *sendbuf, int sendcount,
                             MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
                             MPI_Comm comm, tc_api_call_t *plan);

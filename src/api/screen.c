@@ -322,6 +322,29 @@ int tc_api_screen_scan(const char *call, const void *sendbuf, const void *recvbu
     return TC_API_RUN;
 }
 
+int tc_api_screen_redscat(const char *call, const void *sendbuf, const void *recvbuf,
+                          const int *counts, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                          tc_api_call_t *plan)
+{
+    int rc = check_reduction(call, counts ? 0 : count, dt, op, comm, plan), inter;
+    if (rc != TC_API_RUN) return rc;
+    tc_ctx_t *hot = built(comm);
+    int size = intra_size(comm, hot, &inter);
+    size_t total = counts ? 0 : (size_t)count * (size_t)(size > 0 ? size : 0);
+    if (counts)
+        for (int r = 0; r < size; r++) {
+            if (counts[r] < 0)
+                return tc_api_arg_error(comm, MPI_ERR_COUNT, call, "negative count", counts[r]);
+            total += (size_t)counts[r];
+        }
+    if (total > (size_t)INT_MAX) return native(plan, "a vector of more than INT_MAX elements", 0);
+    if ((rc = reduction_ctx(call, hot, size, inter, (int)total, dt, op, comm, plan)) != TC_API_RUN)
+        return rc;
+    plan->in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (plan->in == recvbuf && sendbuf != MPI_IN_PLACE) return native(plan, "aliased buffers", 1);
+    return TC_API_RUN;
+}
+
 /* ---- Allgather ---------------------------------------------------------------- */
 
 int tc_api_screen_allgather(const char *call, const void *sendbuf, int sendcount,

@@ -161,6 +161,17 @@ static tc_status_t vexchange_work(tc_coll_state_t *st, int exec)
 }
 static void vexchange_fini(tc_coll_state_t *st) { tc_vexchange_fini(&st->vexchange); }
 
+static tc_status_t redscat_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_redscat_init(&st->redscat, c, a->in, a->out, a->t, a->vlen, a->voff, a->blocking);
+}
+static tc_status_t redscat_work(tc_coll_state_t *st, int exec)
+{
+    (void)exec;
+    return tc_redscat_work(&st->redscat);
+}
+static void redscat_fini(tc_coll_state_t *st) { tc_redscat_fini(&st->redscat); }
+
 static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
     [TC_COLL_BCAST] = { "MPI_Bcast", bcast_init, bcast_work, bcast_fini, NULL, TC_STAT_BCAST,
                         bcast_drain },
@@ -195,6 +206,10 @@ static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
                              NULL, TC_STAT_ALLGATHERV },
     [TC_COLL_ALLTOALLV] = { "MPI_Alltoallv", alltoallv_init, vexchange_work, vexchange_fini, NULL,
                             TC_STAT_ALLTOALLV },
+    [TC_COLL_REDUCE_SCATTER_BLOCK] = { "MPI_Reduce_scatter_block", redscat_init, redscat_work,
+                                       redscat_fini, NULL, TC_STAT_REDUCE_SCATTER_BLOCK },
+    [TC_COLL_REDUCE_SCATTER] = { "MPI_Reduce_scatter", redscat_init, redscat_work, redscat_fini,
+                                 NULL, TC_STAT_REDUCE_SCATTER },
 };
 
 const tc_coll_ops_t *tc_coll_ops(int kind) { return &g_table[kind]; }

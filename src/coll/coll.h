@@ -26,6 +26,7 @@
 #include "exchange.h"
 #include "vexchange.h"
 #include "op.h"
+#include "redscat.h"
 #include "reduce.h"
 #include "scan.h"
 #include "tree.h"
@@ -50,6 +51,8 @@ typedef enum {
     TC_COLL_SCATTERV,
     TC_COLL_ALLGATHERV,
     TC_COLL_ALLTOALLV,
+    TC_COLL_REDUCE_SCATTER_BLOCK, /* coll/redscat */
+    TC_COLL_REDUCE_SCATTER,
     TC_COLL_KINDS
 } tc_coll_kind_t;
 
@@ -64,7 +67,9 @@ typedef struct tc_coll_args {
     int split;           /* split tree: leaf-side levels the application runs (S) */
     int blocking;        /* 1: a blocking call drives it (it may block in MPI calls) */
     const size_t *vlen;  /* the irregular exchanges (coll/vexchange): each rank's bytes, */
-    const size_t *voff;  /*   and byte offsets, where significant (else NULL); n: ours */
+    const size_t *voff;  /*   and byte offsets, where significant (else NULL); n: ours;
+                            the reduce-scatters (coll/redscat): each rank's block, elements
+                            and first element */
     const size_t *vstab; /* Alltoallv: our block for each rank, length and offset from in */
     size_t vspan;        /*   within vspan bytes */
 } tc_coll_args_t;
@@ -81,6 +86,7 @@ typedef union tc_coll_state {
     tc_tree_allreduce_t tree_allreduce;
     tc_exchange_t exchange;
     tc_vexchange_t vexchange;
+    tc_redscat_t redscat;
 } tc_coll_state_t;
 
 typedef struct tc_coll_ops {

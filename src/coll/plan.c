@@ -84,6 +84,30 @@ static tc_alg_t vx_default(int ci, size_t bytes, const char **why)
     return TC_ALG_NODE;
 }
 
+/* The reduce-scatters (coll/redscat) of a vector of @bytes: single copy
+ * on one node from 8 KiB a block on average (a peer's block costs a
+ * system call, 4.5-6 us at np=2 here, where the native takes 0.6-2.5 us
+ * up to 4-8 KiB blocks; 1.3-3x faster from 16 KiB: docs/performance.md);
+ * on several nodes the slices, which need as many processes on every
+ * node (TOPOCOLL_REDUCE_SCATTER*_FLAT_MAX keeps small vectors native
+ * there).  Non-commutative ops across nodes: the screening's. */
+#define TC_RS_SC_MIN (8u << 10)
+static tc_alg_t redscat_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **why)
+{
+    if (c->map.nnodes == 1 && tc_plan_forced(c, ci) == TC_ALG_AUTO &&
+        bytes < TC_RS_SC_MIN * (size_t)c->map.size)
+        *why = "blocks under 8 KiB on average (the native's shared memory is faster)";
+    else if (c->maxlocal < 2)
+        *why = "one process per node: nothing to fold by single copy";
+    else if (c->minlocal != c->maxlocal)
+        *why = "unequal nodes";
+    else if (!c->all_sc || !c->shm)
+        *why = "no single copy";
+    else
+        return c->map.nnodes > 1 ? TC_ALG_SLICES : TC_ALG_NODE;
+    return TC_ALG_NATIVE;
+}
+
 /* Topocoll's algorithm for @ci of @bytes on @c, or TC_ALG_NATIVE where
  * topocoll has none for the call (*@why says why). */
 static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **why)
@@ -130,6 +154,8 @@ static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **w
             return TC_ALG_NATIVE;
         }
         return tc_plan_forced(c, ci) == TC_ALG_NODE ? TC_ALG_NODE : vx_default(ci, bytes, why);
+    case TC_CI_REDUCE_SCATTER_BLOCK:
+    case TC_CI_REDUCE_SCATTER: return redscat_alg(c, ci, bytes, why);
     case TC_CI_BARRIER: return TC_ALG_DISSEMINATION;
     case TC_CI_SCAN:
     case TC_CI_EXSCAN: return multi ? TC_ALG_CHAIN : TC_ALG_NODE;

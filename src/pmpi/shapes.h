@@ -53,6 +53,16 @@ static inline size_t tc_pmpi_vbytes(const void *sendbuf, const int *counts, MPI_
     return sum;
 }
 
+/* MPI_Reduce_scatter: this rank's block in bytes (0 on bad arguments). */
+static inline size_t tc_pmpi_rsbytes(const int *counts, MPI_Datatype dt, MPI_Comm comm)
+{
+    int r = 0, inter = 1;
+    if (!counts || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+        inter || PMPI_Comm_rank(comm, &r) != MPI_SUCCESS)
+        return 0;
+    return tc_pmpi_bytes(counts[r], dt);
+}
+
 #define S_BCAST_C         void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm
 #define S_BCAST_ARGS      buffer, count, datatype, root, comm
 #define S_BCAST_BYTES(ID) tc_pmpi_bytes(count, datatype)
@@ -153,6 +163,19 @@ static inline size_t tc_pmpi_vbytes(const void *sendbuf, const int *counts, MPI_
 #define S_ALLGV_FARGS                                                                       \
     fbuf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), fbuf(recvbuf), recvcounts, displs, \
         PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)
+
+/* MPI_Reduce_scatter: our block's bytes (its arrays give them). */
+#define S_REDSCAT_C                                                                               \
+    const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, \
+        MPI_Comm comm
+#define S_REDSCAT_ARGS      sendbuf, recvbuf, recvcounts, datatype, op, comm
+#define S_REDSCAT_BYTES(ID) tc_pmpi_rsbytes(recvcounts, datatype, comm)
+#define S_REDSCAT_F                                                                       \
+    void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, \
+        MPI_Fint *comm
+#define S_REDSCAT_FARGS                                                                   \
+    fbuf(sendbuf), fbuf(recvbuf), recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), \
+        PMPI_Comm_f2c(*comm)
 
 #define S_ALLTOALLV_C                                                                        \
     const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, \

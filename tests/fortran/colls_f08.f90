@@ -307,7 +307,7 @@ contains
     integer, allocatable :: is(:), ir(:), ia(:)
     integer :: me, np, m, i, j, p, e, root, t
     integer, allocatable :: vc(:), vd(:), vi(:), sc(:), sd(:)
-    double precision, allocatable :: vs(:), vr(:), va(:)
+    double precision, allocatable :: vs(:), vr(:), va(:), vo(:)
     call MPI_Comm_rank(comm, me)
     call MPI_Comm_size(comm, np)
     m = blockcount(n)
@@ -429,6 +429,24 @@ contains
         if (vr(vd(p + 1) + j) /= gd(p, me * 1000 + j)) call fail('alltoallv_dp')
       end do
     end do
+    ! Reduce_scatter (rank p's block: m + p elements), Reduce_scatter_block
+    ! in place (m each)
+    allocate (vo(t))
+    do i = 1, t
+      vo(i) = gd(me, i)
+    end do
+    vr = -1.0d300
+    call MPI_Reduce_scatter(vo, vr, vc, MPI_DOUBLE_PRECISION, MPI_SUM, comm, e)
+    call chk(e, 'reduce_scatter_dp')
+    do j = 1, m + me
+      if (vr(j) /= xsum_d(0, np - 1, vd(me + 1) + j)) call fail('reduce_scatter_dp')
+    end do
+    call MPI_Reduce_scatter_block(MPI_IN_PLACE, vo, m, MPI_DOUBLE_PRECISION, MPI_SUM, comm, e)
+    call chk(e, 'reduce_scatter_block_dp')
+    do j = 1, m
+      if (vo(j) /= xsum_d(0, np - 1, me * m + j)) call fail('reduce_scatter_block_dp')
+    end do
+    deallocate (vo)
     deallocate (sc, sd, va)
     deallocate (vc, vd, vs, vr, vi)
   end subroutine t_exchange

@@ -11,7 +11,8 @@
 #    to <tmp> (or to files named <tmp>.*, e.g. one per process), every
 #    report line there has the form
 #      topocoll: report MPI_<Name> calls=N accelerated=N bytes=N time_s=S native=N (...)
-#    and MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Allgatherv and MPI_Alltoallv each have accelerated > 0
+#    and MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Allgatherv, MPI_Alltoallv,
+#    MPI_Reduce_scatter and MPI_Reduce_scatter_block each have accelerated > 0
 #    (summed over the lines).  With EXPECT_REPORT absent or 0 the report is
 #    not checked ("report check skipped").
 # PRELOAD_LIB may be a ':'-separated list (the ASan runtime first).  With
@@ -44,9 +45,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 report=$tmp/report
 start=$EPOCHREALTIME
-# (Gatherv, Scatterv and Alltoallv run in topocoll when asked: TOPOCOLL_<COLL>_ALG=node)
+# (Gatherv, Scatterv, Alltoallv and the reduce-scatters' small blocks run in
+# topocoll when asked: TOPOCOLL_<COLL>_ALG=node)
 "$mpiexec" "${flags[@]}" -n "$np" env LD_PRELOAD="$lib" TOPOCOLL_REPORT=1 TOPOCOLL_REPORT_FILE="$report" \
   TOPOCOLL_GATHERV_ALG=node TOPOCOLL_SCATTERV_ALG=node TOPOCOLL_ALLTOALLV_ALG=node \
+  TOPOCOLL_REDUCE_SCATTER_ALG=node TOPOCOLL_REDUCE_SCATTER_BLOCK_ALG=node \
   "$@" "$prog" >"$tmp/log" 2>&1
 rc=$?
 secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
@@ -70,7 +73,8 @@ else
   cat "${existing[@]}" >"$tmp/report.all"
   bad=$(grep '^topocoll: report MPI_' "$tmp/report.all" | grep -Ev "$form")
   [ -z "$bad" ] || { echo "$me: FAIL: malformed report lines:"; echo "$bad"; fail=1; }
-  for coll in MPI_Bcast MPI_Allreduce MPI_Reduce MPI_Allgatherv MPI_Alltoallv; do
+  for coll in MPI_Bcast MPI_Allreduce MPI_Reduce MPI_Allgatherv MPI_Alltoallv MPI_Reduce_scatter \
+    MPI_Reduce_scatter_block; do
     acc=$(grep -E "$form" "$tmp/report.all" | awk -v c="$coll" '
       $3 == c { for (i = 4; i <= NF; i++) if ($i ~ /^accelerated=/) { n++; s += substr($i, 13) } }
       END { print n ? s : "none" }')

@@ -77,7 +77,9 @@ enum {
  * a buffer and a root, none, a rooted reduction, a reduction to all (and
  * the scans), a block exchange to all, a rooted block exchange, the
  * irregular exchanges (rank r's block: (r + 1) x the size, vtotal;
- * Alltoallv: rank r sends (r + 1) x the size to every rank). */
+ * Alltoallv: rank r sends (r + 1) x the size to every rank), the
+ * reduce-scatter with a count per rank (rank r's block: (r + 1) x u of
+ * the vector's doubles). */
 enum {
     SH_BCAST,
     SH_BARRIER,
@@ -88,7 +90,8 @@ enum {
     SH_GATHERV,
     SH_SCATTERV,
     SH_ALLGV,
-    SH_ALLTOALLV
+    SH_ALLTOALLV,
+    SH_REDSCAT
 };
 /* Collective @coll's --coll name ("bcast"; NULL out of range), shape. */
 const char *coll_name(int coll);

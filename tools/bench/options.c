@@ -24,7 +24,8 @@ int coll_shape(int coll) { return coll >= 0 && coll < C_N ? g_colls[coll].shape 
 
 int coll_reduces(int coll)
 {
-    return coll_shape(coll) == SH_REDUCE || coll_shape(coll) == SH_ALLRED;
+    return coll_shape(coll) == SH_REDUCE || coll_shape(coll) == SH_ALLRED ||
+           coll_shape(coll) == SH_REDSCAT;
 }
 int coll_irregular(int coll)
 {
@@ -69,7 +70,9 @@ double must_move(int coll, size_t n, int p)
     case C_BCAST:
     case C_SCAN:
     case C_EXSCAN: return (double)n;
-    case C_REDUCE: return (double)n * (p - 1) / p;
+    case C_REDUCE:
+    case C_REDUCE_SCATTER_BLOCK: /* every block but our own, from each peer's once */
+    case C_REDUCE_SCATTER: return (double)n * (p - 1) / p;
     case C_ALLREDUCE: return 2.0 * (double)n * (p - 1) / p;
     case C_BARRIER: return 0;
     case C_GATHERV: /* the root's (rank 0's) share of all blocks but its own */
@@ -90,6 +93,8 @@ double link_bytes(int coll, size_t n)
     case C_SCAN: /* a node's prefix crosses each link once */
     case C_EXSCAN: return (double)n;
     case C_ALLREDUCE: return 2.0 * (double)n * (N - 1) / N;
+    case C_REDUCE_SCATTER_BLOCK: /* the other nodes' blocks of the vector, once */
+    case C_REDUCE_SCATTER: return (double)n * (N - 1) / N;
     case C_ALLTOALL: return (double)n * g_hosts.ppn * g_hosts.ppn * (N - 1);
     case C_BARRIER: return 0;
     case C_GATHERV: /* what the other hosts' ranks hold, about (N - 1) / N of all */

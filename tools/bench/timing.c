@@ -54,6 +54,9 @@ typedef int (*f_alltoallv)(const void *, const int *, const int *, MPI_Datatype,
                            const int *, const int *, MPI_Datatype, MPI_Comm);
 typedef int (*f_ialltoallv)(const void *, const int *, const int *, MPI_Datatype, void *,
                             const int *, const int *, MPI_Datatype, MPI_Comm, MPI_Request *);
+typedef int (*f_redscat)(const void *, void *, const int *, MPI_Datatype, MPI_Op, MPI_Comm);
+typedef int (*f_iredscat)(const void *, void *, const int *, MPI_Datatype, MPI_Op, MPI_Comm,
+                          MPI_Request *);
 typedef union calls {
     struct {
         f_bcast topo, native;
@@ -95,6 +98,10 @@ typedef union calls {
         f_alltoallv topo, native;
         f_ialltoallv nb;
     } ALLTOALLV;
+    struct {
+        f_redscat topo, native;
+        f_iredscat nb;
+    } REDSCAT;
 } calls_t;
 
 /* Counts and displacements, kept between calls: the irregular
@@ -127,6 +134,28 @@ static const calls_t g_calls[C_N] = {
 #undef TC_COLL
 };
 
+/* The counts of a call of @coll of @bytes on @w: the irregular
+ * exchanges' (*@vc, *@vd; Alltoallv's send side *@sc, *@sd; *@me our
+ * rank), the reduce-scatters' (the vector's *@n doubles: a block of
+ * *@n / size each, or rank r's (r + 1) x u in *@vc; *@n becomes the
+ * block form's count). */
+static void counts(MPI_Comm w, int coll, size_t bytes, int *n, int *me, int **vc, int **vd,
+                   int **sc, int **sd)
+{
+    int np = 1;
+    if (coll_irregular(coll)) {
+        PMPI_Comm_rank(w, me);
+        PMPI_Comm_size(w, &np);
+        vcounts(bytes, -1, np, 0, vc, vd);
+    }
+    if (coll == C_ALLTOALLV) vcounts(bytes, *me, np, 1, sc, sd);
+    if (coll == C_REDUCE_SCATTER_BLOCK || coll == C_REDUCE_SCATTER) {
+        PMPI_Comm_size(w, &np);
+        if (coll == C_REDUCE_SCATTER) vcounts((size_t)*n / vtotal(1, np), -1, np, 0, vc, vd);
+        *n /= np;
+    }
+}
+
 /* One call of collective @coll on @w: topocoll's blocking call, the
  * native one (@native), or topocoll's nonblocking one and its wait
  * (@nb).  @bytes is the message size (the vector's bytes of MPI_DOUBLE
@@ -136,16 +165,11 @@ static int call(MPI_Comm w, int coll, int native, int nb, char *sbuf, char *rbuf
                 int root)
 {
     const calls_t *f = &g_calls[coll];
-    const int n = (int)(bytes / sizeof(double)), b = (int)bytes;
+    int n = (int)(bytes / sizeof(double)), b = (int)bytes;
     const MPI_Datatype D = MPI_DOUBLE, B = MPI_BYTE;
     MPI_Request r;
-    int rc = MPI_SUCCESS, me = 0, np = 1, *vc = NULL, *vd = NULL, *sc = NULL, *sd = NULL;
-    if (coll_irregular(coll)) {
-        PMPI_Comm_rank(w, &me);
-        PMPI_Comm_size(w, &np);
-        vcounts(bytes, -1, np, 0, &vc, &vd);
-    }
-    if (coll == C_ALLTOALLV) vcounts(bytes, me, np, 1, &sc, &sd);
+    int rc = MPI_SUCCESS, me = 0, *vc = NULL, *vd = NULL, *sc = NULL, *sd = NULL;
+    counts(w, coll, bytes, &n, &me, &vc, &vd, &sc, &sd);
     switch (coll_shape(coll)) {
     case SH_BCAST:
         if (!nb) return (native ? f->BCAST.native : f->BCAST.topo)(sbuf, b, B, root, w);
@@ -188,6 +212,11 @@ static int call(MPI_Comm w, int coll, int native, int nb, char *sbuf, char *rbuf
         if (!nb)
             return (native ? f->ALLGV.native : f->ALLGV.topo)(sbuf, vc[me], B, rbuf, vc, vd, B, w);
         rc = f->ALLGV.nb(sbuf, vc[me], B, rbuf, vc, vd, B, w, &r);
+        break;
+    case SH_REDSCAT:
+        if (!nb)
+            return (native ? f->REDSCAT.native : f->REDSCAT.topo)(sbuf, rbuf, vc, D, MPI_SUM, w);
+        rc = f->REDSCAT.nb(sbuf, rbuf, vc, D, MPI_SUM, w, &r);
         break;
     default:
         if (!nb)
