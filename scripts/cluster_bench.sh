@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cluster_bench.sh OUTDIR [openmpi|mpich] [--quick|--sweep]
+# cluster_bench.sh OUTDIR [openmpi|mpich] [--quick|--sweep] [--colls C1,C2,...] [--env VAR=VALUE]...
 #
 # topocoll against the native MPI across emulated hosts (scripts/cluster.sh:
 # network namespaces on a bridge, 1 Gbit/s links shaped with tbf in both
@@ -19,14 +19,26 @@
 # libraries' waiters are told to give the core away (Open MPI:
 # mpi_yield_when_idle=1; topocoll: TOPOCOLL_NAP=50, which scripts/cluster.sh
 # sets for its jobs).  --quick: section 2 only at 4 hosts x 2 by slot;
-# --sweep: sections 1 and 2.
+# --sweep: sections 1 and 2.  --colls: section 2's collectives (topocoll_bench
+# --coll names; default bcast,reduce,allreduce,allgather and the barrier).
+# --env: a variable for the ranks of every run (repeatable).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:?usage: cluster_bench.sh OUTDIR [openmpi|mpich] [--quick|--sweep]}
+out=${1:?usage: cluster_bench.sh OUTDIR [openmpi|mpich] [--quick|--sweep] [--colls LIST]}
 mpi=${2:-openmpi}
 quick=0 sweep=0
-[[ ${3:-} == --quick ]] && quick=1
-[[ ${3:-} == --sweep ]] && sweep=1
+colls=(bcast reduce allreduce allgather) barrier=1 envs=()
+shift $(($# < 2 ? $# : 2))
+while (($#)); do
+  case $1 in
+    --quick) quick=1 ;;
+    --sweep) sweep=1 ;;
+    --colls) IFS=, read -ra colls <<<"${2:?--colls LIST}"; barrier=0; shift ;;
+    --env) envs+=(--env "${2:?--env VAR=VALUE}"); shift ;;
+    *) echo "cluster_bench.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
 build=$root/build
 [[ $mpi == mpich ]] && build=$root/build-mpich
 [[ -x $build/topocoll_bench ]] || "$root/scripts/build.sh" "$build" "$mpi"
@@ -49,7 +61,7 @@ bench() {   # bench FILE HOSTS MAP RATE ARGS...: one topocoll_bench run, saved w
   local file=$1 hosts=$2 map=$3 rate=$4; shift 4
   local link=()
   [[ $rate != unlimited ]] && link=(--link "${rate%bit}")
-  local cmd=("$cluster" run --mpi "$mpi" --hosts "$hosts" --map "$map" -- "$build/topocoll_bench" "$@" "${link[@]}" --net)
+  local cmd=("$cluster" run --mpi "$mpi" --hosts "$hosts" --map "$map" "${envs[@]}" -- "$build/topocoll_bench" "$@" "${link[@]}" --net)
   {
     echo "# scripts/cluster.sh up ${hosts%%x*} ${rate/unlimited/}; $(printf '%q ' "${cmd[@]}" | sed "s|$root/||g")"
     echo "# $(date -u +%FT%TZ), $(uname -r), $(nproc) cores shared by every emulated host"
@@ -66,7 +78,6 @@ for rate in unlimited 1gbit; do
   sed "s/^/  $rate: /" "$out/calib-$mpi-$rate.txt" | grep -v '^  [a-z0-9]*: #'
 done
 
-colls=(bcast reduce allreduce allgather)
 maps=(slot node)
 ((quick)) && maps=(slot)
 up 4 1gbit
@@ -78,10 +89,14 @@ for map in "${maps[@]}"; do
     bench "$mpi-4x2-$map-1gbit-$c" 4x2 "$map" 1gbit --coll "$c" --min 8 --max "$max" --reps 5 \
       --csv "$out/$mpi-4x2-$map-1gbit-$c.csv"
   done
-  echo "== barrier, 4 hosts x 2 ranks by $map ($mpi)"
-  bench "$mpi-4x2-$map-1gbit-barrier" 4x2 "$map" 1gbit --coll barrier --reps 5
+  if ((barrier)); then
+    echo "== barrier, 4 hosts x 2 ranks by $map ($mpi)"
+    bench "$mpi-4x2-$map-1gbit-barrier" 4x2 "$map" 1gbit --coll barrier --reps 5
+  fi
+  csvs=()
+  for c in "${colls[@]}"; do csvs+=("$out/$mpi-4x2-$map-1gbit-$c.csv"); done
   if [[ -x $root/scripts/plot.sh ]] && command -v gnuplot >/dev/null; then
-    "$root/scripts/plot.sh" "$out/$mpi-4x2-$map-1gbit.png" "$out/$mpi-4x2-$map-1gbit-"{bcast,reduce,allreduce,allgather}.csv \
+    "$root/scripts/plot.sh" "$out/$mpi-4x2-$map-1gbit.png" "${csvs[@]}" \
       --title "topocoll vs $mpi: 4 emulated hosts x 2 ranks (by $map), 1 Gbit/s links" || true
   fi
 done

@@ -163,7 +163,7 @@ static void vexchange_fini(tc_coll_state_t *st) { tc_vexchange_fini(&st->vexchan
 
 static tc_status_t redscat_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
-    return tc_redscat_init(&st->redscat, c, a->in, a->out, a->t, a->vlen, a->voff, a->blocking);
+    return tc_redscat_init(&st->redscat, c, a->in, a->out, a->t, a->vlen, a->voff);
 }
 static tc_status_t redscat_work(tc_coll_state_t *st, int exec)
 {
@@ -171,6 +171,21 @@ static tc_status_t redscat_work(tc_coll_state_t *st, int exec)
     return tc_redscat_work(&st->redscat);
 }
 static void redscat_fini(tc_coll_state_t *st) { tc_redscat_fini(&st->redscat); }
+
+static tc_status_t hscan_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_hscan_init(&st->hscan, c, a->in, a->out, a->n, a->t, 0, a->blocking);
+}
+static tc_status_t hexscan_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_hscan_init(&st->hscan, c, a->in, a->out, a->n, a->t, 1, a->blocking);
+}
+static tc_status_t hscan_work(tc_coll_state_t *st, int exec)
+{
+    (void)exec;
+    return tc_hscan_work(&st->hscan);
+}
+static void hscan_fini(tc_coll_state_t *st) { tc_hscan_fini(&st->hscan); }
 
 static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
     [TC_COLL_BCAST] = { "MPI_Bcast", bcast_init, bcast_work, bcast_fini, NULL, TC_STAT_BCAST,
@@ -208,6 +223,9 @@ static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
                             TC_STAT_ALLTOALLV },
     [TC_COLL_REDUCE_SCATTER_BLOCK] = { "MPI_Reduce_scatter_block", redscat_init, redscat_work,
                                        redscat_fini, NULL, TC_STAT_REDUCE_SCATTER_BLOCK },
+    [TC_COLL_HSCAN] = { "MPI_Scan", hscan_init, hscan_work, hscan_fini, NULL, TC_STAT_SCAN },
+    [TC_COLL_HEXSCAN] = { "MPI_Exscan", hexscan_init, hscan_work, hscan_fini, NULL,
+                          TC_STAT_EXSCAN },
     [TC_COLL_REDUCE_SCATTER] = { "MPI_Reduce_scatter", redscat_init, redscat_work, redscat_fini,
                                  NULL, TC_STAT_REDUCE_SCATTER },
 };

@@ -2,15 +2,47 @@
 #include "redscat.h"
 
 #include "../xfer/region.h"
+#include "tags.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 enum { ST_START = 0, ST_FOLD, ST_NET, ST_ACK, ST_DONE };
 
+/* Several nodes: the slice's blocks (node order) in acc, the ring's
+ * requests and receive buffer.  *@acc: acc's elements. */
+static tc_status_t init_ring(tc_redscat_t *op, size_t *acc)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int N = m->nnodes;
+    size_t most = 0;
+    op->rank_at = malloc((size_t)N * sizeof(int));
+    op->boff = malloc((size_t)N * sizeof(size_t));
+    if (!op->rank_at || !op->boff) return TC_ERR_NOMEM;
+    for (int j = 0; j < N; j++) op->rank_at[j] = -1;
+    for (int r = 0; r < m->size; r++)
+        if (m->lrank_of[r] == m->lrank) op->rank_at[m->node_of[r]] = r;
+    *acc = 0;
+    for (int j = 0; j < N; j++) {
+        if (op->rank_at[j] < 0) return TC_ERR_INVAL; /* unequal nodes: coll/plan's to screen */
+        const size_t c = op->cnt[op->rank_at[j]];
+        op->boff[j] = *acc;
+        *acc += c;
+        if (c > most) most = c;
+    }
+    op->seg = TC_NET_SEG / op->t.extent ? TC_NET_SEG / op->t.extent : 1;
+    op->nreq = (int)((most + op->seg - 1) / op->seg);
+    op->rreq = malloc(2 * (size_t)(op->nreq ? op->nreq : 1) * sizeof(MPI_Request));
+    if (!op->rreq) return TC_ERR_NOMEM;
+    op->sreq = op->rreq + op->nreq;
+    for (int i = 0; i < 2 * op->nreq; i++) op->rreq[i] = MPI_REQUEST_NULL;
+    if (most && !(op->tmp = tc_ctx_buf(op->ctx, TC_BUF_TREE_TMP, tc_span(&op->t, most))))
+        return TC_ERR_NOMEM;
+    return TC_OK;
+}
+
 tc_status_t tc_redscat_init(tc_redscat_t *op, tc_ctx_t *ctx, const void *in, void *out,
-                            const tc_rtype_t *t, const size_t *cnt, const size_t *first,
-                            int blocking)
+                            const tc_rtype_t *t, const size_t *cnt, const size_t *first)
 {
     const tc_nodemap_t *m = &ctx->map;
     memset(op, 0, sizeof(*op));
@@ -21,8 +53,6 @@ tc_status_t tc_redscat_init(tc_redscat_t *op, tc_ctx_t *ctx, const void *in, voi
     op->cnt = cnt;
     op->first = first;
     op->in_place = in == out;
-    op->blocking = blocking;
-    op->req = MPI_REQUEST_NULL;
     op->seq = ++ctx->seq;
     op->state = ST_START;
     if (!ctx->shm) return TC_ERR_NOSUPPORT; /* (coll/plan: never alone on a node) */
@@ -30,22 +60,7 @@ tc_status_t tc_redscat_init(tc_redscat_t *op, tc_ctx_t *ctx, const void *in, voi
         tc_fold_scratch_get(ctx, &op->f) != 0)
         return TC_ERR_NOMEM;
     size_t acc = op->in_place ? cnt[m->rank] : 0;
-    if (m->nnodes > 1) {
-        const int N = m->nnodes;
-        op->rank_at = malloc(2 * (size_t)N * sizeof(int));
-        if (!op->rank_at) return TC_ERR_NOMEM;
-        op->scount = op->rank_at + N;
-        for (int j = 0; j < N; j++) op->rank_at[j] = -1;
-        for (int r = 0; r < m->size; r++)
-            if (m->lrank_of[r] == m->lrank) op->rank_at[m->node_of[r]] = r;
-        acc = 0;
-        for (int j = 0; j < N; j++) {
-            if (op->rank_at[j] < 0) return TC_ERR_INVAL; /* unequal nodes: coll/plan's to screen */
-            op->scount[j] = (int)cnt[op->rank_at[j]];
-            acc += cnt[op->rank_at[j]];
-        }
-        TC_RETURN_IF_FAILED(tc_status_mpi(tc_ctx_slices(ctx)));
-    }
+    if (m->nnodes > 1) TC_RETURN_IF_FAILED(init_ring(op, &acc));
     if (acc && !(op->acc = tc_ctx_buf(ctx, TC_BUF_NET, tc_span(t, acc)))) return TC_ERR_NOMEM;
     return TC_OK;
 }
@@ -100,23 +115,68 @@ static tc_status_t fold(tc_redscat_t *op)
     return TC_OK;
 }
 
-/* Several nodes: the slice's reduce-scatter of acc, our block into out.
- * In place, out is our operand: written once no local peer reads it. */
+/* Elements of slice block @b (node order). */
+static size_t bcount(const tc_redscat_t *op, int b) { return op->cnt[op->rank_at[b]]; }
+
+/* Post ring step @k: receive block r - k - 2 from the previous node (into
+ * tmp), send block r - k - 1 (folded at step k - 1) to the next, in
+ * messages of seg elements.  (Messages of one step, and of the steps in
+ * turn, match in order: one source, one tag, posted in that order.) */
+static tc_status_t ring_post(tc_redscat_t *op, int k)
+{
+    const int N = op->ctx->map.nnodes, r = op->ctx->map.node;
+    const int rb = (r - k - 2 + 2 * N) % N, sb = (r - k - 1 + N) % N;
+    const MPI_Comm sl = op->ctx->slice;
+    const size_t ext = op->t.extent;
+    for (size_t at = 0, i = 0; at < bcount(op, rb); at += op->seg, i++) {
+        size_t c = bcount(op, rb) - at < op->seg ? bcount(op, rb) - at : op->seg;
+        TC_RETURN_IF_FAILED(
+            tc_status_mpi(PMPI_Irecv(op->tmp + at * ext, (int)c, op->t.dt, (r + N - 1) % N,
+                                     TC_TAG_RSRING, sl, &op->rreq[i])));
+    }
+    const char *src = op->acc + op->boff[sb] * ext;
+    for (size_t at = 0, i = 0; at < bcount(op, sb); at += op->seg, i++) {
+        size_t c = bcount(op, sb) - at < op->seg ? bcount(op, sb) - at : op->seg;
+        TC_RETURN_IF_FAILED(tc_status_mpi(PMPI_Isend(src + at * ext, (int)c, op->t.dt, (r + 1) % N,
+                                                     TC_TAG_RSRING, sl, &op->sreq[i])));
+    }
+    return TC_OK;
+}
+
+/* Several nodes: the slice's ring reduce-scatter of acc (N - 1 steps,
+ * each message folded as it arrives), then our block into out; in place,
+ * out is our operand: written once no local peer reads it. */
 static tc_status_t net(tc_redscat_t *op)
 {
-    const MPI_Comm sl = op->ctx->slice;
+    const int N = op->ctx->map.nnodes, r = op->ctx->map.node;
+    const size_t ext = op->t.extent;
     int flag = 0;
-    if (op->in_place && !tc_shm_all_done(op->ctx->shm, op->seq)) return TC_INPROGRESS;
-    if (op->blocking)
-        return tc_status_mpi(
-            PMPI_Reduce_scatter(op->acc, op->out, op->scount, op->t.dt, op->t.op, sl));
-    if (!op->started) {
-        TC_RETURN_IF_FAILED(tc_status_mpi(
-            PMPI_Ireduce_scatter(op->acc, op->out, op->scount, op->t.dt, op->t.op, sl, &op->req)));
-        op->started = 1;
+    for (; op->step < N - 1; op->step++, op->posted = 0) {
+        const int rb = (r - op->step - 2 + 2 * N) % N;
+        const int nr = (int)((bcount(op, rb) + op->seg - 1) / op->seg);
+        if (!op->posted) {
+            TC_RETURN_IF_FAILED(ring_post(op, op->step));
+            op->posted = 1;
+            op->folded = op->sent = 0;
+        }
+        for (; op->folded < nr; op->folded++) {
+            const size_t at = (size_t)op->folded * op->seg;
+            const size_t c = bcount(op, rb) - at < op->seg ? bcount(op, rb) - at : op->seg;
+            TC_RETURN_IF_FAILED(
+                tc_status_mpi(PMPI_Test(&op->rreq[op->folded], &flag, MPI_STATUS_IGNORE)));
+            if (!flag) return TC_INPROGRESS;
+            TC_RETURN_IF_FAILED(
+                tc_op_apply(&op->t, op->tmp + at * ext, op->acc + (op->boff[rb] + at) * ext, c));
+        }
+        for (; op->sent < op->nreq; op->sent++) { /* (unused slots: MPI_REQUEST_NULL) */
+            TC_RETURN_IF_FAILED(
+                tc_status_mpi(PMPI_Test(&op->sreq[op->sent], &flag, MPI_STATUS_IGNORE)));
+            if (!flag) return TC_INPROGRESS;
+        }
     }
-    TC_RETURN_IF_FAILED(tc_status_mpi(PMPI_Test(&op->req, &flag, MPI_STATUS_IGNORE)));
-    return flag ? TC_OK : TC_INPROGRESS;
+    if (op->in_place && !tc_shm_all_done(op->ctx->shm, op->seq)) return TC_INPROGRESS;
+    memcpy(op->out, op->acc + op->boff[r] * ext, tc_span(&op->t, bcount(op, r)));
+    return TC_OK;
 }
 
 tc_status_t tc_redscat_work(tc_redscat_t *op)
@@ -151,12 +211,16 @@ tc_status_t tc_redscat_work(tc_redscat_t *op)
 
 void tc_redscat_fini(tc_redscat_t *op)
 {
-    if (op->req != MPI_REQUEST_NULL) tc_req_abandon(&op->req, 1);
+    if (op->rreq) tc_req_abandon(op->rreq, 2 * op->nreq); /* (after a failure) */
     if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
     op->cookie = 0;
     tc_fold_scratch_put(&op->f);
     free(op->cookies);
     free(op->rank_at);
+    free(op->boff);
+    free(op->rreq);
     op->cookies = NULL;
-    op->rank_at = op->scount = NULL;
+    op->rank_at = NULL;
+    op->boff = NULL;
+    op->rreq = op->sreq = NULL;
 }

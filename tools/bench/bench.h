@@ -127,6 +127,8 @@ double link_bytes(int coll, size_t n);
 typedef struct hosts {
     MPI_Comm host;
     int nhosts, ppn, counter;
+    double rs_least[2]; /* the least share of a reduce-scatter's vector that one host's
+                           ranks hold: [0] blocks alike, [1] rank r's (r + 1) units */
 } hosts_t;
 extern hosts_t g_hosts;
 /* The world's size (set once in main). */

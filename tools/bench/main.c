@@ -105,6 +105,16 @@ static int hosts_init(void)
     g_hosts.counter = host_rank == 0;
     PMPI_Allreduce(&g_hosts.counter, &g_hosts.nhosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     PMPI_Allreduce(&host_size, &g_hosts.ppn, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    /* the reduce-scatters' least share of the vector one host's ranks hold
+     * (blocks alike, or rank r's r + 1 units) */
+    int rank, size;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    double mine[2] = { 1.0 / size, (double)(rank + 1) / (double)vtotal(1, size) }, on[2], least[2];
+    PMPI_Allreduce(mine, on, 2, MPI_DOUBLE, MPI_SUM, host);
+    PMPI_Allreduce(on, least, 2, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    g_hosts.rs_least[0] = least[0];
+    g_hosts.rs_least[1] = least[1];
     return host_size;
 }
 

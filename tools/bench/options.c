@@ -93,8 +93,8 @@ double link_bytes(int coll, size_t n)
     case C_SCAN: /* a node's prefix crosses each link once */
     case C_EXSCAN: return (double)n;
     case C_ALLREDUCE: return 2.0 * (double)n * (N - 1) / N;
-    case C_REDUCE_SCATTER_BLOCK: /* the other nodes' blocks of the vector, once */
-    case C_REDUCE_SCATTER: return (double)n * (N - 1) / N;
+    case C_REDUCE_SCATTER_BLOCK: /* the host holding the least sends the rest, once */
+    case C_REDUCE_SCATTER: return (double)n * (1 - g_hosts.rs_least[coll == C_REDUCE_SCATTER]);
     case C_ALLTOALL: return (double)n * g_hosts.ppn * g_hosts.ppn * (N - 1);
     case C_BARRIER: return 0;
     case C_GATHERV: /* what the other hosts' ranks hold, about (N - 1) / N of all */
