@@ -387,7 +387,7 @@ int topocoll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     return tc_api_finish(c, comm, st, "MPI_Allgather");
 }
 
-/* Scan and Exscan: the chain (coll/scan). */
+/* Scan and Exscan: the chain (coll/scan) or the node prefix (coll/hscan). */
 static int scan_blocking(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm, int exclusive)
 {
@@ -404,7 +404,7 @@ static int scan_blocking(const void *sendbuf, void *recvbuf, int count, MPI_Data
     if (rc != TC_API_RUN) return rc;
     tc_nb_drain(p.ctx);
     tc_coll_args_t a = { .in = p.in, .out = recvbuf, .n = (size_t)count, .t = &p.t, .blocking = 1 };
-    tc_status_t st = tc_api_run(p.ctx, exclusive ? TC_COLL_EXSCAN : TC_COLL_SCAN, &a);
+    tc_status_t st = tc_api_run(p.ctx, tc_api_scan_kind(&p, exclusive), &a);
     return tc_api_finish(p.ctx, comm, st, call);
 }
 

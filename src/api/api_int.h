@@ -105,6 +105,14 @@ int tc_api_screen_scan(const char *call, const void *sendbuf, const void *recvbu
                        MPI_Datatype dt, MPI_Op op, MPI_Comm comm, tc_api_call_t *plan);
 
 /** Allgather (MPI_Allgather, MPI_Iallgather). */
+/** The operation of a Scan (@exclusive: Exscan) the plan chose (coll/plan:
+ *  TC_ALG_LEADER, the node prefix; else the chain). */
+static inline int tc_api_scan_kind(const tc_api_call_t *p, int exclusive)
+{
+    if (p->plan.alg == TC_ALG_LEADER) return exclusive ? TC_COLL_HEXSCAN : TC_COLL_HSCAN;
+    return exclusive ? TC_COLL_EXSCAN : TC_COLL_SCAN;
+}
+
 /** MPI_Reduce_scatter_block (@counts NULL, @count elements a block) or
  *  MPI_Reduce_scatter (@counts, a count per rank; the caller passes a
  *  NULL array to the native MPI): the reduction's screening over the

@@ -216,8 +216,8 @@ static int iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
                          : PMPI_Iscan(sendbuf, recvbuf, count, datatype, op_, comm, request);
     }
     if (rc != TC_API_RUN) return rc;
-    return nb_reduction(&p, exclusive ? TC_COLL_EXSCAN : TC_COLL_SCAN, call, recvbuf, count, 0, 0,
-                        comm, request);
+    return nb_reduction(&p, tc_api_scan_kind(&p, exclusive), call, recvbuf, count, 0, 0, comm,
+                        request);
 }
 
 int topocoll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op_,

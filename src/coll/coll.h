@@ -24,6 +24,7 @@
 #include "bcast.h"
 #include "ctx.h"
 #include "exchange.h"
+#include "hscan.h"
 #include "vexchange.h"
 #include "op.h"
 #include "redscat.h"
@@ -53,6 +54,8 @@ typedef enum {
     TC_COLL_ALLTOALLV,
     TC_COLL_REDUCE_SCATTER_BLOCK, /* coll/redscat */
     TC_COLL_REDUCE_SCATTER,
+    TC_COLL_HSCAN, /* coll/hscan: Scan by the node prefix */
+    TC_COLL_HEXSCAN,
     TC_COLL_KINDS
 } tc_coll_kind_t;
 
@@ -87,6 +90,7 @@ typedef union tc_coll_state {
     tc_exchange_t exchange;
     tc_vexchange_t vexchange;
     tc_redscat_t redscat;
+    tc_hscan_t hscan;
 } tc_coll_state_t;
 
 typedef struct tc_coll_ops {

@@ -358,6 +358,10 @@ static void ctx_build(tc_ctx_t *c, MPI_Comm comm)
             if (c->map.size_of[n] < c->minlocal) c->minlocal = c->map.size_of[n];
             if (c->map.size_of[n] > c->maxlocal) c->maxlocal = c->map.size_of[n];
         }
+        /* nodes are numbered by their lowest ranks: consecutive iff non-decreasing */
+        c->blocked = 1;
+        for (int r = 1; r < c->map.size; r++)
+            if (c->map.node_of[r] < c->map.node_of[r - 1]) c->blocked = 0;
         /* the leaders, ranked by node index (llcomm rank == node) */
         PMPI_Comm_split(c->pcomm, c->map.lrank == c->map.leader_lrank ? 0 : MPI_UNDEFINED,
                         c->map.node, &c->llcomm);

@@ -120,6 +120,7 @@ typedef struct tc_ctx {
     size_t copy_chunk;      /* bytes a copy loop takes at a time (tc_ctx_copy_chunk) */
     int all_sc;             /* 1: single copy works on every node of comm */
     int minlocal, maxlocal; /* fewest and most processes on any node */
+    int blocked;            /* 1: each node holds a range of consecutive ranks */
     /* Allreduce's slice communicator: the processes with this local rank
      * on every node (local ranks < minlocal), in node order; the ring of
      * each slice runs on it.  Created on first use. */

@@ -156,6 +156,35 @@ tc_status_t tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cook
     return TC_OK;
 }
 
+tc_status_t tc_fold_prefix(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies,
+                           const char *own, int upto, size_t n, char *dst, tc_fold_scratch_t *f)
+{
+    size_t per = TC_FOLD_CHUNK / t->extent; /* elements per chunk */
+    if (per == 0) per = 1;
+    for (size_t first = 0; first < n && upto > 0; first += per) {
+        const size_t k = n - first < per ? n - first : per;
+        const size_t off = first * t->extent, span = tc_span(t, k);
+        char *acc = dst + off, *in = f->in, *big = NULL;
+        if (span > TC_FOLD_CHUNK && !(in = big = malloc(span))) return TC_ERR_NOMEM;
+        /* right to left: acc = s_{upto-1}, then acc = s_r op acc */
+        int r = upto - 1;
+        tc_status_t rc = TC_OK;
+        if (r == s->me)
+            memcpy(acc, own + off, span);
+        else
+            rc = tc_region_read(s, cookies[r], off, acc, span);
+        for (r--; r >= 0 && rc == TC_OK; r--) {
+            if (r == s->me)
+                rc = tc_op_apply(t, own + off, acc, k);
+            else if ((rc = tc_region_read(s, cookies[r], off, in, span)) == TC_OK)
+                rc = tc_op_apply(t, in, acc, k);
+        }
+        free(big);
+        if (rc != TC_OK) return rc;
+    }
+    return TC_OK;
+}
+
 int tc_fold_all_posted(const tc_shm_t *s, uint64_t seq, uint64_t *in, uint64_t *out)
 {
     for (int i = 0; i < s->nlocal; i++) {

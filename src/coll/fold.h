@@ -106,6 +106,27 @@ tc_status_t tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cook
 tc_status_t tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size_t first, size_t n,
                          const uint64_t *push, int npush);
 
+/** The local prefix (coll/hscan): elements [0, @n) of the operands of
+ *  local ranks 0 .. @upto - 1 folded in canonical order, s_0 op (s_1 op
+ *  (... op s_{upto-1})), into @dst (local memory that is no operand;
+ *  nothing when @upto is 0).  Process k's operand is region @cookies[k],
+ *  ours is read at @own.  Through the scratch's input chunk.
+ *  MPI_SUCCESS or an error. */
+tc_status_t tc_fold_prefix(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies,
+                           const char *own, int upto, size_t n, char *dst, tc_fold_scratch_t *f);
+
+/** Publish this process's progress @v in the posted collective (release:
+ *  after whatever it wrote before), and read local process @j's
+ *  (acquire).  prog is reset to 0 by tc_fold_post. */
+static inline void tc_fold_progress(tc_shm_t *s, uint64_t v)
+{
+    atomic_store_explicit(&tc_cctl(s, s->me)->prog, v, memory_order_release);
+}
+static inline uint64_t tc_fold_peer_progress(const tc_shm_t *s, int j)
+{
+    return atomic_load_explicit(&tc_cctl(s, j)->prog, memory_order_acquire);
+}
+
 /** Wait-free check: have all local processes posted their cookies for
  *  collective @seq?  Fills @in / @out (may be NULL) on success. */
 int tc_fold_all_posted(const tc_shm_t *s, uint64_t seq, uint64_t *in, uint64_t *out);

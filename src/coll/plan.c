@@ -85,18 +85,19 @@ static tc_alg_t vx_default(int ci, size_t bytes, const char **why)
 }
 
 /* The reduce-scatters (coll/redscat) of a vector of @bytes: single copy
- * on one node from 8 KiB a block on average (a peer's block costs a
- * system call, 4.5-6 us at np=2 here, where the native takes 0.6-2.5 us
- * up to 4-8 KiB blocks; 1.3-3x faster from 16 KiB: docs/performance.md);
- * on several nodes the slices, which need as many processes on every
- * node (TOPOCOLL_REDUCE_SCATTER*_FLAT_MAX keeps small vectors native
- * there).  Non-commutative ops across nodes: the screening's. */
-#define TC_RS_SC_MIN (8u << 10)
+ * on one node from 16 KiB a block on average (a peer's block costs a
+ * system call: np=2 here, 4.5-6 us where the native takes 0.6-2.5 us up
+ * to 4 KiB blocks; at 8 KiB Open MPI's 1.1-1.4x, MPICH's 0.4-0.55x; from
+ * 16 KiB 1.2-2.9x both: docs/performance.md); on several nodes the
+ * slices, which need as many processes on every node
+ * (TOPOCOLL_REDUCE_SCATTER*_FLAT_MAX keeps small vectors native there).
+ * Non-commutative ops across nodes: the screening's. */
+#define TC_RS_SC_MIN (16u << 10)
 static tc_alg_t redscat_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **why)
 {
     if (c->map.nnodes == 1 && tc_plan_forced(c, ci) == TC_ALG_AUTO &&
         bytes < TC_RS_SC_MIN * (size_t)c->map.size)
-        *why = "blocks under 8 KiB on average (the native's shared memory is faster)";
+        *why = "blocks under 16 KiB on average (the native's shared memory is faster)";
     else if (c->maxlocal < 2)
         *why = "one process per node: nothing to fold by single copy";
     else if (c->minlocal != c->maxlocal)
@@ -106,6 +107,23 @@ static tc_alg_t redscat_alg(const tc_ctx_t *c, int ci, size_t bytes, const char 
     else
         return c->map.nnodes > 1 ? TC_ALG_SLICES : TC_ALG_NODE;
     return TC_ALG_NATIVE;
+}
+
+/* Scan, Exscan: the chain (coll/scan; TC_ALG_NODE on one node), or with
+ * TOPOCOLL_SCAN_ALG=leader the node prefix (coll/hscan: a node's local
+ * prefixes by single copy, the leaders' exclusive scan) where every node
+ * holds consecutive ranks and a node segment with single copy.  Not the
+ * default: 4 emulated hosts x 2 ranks on 2 cores, 1 Gbit/s, it ran
+ * 0.10-0.16x native to 256 B (its waits on the node, each a nap when
+ * ranks outnumber cores) and 0.6-0.8x from 1 MiB (the leaders' recursive
+ * doubling sends the vector log2 N times), where the pipelined chain
+ * crosses each link once: 0.85-1.33x (docs/performance.md). */
+static tc_alg_t scan_alg(const tc_ctx_t *c, int ci)
+{
+    if (c->map.nnodes == 1) return TC_ALG_NODE;
+    if (tc_plan_forced(c, ci) == TC_ALG_LEADER && c->blocked && c->minlocal >= 2 && c->all_sc)
+        return TC_ALG_LEADER;
+    return TC_ALG_CHAIN;
 }
 
 /* Topocoll's algorithm for @ci of @bytes on @c, or TC_ALG_NATIVE where
@@ -158,7 +176,7 @@ static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **w
     case TC_CI_REDUCE_SCATTER: return redscat_alg(c, ci, bytes, why);
     case TC_CI_BARRIER: return TC_ALG_DISSEMINATION;
     case TC_CI_SCAN:
-    case TC_CI_EXSCAN: return multi ? TC_ALG_CHAIN : TC_ALG_NODE;
+    case TC_CI_EXSCAN: return scan_alg(c, ci);
     default: break;
     }
     *why = no_sc;
