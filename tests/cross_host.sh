@@ -7,7 +7,8 @@
 #
 # Programs: test_bcast, test_reduce (Reduce and Allreduce), test_allgather,
 # test_barrier, test_nbsteps (nonblocking), test_nuioa (NIC-aware leaders),
-# test_errprop (an erroneous Bcast),
+# test_errprop (an erroneous Bcast), test_exchange, test_scan (also the node
+# prefix at 2x2), test_redscat (2x2, 2,2,1),
 # test_hsplit (hardware splits) and test_preload (LD_PRELOAD of
 # libtopocoll_pmpi.so).  Layouts (ranks per host): 2x2 (2,2), 3 hosts of 2,
 # 2 and 1 (2,2,1), 2x2 with TOPOCOLL_VIRTUAL_NODES=2 (two virtual nodes on
@@ -153,6 +154,17 @@ for layout in 2x2 3hosts_221 2x2_vnodes2; do
   # hosts hold as many ranks each; native otherwise) and Scan/Exscan
   [[ $mpi == mpich && $layout != 2x2 ]] || run "exchange_$layout" -- "${args[@]}" -- "$bin/test_exchange"
   [[ $layout != 2x2 ]] || run "scan_$layout" -- "${args[@]}" -- "$bin/test_scan"
+  # Reduce_scatter(_block): the slices' ring between hosts (2x2: topocoll
+  # must run them), native between unequal hosts (2,2,1); the node prefix
+  # Scan between hosts (2x2, asked for; Open MPI: one code path, 20 s under
+  # MPICH's busy polling)
+  rs=(--env TOPOCOLL_REDUCE_SCATTER_BLOCK_FLAT_MAX=0 --env TOPOCOLL_REDUCE_SCATTER_FLAT_MAX=0)
+  [[ $layout == 2x2 ]] && run "redscat_$layout" 'test_redscat np=.* 0 failed$' -- "${args[@]}" "${rs[@]}" \
+    -- "$bin/test_redscat" expect quick
+  [[ $layout == 3hosts_221 ]] && run "redscat_$layout" 'test_redscat np=.* 0 failed$' -- "${args[@]}" \
+    "${rs[@]}" -- "$bin/test_redscat" quick
+  [[ $layout != 2x2 || $mpi == mpich ]] || run "scan_leader_$layout" -- "${args[@]}" --env TOPOCOLL_SCAN_ALG=leader \
+    --env TOPOCOLL_EXSCAN_ALG=leader -- "$bin/test_scan"
   # (virtual nodes are named vn<k> on every host, so the test's grouping by
   # node name cannot hold across hosts: docs/limitations.md)
   [[ $layout == *vnodes* ]] || run "hsplit_$layout" 'test_hsplit np=.* 0 failed$' -- "${args[@]}" -- "$bin/test_hsplit"
