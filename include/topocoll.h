@@ -542,14 +542,15 @@ TOPOCOLL_API int topocoll_ialltoallv(const void *sendbuf, const int sendcounts[]
  * rank r; the same counts on every rank); rank r's @recvbuf gets its
  * block reduced over every process with @op.  MPI_IN_PLACE: the operand
  * is @recvbuf, whose first block gets the result.  On one node by single
- * copy: each process folds its own block of every process's exposed
- * operand (no message, no intermediate copy; canonical order for
- * non-commutative ops).  Several nodes with as many processes each,
- * commutative ops: each process folds, over its node, the blocks of the
- * processes with its local rank on every node, then those processes run
- * the MPI library's reduce-scatter among themselves (each node sends
- * (N-1)/N of the vector once, spread over its processes).  The datatype/op
- * pairs of topocoll_allreduce.  Passed to the native MPI: below
+ * copy, from 16 KiB blocks on average: each process folds its own block
+ * of every process's exposed operand (no message, no intermediate copy;
+ * canonical order for non-commutative ops).  Several nodes with as many
+ * processes each, commutative ops: each process folds, over its node, the
+ * blocks of the processes with its local rank on every node, then those
+ * processes run a ring reduce-scatter among themselves in 32 KiB messages
+ * (each node sends (N-1)/N of the vector once, spread over its
+ * processes).  The datatype/op pairs of topocoll_allreduce.  Passed to
+ * the native MPI: smaller blocks on one node, up to
  * TOPOCOLL_REDUCE_SCATTER[_BLOCK]_FLAT_MAX bytes (the whole vector) on
  * several nodes, unequal nodes, non-commutative ops across nodes,
  * datatypes topocoll does not reduce, intercommunicators.  Collective;

@@ -4,12 +4,11 @@
  * values computed here: double and float sums, int max, MPI_DOUBLE_INT
  * minloc (a pair type with a gap), a non-commutative user op (the left
  * operand wins: the result is rank 0's block, so any other order shows);
- * blocks of 1 to 70001 elements, counts per rank ((r + 1) x b, and a
- * shuffle with zero counts), MPI_IN_PLACE, MPI_COMM_WORLD, a dup and a
- * reversed split, blocking and nonblocking; a negative count must fail
- * with MPI_ERR_COUNT.  Bytes of the receive buffer beyond the block must
- * stay as they were.  The communicator's counters say whether topocoll
- * ran the calls (with "expect", on one node or on equal nodes, it must).
+ * blocks of 1 to 70001 elements, counts per rank ((r + 1) x b, a shuffle
+ * with zero counts, and odd ranks' zero: a slice with nothing), MPI_IN_PLACE, MPI_COMM_WORLD, a dup
+ * and a reversed split, blocking and nonblocking; a negative count must fail with MPI_ERR_COUNT.
+ * Bytes of the receive buffer beyond the block must stay as they were.  The communicator's counters
+ * say whether topocoll ran the calls (with "expect", on one node or on equal nodes, it must).
  *
  * Usage: test_redscat [expect] [quick]  (quick: blocks up to 1000 elements,
  * double sum and minloc only)
@@ -90,7 +89,8 @@ static int same(int typ, const char *p, int size, size_t i)
 }
 
 /* One call on @comm: @irregular (MPI_Reduce_scatter, rank r's count
- * (r + 1) x b, or with @shuffle 0 for every third and (size - r) x b) or
+ * (r + 1) x b, or with @shuffle 1 0 for every third and (size - r) x b,
+ * with 2 0 for odd ranks) or
  * the block form (b each); @inplace; @nb: the nonblocking call. */
 static void one(MPI_Comm comm, int typ, int irregular, int b, int shuffle, int inplace, int nb)
 {
@@ -100,7 +100,10 @@ static void one(MPI_Comm comm, int typ, int irregular, int b, int shuffle, int i
     int *cnt = malloc(sizeof(int) * (size_t)size);
     size_t total = 0, first = 0, es = esize(typ);
     for (int r = 0; r < size; r++) {
-        cnt[r] = !irregular ? b : shuffle ? (r % 3 == 1 ? 0 : (size - r) * b) : (r + 1) * b;
+        cnt[r] = !irregular     ? b
+                 : shuffle == 2 ? (r % 2 ? 0 : (r + 1) * b) /* a slice with no element */
+                 : shuffle      ? (r % 3 == 1 ? 0 : (size - r) * b)
+                                : (r + 1) * b;
         if (r < rank) first += (size_t)cnt[r];
         total += (size_t)cnt[r];
     }
@@ -162,6 +165,7 @@ static void cases(MPI_Comm comm)
                 one(comm, typ, 0, bs[bi], 0, 1, nb);
                 one(comm, typ, 1, bs[bi], (int)bi & 1, 0, nb);
                 one(comm, typ, 1, bs[bi], 1, (int)bi & 1, nb);
+                one(comm, typ, 1, bs[bi], 2, (int)bi & 1, nb);
             }
     one(comm, DSUM, 0, 0, 0, 0, 0); /* count 0: nothing to do */
 }

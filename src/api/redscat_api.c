@@ -2,8 +2,7 @@
  * api/redscat_api -- MPI_Reduce_scatter_block, MPI_Reduce_scatter and their
  * nonblocking forms (topocoll.h) over coll/redscat: the reduction's
  * screening over the whole vector (every rank holds the same counts, so
- * every rank decides alike), the table of the blocks (each rank's
- * elements and first element), then the operations table.
+ * every rank decides alike), then the operations table.
  *
  * Owns nothing beyond the calls.  May call: nbc/, coll/, base/, PMPI.
  */
@@ -12,7 +11,6 @@
 #include "../nbc/nbc.h"
 #include "api_int.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* One call's arguments: @counts NULL for the block form (@count a block). */
@@ -53,19 +51,6 @@ static int screen(const rs_call_t *x, tc_api_call_t *p)
                                  x->count, x->dt, x->op, x->comm, p);
 }
 
-/* The blocks' table: [size] elements, then [size] first elements. */
-static size_t *blocks(const rs_call_t *x, const tc_ctx_t *c)
-{
-    const int n = c->map.size;
-    size_t *b = malloc(2 * (size_t)n * sizeof(size_t)), at = 0;
-    for (int r = 0; b && r < n; r++) {
-        b[r] = (size_t)(x->irregular ? x->counts[r] : x->count);
-        b[n + r] = at;
-        at += b[r];
-    }
-    return b;
-}
-
 static int ci_of(const rs_call_t *x)
 {
     return x->irregular ? TC_CI_REDUCE_SCATTER : TC_CI_REDUCE_SCATTER_BLOCK;
@@ -85,21 +70,14 @@ static int run_blocking(const rs_call_t *x)
     }
     if (rc != TC_API_RUN) return rc;
     tc_ctx_t *c = p.ctx;
-    size_t *b = blocks(x, c);
-    tc_status_t st = TC_ERR_NOMEM;
-    if (b) {
-        const int n = c->map.size;
-        tc_nb_drain(c); /* this communicator's nonblocking operations come first */
-        tc_coll_args_t a = { .in = p.in,
-                             .out = x->recvbuf,
-                             .n = b[c->map.rank],
-                             .t = &p.t,
-                             .blocking = 1,
-                             .vlen = b,
-                             .voff = b + n };
-        st = tc_api_run(c, kind_of(x), &a);
-    }
-    free(b);
+    tc_nb_drain(c); /* this communicator's nonblocking operations come first */
+    tc_coll_args_t a = { .in = p.in,
+                         .out = x->recvbuf,
+                         .n = (size_t)x->count,
+                         .t = &p.t,
+                         .blocking = 1,
+                         .counts = x->irregular ? x->counts : NULL };
+    tc_status_t st = tc_api_run(c, kind_of(x), &a);
     return tc_api_finish(c, x->comm, st, x->name);
 }
 
@@ -114,19 +92,13 @@ static int run_nonblocking(const rs_call_t *x, MPI_Request *request)
         return native(x, request);
     }
     if (rc != TC_API_RUN) return rc;
-    size_t *b = blocks(x, p.ctx);
-    tc_nb_t *op = b ? tc_api_nb_new(&p, kind_of(x), x->name) : NULL;
-    if (!op) {
-        free(b);
-        return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
-    }
+    tc_nb_t *op = tc_api_nb_new(&p, kind_of(x), x->name);
+    if (!op) return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
     op->a.in = p.in;
     op->a.out = x->recvbuf;
-    op->a.n = b[p.ctx->map.rank];
+    op->a.n = (size_t)x->count;
     op->t = p.t;
-    op->a.vlen = b;
-    op->a.voff = b + p.ctx->map.size;
-    op->tmp[1] = (char *)b; /* the operation's now, freed when it completes */
+    op->a.counts = x->irregular ? x->counts : NULL; /* (MPI: unchanged until completion) */
     return tc_nb_start(op, request);
 }
 

@@ -163,7 +163,7 @@ static void vexchange_fini(tc_coll_state_t *st) { tc_vexchange_fini(&st->vexchan
 
 static tc_status_t redscat_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
-    return tc_redscat_init(&st->redscat, c, a->in, a->out, a->t, a->vlen, a->voff);
+    return tc_redscat_init(&st->redscat, c, a->in, a->out, a->t, a->counts, a->n);
 }
 static tc_status_t redscat_work(tc_coll_state_t *st, int exec)
 {

@@ -70,9 +70,8 @@ typedef struct tc_coll_args {
     int split;           /* split tree: leaf-side levels the application runs (S) */
     int blocking;        /* 1: a blocking call drives it (it may block in MPI calls) */
     const size_t *vlen;  /* the irregular exchanges (coll/vexchange): each rank's bytes, */
-    const size_t *voff;  /*   and byte offsets, where significant (else NULL); n: ours;
-                            the reduce-scatters (coll/redscat): each rank's block, elements
-                            and first element */
+    const size_t *voff;  /*   and byte offsets, where significant (else NULL); n: ours */
+    const int *counts;   /* the reduce-scatters: each rank's elements (NULL: n each) */
     const size_t *vstab; /* Alltoallv: our block for each rank, length and offset from in */
     size_t vspan;        /*   within vspan bytes */
 } tc_coll_args_t;

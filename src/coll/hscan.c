@@ -164,7 +164,14 @@ tc_status_t tc_hscan_work(tc_hscan_t *op)
 
 void tc_hscan_fini(tc_hscan_t *op)
 {
-    if (op->req != MPI_REQUEST_NULL) tc_req_abandon(&op->req, 1);
+    if (op->req != MPI_REQUEST_NULL) {
+        /* after a failure: a nonblocking collective cannot be cancelled
+         * (MPI 4.0 section 6.12); it is let go, and the buffers it may still
+         * write are left to it (the context, failed, is not kept) */
+        tc_ctx_buf_leave(op->ctx, TC_BUF_TREE_TMP);
+        tc_ctx_buf_leave(op->ctx, TC_BUF_NET);
+        op->ctx->net_dirty = 1;
+    }
     if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
     if (op->pcookie) tc_region_destroy(op->ctx->shm, op->pcookie);
     op->cookie = op->pcookie = 0;

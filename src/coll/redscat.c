@@ -42,7 +42,7 @@ static tc_status_t init_ring(tc_redscat_t *op, size_t *acc)
 }
 
 tc_status_t tc_redscat_init(tc_redscat_t *op, tc_ctx_t *ctx, const void *in, void *out,
-                            const tc_rtype_t *t, const size_t *cnt, const size_t *first)
+                            const tc_rtype_t *t, const int *counts, size_t count)
 {
     const tc_nodemap_t *m = &ctx->map;
     memset(op, 0, sizeof(*op));
@@ -50,18 +50,26 @@ tc_status_t tc_redscat_init(tc_redscat_t *op, tc_ctx_t *ctx, const void *in, voi
     op->t = *t;
     op->in = in;
     op->out = out;
-    op->cnt = cnt;
-    op->first = first;
     op->in_place = in == out;
-    op->seq = ++ctx->seq;
+    op->seq = ++ctx->seq; /* (first: a failure below is this call's, published) */
     op->state = ST_START;
     if (!ctx->shm) return TC_ERR_NOSUPPORT; /* (coll/plan: never alone on a node) */
     if (!(op->cookies = calloc((size_t)m->lsize, sizeof(uint64_t))) ||
+        !(op->cnt = malloc(2 * (size_t)m->size * sizeof(size_t))) ||
         tc_fold_scratch_get(ctx, &op->f) != 0)
         return TC_ERR_NOMEM;
-    size_t acc = op->in_place ? cnt[m->rank] : 0;
+    op->first = op->cnt + m->size;
+    size_t at = 0;
+    for (int r = 0; r < m->size; r++) {
+        op->cnt[r] = counts ? (size_t)counts[r] : count;
+        op->first[r] = at;
+        at += op->cnt[r];
+    }
+    size_t acc = op->in_place ? op->cnt[m->rank] : 0;
     if (m->nnodes > 1) TC_RETURN_IF_FAILED(init_ring(op, &acc));
-    if (acc && !(op->acc = tc_ctx_buf(ctx, TC_BUF_NET, tc_span(t, acc)))) return TC_ERR_NOMEM;
+    /* (several nodes: a buffer even when our slice's blocks are empty) */
+    if ((acc || m->nnodes > 1) && !(op->acc = tc_ctx_buf(ctx, TC_BUF_NET, tc_span(t, acc) + 1)))
+        return TC_ERR_NOMEM;
     return TC_OK;
 }
 
@@ -175,7 +183,7 @@ static tc_status_t net(tc_redscat_t *op)
         }
     }
     if (op->in_place && !tc_shm_all_done(op->ctx->shm, op->seq)) return TC_INPROGRESS;
-    memcpy(op->out, op->acc + op->boff[r] * ext, tc_span(&op->t, bcount(op, r)));
+    if (bcount(op, r)) memcpy(op->out, op->acc + op->boff[r] * ext, tc_span(&op->t, bcount(op, r)));
     return TC_OK;
 }
 
@@ -216,10 +224,12 @@ void tc_redscat_fini(tc_redscat_t *op)
     op->cookie = 0;
     tc_fold_scratch_put(&op->f);
     free(op->cookies);
+    free(op->cnt);
     free(op->rank_at);
     free(op->boff);
     free(op->rreq);
     op->cookies = NULL;
+    op->cnt = op->first = NULL;
     op->rank_at = NULL;
     op->boff = NULL;
     op->rreq = op->sreq = NULL;

@@ -44,10 +44,10 @@
 typedef struct tc_redscat {
     tc_ctx_t *ctx;
     tc_rtype_t t;
-    const char *in;      /* our operand: every rank's block, in rank order */
-    char *out;           /* our block's result */
-    const size_t *cnt;   /* [size] elements of each rank's block (the caller's until fini) */
-    const size_t *first; /* [size] its first element in the operand */
+    const char *in; /* our operand: every rank's block, in rank order */
+    char *out;      /* our block's result */
+    size_t *cnt;    /* [size] elements of each rank's block (owned) */
+    size_t *first;  /* [size] its first element in the operand */
     int state, in_place;
     /* several nodes: the ring */
     size_t *boff;                   /* [nnodes] each slice block's first element in acc */
@@ -64,13 +64,14 @@ typedef struct tc_redscat {
     int *rank_at; /* [nnodes] several nodes: the rank with our local rank on each node */
 } tc_redscat_t;
 
-/** Prepare a reduce-scatter on @ctx of @t: @in (the operand, the blocks
- *  @cnt[r] elements long at element @first[r]; @in == @out for
- *  MPI_IN_PLACE) into @out (cnt[rank] elements).  Several nodes: every
- *  node has ctx->minlocal processes and @t is commutative (coll/plan
- *  decides).  TC_OK or TC_ERR_NOMEM (call fini either way). */
+/** Prepare a reduce-scatter on @ctx of @t: @in (the operand: rank r's
+ *  block of @counts[r] elements, or @count each when @counts is NULL, in
+ *  rank order; @in == @out for MPI_IN_PLACE) into @out (our block).
+ *  @counts: the caller's until fini.  Several nodes: every node has
+ *  ctx->minlocal processes and @t is commutative (coll/plan decides).
+ *  TC_OK or TC_ERR_NOMEM (call fini either way). */
 tc_status_t tc_redscat_init(tc_redscat_t *op, tc_ctx_t *ctx, const void *in, void *out,
-                            const tc_rtype_t *t, const size_t *cnt, const size_t *first);
+                            const tc_rtype_t *t, const int *counts, size_t count);
 /** Advance: TC_INPROGRESS until TC_OK or a failure (base/status). */
 tc_status_t tc_redscat_work(tc_redscat_t *op);
 void tc_redscat_fini(tc_redscat_t *op);
