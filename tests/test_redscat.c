@@ -165,7 +165,7 @@ static void cases(MPI_Comm comm)
                 one(comm, typ, 0, bs[bi], 0, 1, nb);
                 one(comm, typ, 1, bs[bi], (int)bi & 1, 0, nb);
                 one(comm, typ, 1, bs[bi], 1, (int)bi & 1, nb);
-                one(comm, typ, 1, bs[bi], 2, (int)bi & 1, nb);
+                one(comm, typ, 1, bs[bi], 2, 0, nb); /* (not in place: MPICH's own aborts) */
             }
     one(comm, DSUM, 0, 0, 0, 0, 0); /* count 0: nothing to do */
 }
