@@ -605,6 +605,84 @@ TOPOCOLL_API int topocoll_testsome(int count, MPI_Request requests[], int *outco
                                    MPI_Status statuses[]);
 TOPOCOLL_API int topocoll_request_get_status(MPI_Request request, int *flag, MPI_Status *status);
 
+/**
+ * Persistent collectives (MPI-4.0 section 6.13): MPI_<Coll>_init semantics
+ * (MPICH 4; Open MPI 4.1's MPIX_<Coll>_init), the arguments of the
+ * blocking call then @info (ignored) and @request.  Local.  The screening
+ * and the plan are made here, once: where topocoll runs the call, the
+ * request is topocoll's and each topocoll_start queues the same operation
+ * again (no screening, plan, allocation or MPI request per start); where the native MPI runs it
+ * (the cases of the blocking call, a communicator whose context is not
+ * built yet, non-contiguous buffers), the request is the native MPI's
+ * persistent request.  Buffers, counts and displacements belong to the
+ * request from here until it is freed.  Start with topocoll_start /
+ * topocoll_startall, complete with topocoll_wait & co. (which return an
+ * inactive request's empty status at once), free with
+ * topocoll_request_free.  Errors: as the nonblocking call; MPI_Start on
+ * an active request gives MPI_ERR_REQUEST, on one whose communicator was
+ * freed MPI_ERR_COMM.  Thread safety: as the MPI calls.
+ */
+TOPOCOLL_API int topocoll_bcast_init(void *buffer, int count, MPI_Datatype datatype, int root,
+                                     MPI_Comm comm, MPI_Info info, MPI_Request *request);
+TOPOCOLL_API int topocoll_barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
+TOPOCOLL_API int topocoll_reduce_init(const void *sendbuf, void *recvbuf, int count,
+                                      MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                      MPI_Info info, MPI_Request *request);
+TOPOCOLL_API int topocoll_allreduce_init(const void *sendbuf, void *recvbuf, int count,
+                                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                         MPI_Info info, MPI_Request *request);
+TOPOCOLL_API int topocoll_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                         void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                         MPI_Comm comm, MPI_Info info, MPI_Request *request);
+TOPOCOLL_API int topocoll_scan_init(const void *sendbuf, void *recvbuf, int count,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *request);
+TOPOCOLL_API int topocoll_exscan_init(const void *sendbuf, void *recvbuf, int count,
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                      MPI_Info info, MPI_Request *request);
+TOPOCOLL_API int topocoll_gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                      MPI_Comm comm, MPI_Info info, MPI_Request *request);
+TOPOCOLL_API int topocoll_scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                       int root, MPI_Comm comm, MPI_Info info,
+                                       MPI_Request *request);
+TOPOCOLL_API int topocoll_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                        MPI_Comm comm, MPI_Info info, MPI_Request *request);
+TOPOCOLL_API int topocoll_gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void *recvbuf, const int recvcounts[], const int displs[],
+                                       MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                       MPI_Info info, MPI_Request *request);
+TOPOCOLL_API int topocoll_scatterv_init(const void *sendbuf, const int sendcounts[],
+                                        const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                                        int recvcount, MPI_Datatype recvtype, int root,
+                                        MPI_Comm comm, MPI_Info info, MPI_Request *request);
+TOPOCOLL_API int topocoll_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                          void *recvbuf, const int recvcounts[], const int displs[],
+                                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                          MPI_Request *request);
+TOPOCOLL_API int topocoll_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                         const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                         const int recvcounts[], const int rdispls[],
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                         MPI_Request *request);
+TOPOCOLL_API int topocoll_reduce_scatter_block_init(const void *sendbuf, void *recvbuf,
+                                                    int recvcount, MPI_Datatype datatype, MPI_Op op,
+                                                    MPI_Comm comm, MPI_Info info,
+                                                    MPI_Request *request);
+TOPOCOLL_API int topocoll_reduce_scatter_init(const void *sendbuf, void *recvbuf,
+                                              const int recvcounts[], MPI_Datatype datatype,
+                                              MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                              MPI_Request *request);
+/** MPI_Start, MPI_Startall, MPI_Request_free semantics (MPI-4.0 sections
+ *  3.9, 3.7.3) for topocoll's persistent requests and native ones alike;
+ *  freeing an active persistent collective request (erroneous) waits for
+ *  it first. */
+TOPOCOLL_API int topocoll_start(MPI_Request *request);
+TOPOCOLL_API int topocoll_startall(int count, MPI_Request requests[]);
+TOPOCOLL_API int topocoll_request_free(MPI_Request *request);
+
 /** The thread level to ask MPI_Init_thread for: MPI_THREAD_MULTIPLE when
  *  TOPOCOLL_COMM_CORES > 0, else @required. */
 TOPOCOLL_API int topocoll_progress_thread_level(int required);

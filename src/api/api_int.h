@@ -29,6 +29,7 @@
 #include "../coll/op.h"
 #include "../coll/plan.h"
 #include "../coll/xtune.h"
+#include "../nbc/nbc.h"
 
 #include <mpi.h>
 #include <stddef.h>
@@ -40,6 +41,11 @@ enum {
     TC_API_NATIVE = -2, /* the native MPI runs it: the plan says why */
     TC_API_NOTHING = -3 /* nothing to move: MPI_SUCCESS (or the native's trivial request) */
 };
+
+/* A nonblocking call's native start @call; while topocoll_*_init makes a
+ * persistent request (nbc.h), TC_NB_PERSIST_NATIVE instead: the init then
+ * makes the native MPI's persistent request. */
+#define TC_API_INATIVE(call) (tc_nb_persist_pending() ? TC_NB_PERSIST_NATIVE : (call))
 
 /* A screened call, and its plan (coll/plan) once chosen. */
 typedef struct tc_api_call {

@@ -163,6 +163,7 @@ static tc_status_t buffers(const xc_call_t *x, const tc_api_call_t *plan, const 
 
 static int native(const xc_call_t *x, MPI_Request *request)
 {
+    if (request && tc_nb_persist_pending()) return TC_NB_PERSIST_NATIVE;
     if (x->kind == TC_XC_GATHER)
         return request ? PMPI_Igather(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf,
                                       x->recvcount, x->recvtype, x->root, x->comm, request)

@@ -81,7 +81,7 @@ int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MP
     rc = tc_api_choose(rc, &p, TC_CI_BCAST, NULL);
     if (rc != TC_API_RUN) { /* (nothing to move: the native call's trivial request) */
         tc_api_native("MPI_Ibcast", &p, TC_STAT_BCAST);
-        return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
+        return TC_API_INATIVE(PMPI_Ibcast(buffer, count, datatype, root, comm, request));
     }
     tc_ctx_t *c = p.ctx;
     /* with communication cores: the split tree (progress-threads paper,
@@ -107,13 +107,13 @@ int topocoll_ibarrier(MPI_Comm comm, MPI_Request *request)
     int size, inter = 0;
     if (!request || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
         inter || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
-        return PMPI_Ibarrier(comm, request);
-    if (size == 1) return PMPI_Ibarrier(comm, request);
+        return TC_API_INATIVE(PMPI_Ibarrier(comm, request));
+    if (size == 1) return TC_API_INATIVE(PMPI_Ibarrier(comm, request));
     tc_api_call_t p = { .ctx = tc_ctx_get(comm, 0, 1) };
-    if (!p.ctx || !p.ctx->enabled) return PMPI_Ibarrier(comm, request);
+    if (!p.ctx || !p.ctx->enabled) return TC_API_INATIVE(PMPI_Ibarrier(comm, request));
     if (tc_api_choose(TC_API_RUN, &p, TC_CI_BARRIER, NULL) == TC_API_NATIVE) {
         tc_api_native("MPI_Ibarrier", &p, TC_STAT_BARRIER);
-        return PMPI_Ibarrier(comm, request);
+        return TC_API_INATIVE(PMPI_Ibarrier(comm, request));
     }
     tc_nb_t *op = tc_api_nb_new(&p, TC_COLL_BARRIER, "MPI_Ibarrier");
     if (!op) return nb_nomem(p.ctx, comm, "MPI_Ibarrier");
@@ -130,7 +130,8 @@ int topocoll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     rc = tc_api_choose(rc, &p, TC_CI_REDUCE, NULL);
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Ireduce", &p, TC_STAT_REDUCE);
-        return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op_, root, comm, request);
+        return TC_API_INATIVE(
+            PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op_, root, comm, request));
     }
     if (rc != TC_API_RUN) return rc;
     int tree = p.ctx->cfg->nbc_split_tree && p.t.commutative;
@@ -165,7 +166,8 @@ int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
         rc = TC_API_NATIVE;
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Iallreduce", &p, TC_STAT_ALLREDUCE);
-        return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op_, comm, request);
+        return TC_API_INATIVE(
+            PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op_, comm, request));
     }
     if (rc != TC_API_RUN) return rc;
     return nb_reduction(&p, tree ? TC_COLL_TREE_ALLREDUCE : TC_COLL_ALLREDUCE, "MPI_Iallreduce",
@@ -182,8 +184,8 @@ int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     rc = tc_api_choose(rc, &p, TC_CI_ALLGATHER, NULL);
     if (rc == TC_API_NATIVE) {
         tc_api_native("MPI_Iallgather", &p, TC_STAT_ALLGATHER);
-        return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                               request);
+        return TC_API_INATIVE(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                              recvtype, comm, request));
     }
     if (rc != TC_API_RUN) return rc;
     tc_nb_t *op = tc_api_nb_new(&p, TC_COLL_ALLGATHER, "MPI_Iallgather");
@@ -212,8 +214,9 @@ static int iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     rc = tc_api_choose(rc, &p, exclusive ? TC_CI_EXSCAN : TC_CI_SCAN, NULL);
     if (rc == TC_API_NATIVE) {
         tc_api_native(call, &p, stat);
-        return exclusive ? PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op_, comm, request)
-                         : PMPI_Iscan(sendbuf, recvbuf, count, datatype, op_, comm, request);
+        return TC_API_INATIVE(
+            exclusive ? PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op_, comm, request)
+                      : PMPI_Iscan(sendbuf, recvbuf, count, datatype, op_, comm, request));
     }
     if (rc != TC_API_RUN) return rc;
     return nb_reduction(&p, tc_api_scan_kind(&p, exclusive), call, recvbuf, count, 0, 0, comm,

@@ -28,6 +28,7 @@ typedef struct rs_call {
 
 static int native(const rs_call_t *x, MPI_Request *request)
 {
+    if (request && tc_nb_persist_pending()) return TC_NB_PERSIST_NATIVE;
     if (x->irregular)
         return request
                    ? PMPI_Ireduce_scatter(x->sendbuf, x->recvbuf, x->counts, x->dt, x->op, x->comm,

@@ -383,6 +383,7 @@ static tc_status_t buffers(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b)
 /* The native call (blocking when !@request). */
 static int native(const vx_call_t *x, MPI_Request *request)
 {
+    if (request && tc_nb_persist_pending()) return TC_NB_PERSIST_NATIVE;
     switch (x->kind) {
     case TC_VX_GATHERV:
         return request ? PMPI_Igatherv(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf, x->counts,

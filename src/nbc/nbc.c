@@ -2,6 +2,7 @@
 #include "nbc.h"
 
 #include "../base/sync.h"
+#include "nbc_int.h"
 #include "../topo/loc.h"
 #include "../xfer/region.h"
 
@@ -52,6 +53,8 @@ static struct {
            .once = PTHREAD_ONCE_INIT };
 
 static void release_ctx(tc_ctx_t *c);
+static void adopt_direct(void);
+static void list_queue_locked(struct tc_nb_queue *q);
 
 /* Once per process: the spin count, and the engine's hook on contexts
  * that go. */
@@ -70,6 +73,7 @@ static int waiter_spin(void)
 
 void tc_nb_threads_attach(int shares_core)
 {
+    adopt_direct();
     atomic_store_explicit(&g_nb.thread_yields, shares_core, memory_order_relaxed);
     atomic_store_explicit(&g_nb.threads, 1, memory_order_release);
 }
@@ -239,6 +243,14 @@ static void complete_list(tc_nb_t *fin)
         tc_nb_t *op = fin;
         fin = op->next;
         int rc = op_error(op);
+        if (op->persistent) { /* no copies, no request: its done flag */
+            atomic_store_explicit(&op->rc, rc, memory_order_relaxed);
+            atomic_fetch_sub_explicit(&g_nb.outstanding, 1, memory_order_release);
+            /* release: the operation's writes to the application's buffers
+             * (and rc) before done; the completion calls read it acquire */
+            atomic_store_explicit(&op->done, 1, memory_order_release);
+            continue;
+        }
         if (rc == MPI_SUCCESS && op->ubuf) {
             int pos = 0, psize = 0;
             PMPI_Pack_size(op->ucount, op->utype, MPI_COMM_SELF, &psize);
@@ -271,14 +283,136 @@ static int progress_pass(int block)
     return 1;
 }
 
+/* ---- Direct starts of persistent operations ----------------------------------
+
+ * A persistent operation started while the engine is idle (nothing
+ * outstanding, no progress thread, the MPI library below
+ * MPI_THREAD_MULTIPLE) runs on the application's thread as a blocking
+ * call does (one at a time): its start inits it and advances it once, its completion
+ * call advances it to the end, with no lock and no queue.  Whatever would
+ * need the engine (another operation started, a blocking collective's
+ * drain, a progress call, a completion call over other requests) first
+ * hands every direct operation to its queue, where it goes on as any
+ * other.  The list is the application thread's only (no
+ * MPI_THREAD_MULTIPLE, no progress thread). */
+static tc_nb_t *g_direct;       /* the direct operations, through ->next */
+static _Atomic int g_ndirect;   /* how many (read by tc_nb_outstanding) */
+static int g_direct_level = -1; /* 1: the thread level allows them (set once) */
+
+static int direct_allowed(void)
+{
+    if (g_direct_level < 0) {
+        int lvl = MPI_THREAD_MULTIPLE;
+        if (PMPI_Query_thread(&lvl) != MPI_SUCCESS) lvl = MPI_THREAD_MULTIPLE;
+        g_direct_level = lvl != MPI_THREAD_MULTIPLE;
+    }
+    return g_direct_level && !atomic_load_explicit(&g_nb.threads, memory_order_acquire) &&
+           tc_nb_outstanding() == 0; /* (one direct operation at a time) */
+}
+
+static void direct_unlink(tc_nb_t *op)
+{
+    for (tc_nb_t **pp = &g_direct; *pp; pp = &(*pp)->next)
+        if (*pp == op) {
+            *pp = op->next;
+            break;
+        }
+    op->next = NULL;
+    op->direct = 0;
+    atomic_fetch_sub_explicit(&g_ndirect, 1, memory_order_relaxed);
+}
+
+/* Hand direct @op (running, or failed: @st) to the head of its queue (the
+ * queue is empty of others: they start after this). */
+static void adopt(tc_nb_t *op, tc_status_t st)
+{
+    direct_unlink(op);
+    tc_nb_queue_t *q = op->q;
+    atomic_fetch_add_explicit(&g_nb.outstanding, 1, memory_order_relaxed);
+    pthread_mutex_lock(&g_nb.lock);
+    op->st = st;
+    op->state = st == TC_INPROGRESS ? NB_RUNNING : NB_DRAINING;
+    op->next = q->head;
+    q->head = op;
+    if (!q->tail) q->tail = op;
+    list_queue_locked(q);
+    pthread_mutex_unlock(&g_nb.lock);
+}
+
+static void adopt_direct(void)
+{
+    while (g_direct) adopt(g_direct, TC_INPROGRESS);
+}
+
+/* Direct @op ended with @st: finished here as finish_locked does, or, a
+ * failure with network traffic to drain, handed to its queue. */
+static void direct_end(tc_nb_t *op, tc_status_t st)
+{
+    tc_ctx_t *c = op->ctx;
+    if (st < 0) st = tc_cctl_settle(c->shm, c->seq, st);
+    if (st < 0 && op->ops->drain) {
+        adopt(op, st); /* (the engine drains it and completes it) */
+        return;
+    }
+    direct_unlink(op);
+    op->ops->fini(&op->u);
+    c->stat[op->ops->stat].calls++;
+    if (st != TC_OK) tc_ctx_failed(c, 0);
+    op->st = st;
+    op->state = NB_FINISHED;
+    atomic_store_explicit(&op->rc, op_error(op), memory_order_relaxed);
+    atomic_store_explicit(&op->done, 1, memory_order_release);
+}
+
+void tc_nb_direct_advance(tc_nb_t *op, int wait)
+{
+    tc_backoff_t b;
+    tc_backoff_init(&b, op->ctx->spin);
+    b.nap_us = op->ctx->nap;
+    while (op->direct) {
+        tc_status_t st = op->ops->work(&op->u, TC_EXEC_ANY);
+        /* the way out of every wait: a local process failed it */
+        if (st == TC_INPROGRESS && (st = tc_cctl_peer_failed(op->ctx->shm, op->ctx->seq)) == TC_OK)
+            st = TC_INPROGRESS;
+        if (st != TC_INPROGRESS) {
+            direct_end(op, st);
+            return;
+        }
+        if (!wait) return;
+        tc_backoff(&b);
+    }
+}
+
+void tc_nb_restart(tc_nb_t *op)
+{
+    if (!direct_allowed() || op->ops->leaves_done) {
+        tc_nb_enqueue(op);
+        return;
+    }
+    op->direct = 1;
+    op->state = NB_RUNNING;
+    op->next = g_direct;
+    g_direct = op;
+    atomic_fetch_add_explicit(&g_ndirect, 1, memory_order_relaxed);
+    op->ctx->stat[op->ops->stat].nonblocking++;
+    tc_status_t st = op->ops->init(&op->u, op->ctx, &op->a);
+    if (st != TC_OK) {
+        direct_end(op, st);
+        return;
+    }
+    tc_nb_direct_advance(op, 0); /* (publishes what the others read) */
+}
+
 int tc_nb_outstanding(void)
 {
-    return atomic_load_explicit(&g_nb.outstanding, memory_order_acquire);
+    return atomic_load_explicit(&g_nb.outstanding, memory_order_acquire) +
+           atomic_load_explicit(&g_ndirect, memory_order_relaxed);
 }
 
 int tc_nb_progress(void)
 {
     if (tc_nb_outstanding() == 0) return 0;
+    adopt_direct();
     progress_pass(0);
     return tc_nb_outstanding();
 }
@@ -304,9 +438,12 @@ void tc_nb_wake(void)
     pthread_mutex_unlock(&g_nb.lock);
 }
 
+int tc_nb_spin(void) { return waiter_spin(); }
+
 void tc_nb_drain(tc_ctx_t *c)
 {
     if (tc_nb_outstanding() == 0) return;
+    adopt_direct();
     tc_backoff_t b;
     tc_backoff_init(&b, waiter_spin());
     for (;;) {
@@ -343,6 +480,7 @@ static void release_ctx(tc_ctx_t *c)
         }
     pthread_mutex_unlock(&g_nb.lock);
     free(q);
+    tc_nb_persist_orphan(c); /* its persistent requests can no longer start */
 }
 
 /* Put @q on the active list (once) and wake a sleeping progress thread.
@@ -396,8 +534,14 @@ int tc_nb_start(tc_nb_t *op, MPI_Request *req)
     pthread_mutex_lock(&g_nb.lock);
     tc_nb_queue_t *q = queue_of_locked(op->ctx, 1);
     pthread_mutex_unlock(&g_nb.lock);
-    int rc =
-        q ? PMPI_Grequest_start(greq_query, greq_free, greq_cancel, op, &op->greq) : MPI_ERR_NO_MEM;
+    op->q = q;
+    op->rank = op->ctx->map.rank;
+    int rc;
+    if (tc_nb_persist_taking())
+        rc = q ? tc_nb_persist_make(op, req) : MPI_ERR_NO_MEM;
+    else
+        rc = q ? PMPI_Grequest_start(greq_query, greq_free, greq_cancel, op, &op->greq)
+               : MPI_ERR_NO_MEM;
     if (rc != MPI_SUCCESS) {
         free(op->tmp[0]);
         free(op->tmp[1]);
@@ -405,10 +549,18 @@ int tc_nb_start(tc_nb_t *op, MPI_Request *req)
         free(op);
         return rc;
     }
+    if (op->persistent) return MPI_SUCCESS; /* made, not started */
     *req = op->greq;
     atomic_store_explicit(&op->refs, 2, memory_order_relaxed);
-    op->q = q;
-    op->rank = op->ctx->map.rank;
+    tc_nb_enqueue(op);
+    return MPI_SUCCESS;
+}
+
+void tc_nb_enqueue(tc_nb_t *op)
+{
+    adopt_direct(); /* (they run before it) */
+    tc_nb_queue_t *q = op->q;
+    op->state = NB_QUEUED;
     atomic_fetch_add_explicit(&g_nb.outstanding, 1, memory_order_relaxed);
     pthread_mutex_lock(&g_nb.lock);
     op->ctx->stat[op->ops->stat].nonblocking++;
@@ -424,12 +576,12 @@ int tc_nb_start(tc_nb_t *op, MPI_Request *req)
     progress_pass(0);
     if (op->ops->leaves_done && atomic_load_explicit(&g_nb.threads, memory_order_acquire))
         run_leaves(op);
-    return MPI_SUCCESS;
 }
 
 void tc_nb_watch(tc_ctx_t *c)
 {
     if (!c) return;
+    adopt_direct();
     pthread_once(&g_nb.once, engine_init);
     pthread_mutex_lock(&g_nb.lock);
     tc_nb_queue_t *q = queue_of_locked(c, 1);
@@ -462,54 +614,83 @@ void tc_nb_watch(tc_ctx_t *c)
 
 int tc_nb_wait(MPI_Request *req, MPI_Status *st)
 {
+    if (tc_np_any(1, req)) return tc_np_wait(req, st);
     int flag = 0;
     WAIT_LOOP(PMPI_Test(req, &flag, st), flag, PMPI_Wait(req, st));
 }
 
 int tc_nb_test(MPI_Request *req, int *flag, MPI_Status *st)
 {
+    if (tc_np_any(1, req)) return tc_np_test(req, flag, st);
     tc_nb_progress();
     return PMPI_Test(req, flag, st);
 }
 
+int tc_nb_native_testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
+{
+    /* Not PMPI_Testall: MPICH 4.0.2's returns MPI_ERR_IN_STATUS, through
+     * the error handler, for a persistent collective request that
+     * completed.  Each request's status is read without freeing it; once
+     * all completed, the native Waitall returns at once. */
+    for (int i = 0; i < n; i++) {
+        int f = 0, rc = reqs[i] == MPI_REQUEST_NULL
+                            ? MPI_SUCCESS
+                            : PMPI_Request_get_status(reqs[i], &f, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) return rc;
+        if (reqs[i] != MPI_REQUEST_NULL && !f) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    return PMPI_Waitall(n, reqs, sts);
+}
+
 int tc_nb_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
+    if (tc_np_any(n, reqs)) return tc_np_all(n, reqs, NULL, sts);
     int flag = 0;
-    WAIT_LOOP(PMPI_Testall(n, reqs, &flag, sts), flag, PMPI_Waitall(n, reqs, sts));
+    WAIT_LOOP(tc_nb_native_testall(n, reqs, &flag, sts), flag, PMPI_Waitall(n, reqs, sts));
 }
 
 int tc_nb_testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
+    if (tc_np_any(n, reqs)) return tc_np_all(n, reqs, flag, sts);
     tc_nb_progress();
-    return PMPI_Testall(n, reqs, flag, sts);
+    return tc_nb_native_testall(n, reqs, flag, sts);
 }
 
 int tc_nb_waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
 {
+    if (tc_np_any(n, reqs)) return tc_np_any_of(n, reqs, index, NULL, st);
     int flag = 0;
     WAIT_LOOP(PMPI_Testany(n, reqs, index, &flag, st), flag, PMPI_Waitany(n, reqs, index, st));
 }
 
 int tc_nb_testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
 {
+    if (tc_np_any(n, reqs)) return tc_np_any_of(n, reqs, index, flag, st);
     tc_nb_progress();
     return PMPI_Testany(n, reqs, index, flag, st);
 }
 
 int tc_nb_waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
+    if (tc_np_any(n, reqs)) return tc_np_some(n, reqs, outcount, idx, sts, 1);
     WAIT_LOOP(PMPI_Testsome(n, reqs, outcount, idx, sts), *outcount != 0,
               PMPI_Waitsome(n, reqs, outcount, idx, sts));
 }
 
 int tc_nb_testsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
+    if (tc_np_any(n, reqs)) return tc_np_some(n, reqs, outcount, idx, sts, 0);
     tc_nb_progress();
     return PMPI_Testsome(n, reqs, outcount, idx, sts);
 }
 
 int tc_nb_request_get_status(MPI_Request req, int *flag, MPI_Status *st)
 {
+    if (tc_np_any(1, &req)) return tc_np_get_status(req, flag, st);
     tc_nb_progress();
     return PMPI_Request_get_status(req, flag, st);
 }

@@ -70,8 +70,19 @@ typedef struct tc_nb {
     void *ubuf;
     int ucount;
     MPI_Datatype utype;
-    char *tmp[2];      /* owned copies, freed when the operation completes */
-    tc_coll_state_t u; /* the operation's state (not zeroed: its init sets it) */
+    char *tmp[2]; /* owned copies, freed when the operation completes */
+    /* persistent (MPI 4.0 section 6.13): made once, started many times */
+    int persistent;      /* 1: greq is the application's handle, never completed
+                            until the request is freed (nbc/persist) */
+    int active;          /* started and not yet completed toward the
+                            application (its thread) */
+    int direct;          /* running on the application's thread, outside the
+                            queues (nbc.c: direct starts) */
+    _Atomic int done;    /* finished this start: written (release) by whoever
+                            completed it, read (acquire) by the completion calls */
+    struct tc_nb *pnext; /* the persistent table's chain (nbc/persist) */
+    MPI_Comm ucomm;      /* persistent: the application's communicator (errors) */
+    tc_coll_state_t u;   /* the operation's state (not zeroed: its init sets it) */
 } tc_nb_t;
 
 /** A new operation of @kind (tc_coll_kind_t) on @ctx (enabled), started by
@@ -83,6 +94,46 @@ tc_nb_t *tc_nb_new(tc_ctx_t *ctx, int kind, const char *call);
  *  application's request in @req and advance what can be advanced now.
  *  MPI_SUCCESS or an MPI error code (op released).  Local. */
 int tc_nb_start(tc_nb_t *op, MPI_Request *req);
+
+/* ---- Persistent operations (MPI 4.0 section 6.13; nbc/persist.c) ------------
+
+ * topocoll_*_init runs the nonblocking call with the persistent mode on
+ * (tc_nb_persist_next): the screening and the plan are made once, and the
+ * operation tc_nb_start would have queued becomes a persistent request
+ * instead, started by tc_nb_pstart as often as the application likes with
+ * no screening, no plan, no allocation and no MPI request per start.  A
+ * call that would go native or needs packed copies (non-contiguous
+ * buffers, which must be packed at each start) returns
+ * TC_NB_PERSIST_NATIVE and the binding makes the native persistent
+ * request.  The application's handle is a generalized request that
+ * completes only when it is freed; the completion calls below recognise
+ * it. */
+
+/** tc_nb_start's answer in the persistent mode when the call must go to
+ *  the native MPI's persistent request (never an MPI error code). */
+#define TC_NB_PERSIST_NATIVE (-7013)
+
+/** @on: the next tc_nb_start on this thread makes a persistent request;
+ *  0: the mode ends (whether or not a start took it). */
+void tc_nb_persist_next(int on);
+/** 1 while the persistent mode is on (the API's native branches then
+ *  answer TC_NB_PERSIST_NATIVE instead of starting a native call). */
+int tc_nb_persist_pending(void);
+
+/** MPI_Start on @req: 1 and *@rc set if @req is a persistent request of
+ *  topocoll's (started, or an MPI error code: already active
+ *  (MPI_ERR_REQUEST), its communicator freed (MPI_ERR_COMM), with the
+ *  communicator whose handler to raise it through in *@comm); 0 if it is
+ *  not one (the caller passes it to PMPI_Start).  Local. */
+int tc_nb_pstart(MPI_Request req, int *rc, MPI_Comm *comm);
+/** The communicator of persistent request @req (made by topocoll_*_init),
+ *  whose error handler a failed start raises (set by the init). */
+void tc_nb_persist_comm(MPI_Request req, MPI_Comm comm);
+
+/** MPI_Request_free on @req: 1 and *@rc set if it was topocoll's
+ *  persistent request (an active one is completed first; *@req becomes
+ *  MPI_REQUEST_NULL); 0 if not.  Local but for that wait. */
+int tc_nb_pfree(MPI_Request *req, int *rc);
 
 /** Advance every outstanding operation of this process once and complete
  *  the finished ones toward MPI.  Returns the number still outstanding.

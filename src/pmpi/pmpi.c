@@ -10,6 +10,10 @@
 
 #include "shapes.h"
 
+#if defined(OPEN_MPI)
+#include <mpi-ext.h>
+#endif
+
 #include <time.h>
 
 /* Every function defined below is an MPI_* function it interposes: exported
@@ -46,6 +50,32 @@ static double now(void)
     }
 #include "../base/colls.def"
 #undef TC_COLL
+
+/* ---- Persistent collectives (MPI 4.0 section 6.13): MPI_<Coll>_init in an
+ * MPI 4 library (MPICH), MPIX_<Coll>_init in Open MPI 4.1's mpi-ext.h;
+ * MPI_Start & co. start, and the completion calls complete, topocoll's
+ * persistent requests and native ones alike. -------------------------------- */
+#if defined(OPEN_MPI) && defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define TC_COLL(ID, Name, lower, SHAPE, ...)                                   \
+    int MPIX_##Name##_init(S_##SHAPE##_C, MPI_Info info, MPI_Request *request) \
+    {                                                                          \
+        return topocoll_##lower##_init(S_##SHAPE##_ARGS, info, request);       \
+    }
+#include "../base/colls.def"
+#undef TC_COLL
+#elif !defined(OPEN_MPI) && MPI_VERSION >= 4
+#define TC_COLL(ID, Name, lower, SHAPE, ...)                                  \
+    int MPI_##Name##_init(S_##SHAPE##_C, MPI_Info info, MPI_Request *request) \
+    {                                                                         \
+        return topocoll_##lower##_init(S_##SHAPE##_ARGS, info, request);      \
+    }
+#include "../base/colls.def"
+#undef TC_COLL
+#endif
+
+int MPI_Start(MPI_Request *request) { return topocoll_start(request); }
+int MPI_Startall(int count, MPI_Request requests[]) { return topocoll_startall(count, requests); }
+int MPI_Request_free(MPI_Request *request) { return topocoll_request_free(request); }
 
 /* ---- The completion calls (they progress topocoll's nonblocking operations) -- */
 

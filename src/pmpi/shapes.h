@@ -1,9 +1,8 @@
 /*
  * pmpi/shapes -- the argument lists of the registry's shapes
  * (base/colls.def), for the C interposition (pmpi.c) and Open MPI's
- * Fortran entry points (fortran.c):
- *   S_<SHAPE>_C       the C parameters (MPI 4.0 chapter 6's bindings)
- *   S_<SHAPE>_ARGS    the same, as arguments
+ * Fortran entry points (fortran.c); the C ones (S_<SHAPE>_C, _ARGS) are
+ * the registry's (base/shapes.h):
  *   S_<SHAPE>_BYTES   the bytes the report counts (topocoll_report_call)
  *   S_<SHAPE>_F       the Fortran parameters (mpif.h ABI: every argument by
  *                     reference, the error code last, added by the user)
@@ -17,6 +16,8 @@
 #define TC_PMPI_SHAPES_H
 
 #include "topocoll.h"
+
+#include "../base/shapes.h"
 
 /* @count elements of @dt in bytes (0 for a bad count or datatype: the call
  * reports the error). */
@@ -63,22 +64,14 @@ static inline size_t tc_pmpi_rsbytes(const int *counts, MPI_Datatype dt, MPI_Com
     return tc_pmpi_bytes(counts[r], dt);
 }
 
-#define S_BCAST_C         void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm
-#define S_BCAST_ARGS      buffer, count, datatype, root, comm
 #define S_BCAST_BYTES(ID) tc_pmpi_bytes(count, datatype)
 #define S_BCAST_F         void *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *root, MPI_Fint *comm
 #define S_BCAST_FARGS     fbuf(buf), *count, PMPI_Type_f2c(*dt), *root, PMPI_Comm_f2c(*comm)
 
-#define S_BARRIER_C         MPI_Comm comm
-#define S_BARRIER_ARGS      comm
 #define S_BARRIER_BYTES(ID) 0
 #define S_BARRIER_F         MPI_Fint *comm
 #define S_BARRIER_FARGS     PMPI_Comm_f2c(*comm)
 
-#define S_REDUCE_C                                                                             \
-    const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, \
-        MPI_Comm comm
-#define S_REDUCE_ARGS      sendbuf, recvbuf, count, datatype, op, root, comm
 #define S_REDUCE_BYTES(ID) tc_pmpi_bytes(count, datatype)
 #define S_REDUCE_F                                                                   \
     void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, \
@@ -87,9 +80,6 @@ static inline size_t tc_pmpi_rsbytes(const int *counts, MPI_Datatype dt, MPI_Com
     fbuf(sendbuf), fbuf(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), *root, \
         PMPI_Comm_f2c(*comm)
 
-#define S_ALLRED_C \
-    const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm
-#define S_ALLRED_ARGS      sendbuf, recvbuf, count, datatype, op, comm
 #define S_ALLRED_BYTES(ID) tc_pmpi_bytes(count, datatype)
 #define S_ALLRED_F \
     void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm
@@ -97,10 +87,6 @@ static inline size_t tc_pmpi_rsbytes(const int *counts, MPI_Datatype dt, MPI_Com
     fbuf(sendbuf), fbuf(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), \
         PMPI_Comm_f2c(*comm)
 
-#define S_ALLG_C                                                                             \
-    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, \
-        MPI_Datatype recvtype, MPI_Comm comm
-#define S_ALLG_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
 #define S_ALLG_BYTES(ID) \
     tc_pmpi_block(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
 #define S_ALLG_F                                                                                \
@@ -110,10 +96,6 @@ static inline size_t tc_pmpi_rsbytes(const int *counts, MPI_Datatype dt, MPI_Com
     fbuf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), fbuf(recvbuf), *recvcount, \
         PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)
 
-#define S_ROOTG_C                                                                            \
-    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, \
-        MPI_Datatype recvtype, int root, MPI_Comm comm
-#define S_ROOTG_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm
 #define S_ROOTG_BYTES(ID)                                                                    \
     tc_pmpi_block(TOPOCOLL_COLL_##ID == TOPOCOLL_COLL_SCATTER, sendbuf, sendcount, sendtype, \
                   recvbuf, recvcount, recvtype)
@@ -126,11 +108,6 @@ static inline size_t tc_pmpi_rsbytes(const int *counts, MPI_Datatype dt, MPI_Com
 
 /* The irregular exchanges: our block (the receiving side's count at a
  * root in place, which only the root's arrays give: 0 there). */
-#define S_GATHERV_C                                                           \
-    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, \
-        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm
-#define S_GATHERV_ARGS \
-    sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm
 #define S_GATHERV_BYTES(ID) (sendbuf == MPI_IN_PLACE ? 0 : tc_pmpi_bytes(sendcount, sendtype))
 #define S_GATHERV_F                                                                              \
     void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, \
@@ -139,11 +116,6 @@ static inline size_t tc_pmpi_rsbytes(const int *counts, MPI_Datatype dt, MPI_Com
     fbuf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), fbuf(recvbuf), recvcounts, displs, \
         PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm)
 
-#define S_SCATTERV_C                                                                        \
-    const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, \
-        void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm
-#define S_SCATTERV_ARGS \
-    sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm
 #define S_SCATTERV_BYTES(ID) (recvbuf == MPI_IN_PLACE ? 0 : tc_pmpi_bytes(recvcount, recvtype))
 #define S_SCATTERV_F                                                                          \
     void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, \
@@ -152,10 +124,6 @@ static inline size_t tc_pmpi_rsbytes(const int *counts, MPI_Datatype dt, MPI_Com
     fbuf(sendbuf), sendcounts, displs, PMPI_Type_f2c(*sendtype), fbuf(recvbuf), *recvcount, \
         PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm)
 
-#define S_ALLGV_C                                                             \
-    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, \
-        const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm
-#define S_ALLGV_ARGS      sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm
 #define S_ALLGV_BYTES(ID) (sendbuf == MPI_IN_PLACE ? 0 : tc_pmpi_bytes(sendcount, sendtype))
 #define S_ALLGV_F                                                                                \
     void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, \
@@ -165,10 +133,6 @@ static inline size_t tc_pmpi_rsbytes(const int *counts, MPI_Datatype dt, MPI_Com
         PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)
 
 /* MPI_Reduce_scatter: our block's bytes (its arrays give them). */
-#define S_REDSCAT_C                                                                               \
-    const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, \
-        MPI_Comm comm
-#define S_REDSCAT_ARGS      sendbuf, recvbuf, recvcounts, datatype, op, comm
 #define S_REDSCAT_BYTES(ID) tc_pmpi_rsbytes(recvcounts, datatype, comm)
 #define S_REDSCAT_F                                                                       \
     void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, \
@@ -177,12 +141,6 @@ static inline size_t tc_pmpi_rsbytes(const int *counts, MPI_Datatype dt, MPI_Com
     fbuf(sendbuf), fbuf(recvbuf), recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), \
         PMPI_Comm_f2c(*comm)
 
-#define S_ALLTOALLV_C                                                                        \
-    const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, \
-        void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,   \
-        MPI_Comm comm
-#define S_ALLTOALLV_ARGS \
-    sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm
 #define S_ALLTOALLV_BYTES(ID) tc_pmpi_vbytes(sendbuf, sendcounts, sendtype, comm)
 #define S_ALLTOALLV_F                                                                          \
     void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, \

@@ -57,7 +57,8 @@ typedef struct opts {
     int churn_calls; /* --calls: collectives per communicator */
     int size_set;    /* --size given */
     int regime;      /* R_COLD (rotating pool), R_OSU (--warm), R_IMB (--imb) */
-    int nb;          /* --nb: topocoll's blocking call against its nonblocking one */
+    int nb;          /* --nb (1): topocoll's blocking call against its nonblocking one;
+                        --persist (2): against its persistent request */
 } opts_t;
 
 /* The regimes: a rotating pool larger than the last-level cache (every
@@ -199,7 +200,7 @@ void out_cold_header(const bench_t *b);
 void out_cold_row(const bench_t *b, const row_t *r);
 void out_warm_header(const bench_t *b);
 void out_warm_row(const bench_t *b, const row_t *r);
-void out_nb_note(void);
+void out_nb_note(int persist);
 void out_barrier_header(const bench_t *b);
 void out_barrier_row(const bench_t *b, double mn, double mt);
 void out_overlap_header(const bench_t *b, size_t bytes, const progress_t *p);

@@ -111,7 +111,8 @@ void usage(FILE *f)
         f,
         "usage: topocoll_bench [--coll C] [--min SIZE]\n"
         "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
-        "                      [--csv FILE] [--mech] [--link RATE] [--net] [--warm | --imb]\n"
+        "                      [--csv FILE] [--mech] [--link RATE] [--net] [--warm | --imb] [--nb "
+        "| --persist]\n"
         "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n"
         "       topocoll_bench --comm-churn [--coll C] [--size 8K] [--calls K] [--iters N] [--reps "
         "R]\n"
@@ -134,6 +135,9 @@ void usage(FILE *f)
         "  --imb           one buffer reused, IMB's method: calls back to back; t_min/t_max/t_avg\n"
         "  --nb            topocoll's blocking call (native columns) against its nonblocking call\n"
         "                  followed at once by the wait (topocoll columns)\n"
+        "  --persist       bcast, reduce, allreduce: topocoll's blocking call (native columns)\n"
+        "                  against its persistent request, started and waited for (topocoll\n"
+        "                  columns; one request per buffer pair, made before it is timed)\n"
         "  --csv FILE      also write the table as CSV\n"
         "  --mech          allgather on one host: the mapped and CMA copy floors\n"
         "  --link RATE     link bits/s (1G, 100M): the link bound beside each figure\n"
@@ -211,27 +215,19 @@ static int opt_link(const char *arg, double *out)
     return 0;
 }
 
-static const struct option long_opts[] = { { "coll", required_argument, 0, 'c' },
-                                           { "min", required_argument, 0, 'm' },
-                                           { "max", required_argument, 0, 'M' },
-                                           { "reps", required_argument, 0, 'r' },
-                                           { "iters", required_argument, 0, 'i' },
-                                           { "root", required_argument, 0, 'R' },
-                                           { "pool", required_argument, 0, 'p' },
-                                           { "csv", required_argument, 0, 'o' },
-                                           { "overlap", no_argument, 0, 'O' },
-                                           { "size", required_argument, 0, 's' },
-                                           { "mech", no_argument, 0, 'X' },
-                                           { "help", no_argument, 0, 'h' },
-                                           { "link", required_argument, 0, 'L' },
-                                           { "net", no_argument, 0, 'N' },
-                                           { "version", no_argument, 0, 'V' },
-                                           { "comm-churn", no_argument, 0, 'C' },
-                                           { "calls", required_argument, 0, 'k' },
-                                           { "warm", no_argument, 0, 'W' },
-                                           { "imb", no_argument, 0, 'I' },
-                                           { "nb", no_argument, 0, 'B' },
-                                           { 0, 0, 0, 0 } };
+static const struct option long_opts[] = {
+    { "coll", required_argument, 0, 'c' },  { "min", required_argument, 0, 'm' },
+    { "max", required_argument, 0, 'M' },   { "reps", required_argument, 0, 'r' },
+    { "iters", required_argument, 0, 'i' }, { "root", required_argument, 0, 'R' },
+    { "pool", required_argument, 0, 'p' },  { "csv", required_argument, 0, 'o' },
+    { "overlap", no_argument, 0, 'O' },     { "size", required_argument, 0, 's' },
+    { "mech", no_argument, 0, 'X' },        { "help", no_argument, 0, 'h' },
+    { "link", required_argument, 0, 'L' },  { "net", no_argument, 0, 'N' },
+    { "version", no_argument, 0, 'V' },     { "comm-churn", no_argument, 0, 'C' },
+    { "calls", required_argument, 0, 'k' }, { "warm", no_argument, 0, 'W' },
+    { "imb", no_argument, 0, 'I' },         { "nb", no_argument, 0, 'B' },
+    { "persist", no_argument, 0, 'P' },     { 0, 0, 0, 0 }
+};
 
 /* One option @ch (getopt_long's answer): 0, 1 (--help, --version: done)
  * or -1 (message printed). */
@@ -255,6 +251,7 @@ static int parse_one(int ch, char **argv, opts_t *o)
     case 'W': o->regime = R_OSU; return 0;
     case 'I': o->regime = R_IMB; return 0;
     case 'B': o->nb = 1; return 0;
+    case 'P': o->nb = 2; return 0;
     case 'k': return opt_int("calls", optarg, 0, &o->churn_calls);
     case 'L': return opt_link(optarg, &o->link);
     case 's':
@@ -287,6 +284,11 @@ int parse(int argc, char **argv, opts_t *o)
         fprintf(stderr, "topocoll_bench: --coll %s: one of", o->coll);
         for (int c = 0; c < C_N; c++) fprintf(stderr, " %s", g_colls[c].name);
         fprintf(stderr, "\n");
+        return -1;
+    }
+    if (o->nb == 2 && coll_index(o->coll) != C_BCAST && coll_index(o->coll) != C_REDUCE &&
+        coll_index(o->coll) != C_ALLREDUCE) {
+        fprintf(stderr, "topocoll_bench: --persist: bcast, reduce or allreduce\n");
         return -1;
     }
     if (o->overlap && o->size < 64) {

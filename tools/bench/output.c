@@ -175,8 +175,15 @@ void out_warm_row(const bench_t *b, const row_t *r)
     fflush(stdout);
 }
 
-void out_nb_note(void)
+void out_nb_note(int persist)
 {
+    if (persist) {
+        printf("# --persist: the native columns are topocoll's blocking call, the topocoll "
+               "columns its\n"
+               "# persistent request (MPI_Allreduce_init & co.) started and waited for "
+               "(ratio > 1: faster)\n");
+        return;
+    }
     printf("# --nb: the native columns are topocoll's blocking call, the topocoll columns its "
            "nonblocking\n"
            "# call followed at once by MPI_Wait (ratio > 0.91: within 10%%)\n");

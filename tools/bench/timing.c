@@ -228,10 +228,63 @@ static int call(MPI_Comm w, int coll, int native, int nb, char *sbuf, char *rbuf
     return rc != MPI_SUCCESS ? rc : topocoll_wait(&r, MPI_STATUS_IGNORE);
 }
 
+/* --persist: the persistent requests made so far, one per buffer pair,
+ * size and root (the cold regime's pool rotates buffers: a request each),
+ * kept until the run ends (the process exits). */
+enum { PERSIST_MAX = 4096 };
+static struct preq {
+    int coll, root;
+    MPI_Comm w;
+    const char *sbuf;
+    char *rbuf;
+    size_t bytes;
+    MPI_Request r;
+} g_preq[PERSIST_MAX];
+static int g_npreq;
+
+/* The persistent request of @coll (Bcast, Reduce, Allreduce) on these
+ * arguments, made at its first use (topocoll_<coll>_init). */
+static int persistent(MPI_Comm w, int coll, char *sbuf, char *rbuf, size_t bytes, int root,
+                      MPI_Request **r)
+{
+    for (int i = g_npreq - 1; i >= 0; i--) {
+        struct preq *q = &g_preq[i];
+        if (q->coll == coll && q->w == w && q->sbuf == sbuf && q->rbuf == rbuf &&
+            q->bytes == bytes && q->root == root) {
+            *r = &q->r;
+            return MPI_SUCCESS;
+        }
+    }
+    if (g_npreq == PERSIST_MAX) return MPI_ERR_NO_MEM;
+    struct preq *q = &g_preq[g_npreq];
+    int n = (int)(bytes / sizeof(double)), rc;
+    if (coll == C_BCAST)
+        rc = topocoll_bcast_init(sbuf, (int)bytes, MPI_BYTE, root, w, MPI_INFO_NULL, &q->r);
+    else if (coll == C_REDUCE)
+        rc =
+            topocoll_reduce_init(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w, MPI_INFO_NULL, &q->r);
+    else if (coll == C_ALLREDUCE)
+        rc = topocoll_allreduce_init(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w, MPI_INFO_NULL, &q->r);
+    else
+        return MPI_ERR_OTHER; /* (options.c allows these three only) */
+    if (rc != MPI_SUCCESS) return rc;
+    *q = (struct preq){ coll, root, w, sbuf, rbuf, bytes, q->r };
+    g_npreq++;
+    *r = &q->r;
+    return MPI_SUCCESS;
+}
+
 /* One call of collective @coll, native (PMPI) or topocoll (--nb: the
- * blocking call against the nonblocking one). */
+ * blocking call against the nonblocking one; --persist: against its
+ * persistent request, started and waited for). */
 int run_on(MPI_Comm w, int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
 {
+    if (g_nb_vs_blocking == 2 && !native) {
+        MPI_Request *r;
+        int rc = persistent(w, coll, sbuf, rbuf, bytes, root, &r);
+        if (rc == MPI_SUCCESS) rc = topocoll_start(r);
+        return rc != MPI_SUCCESS ? rc : topocoll_wait(r, MPI_STATUS_IGNORE);
+    }
     if (g_nb_vs_blocking) return call(w, coll, 0, !native, sbuf, rbuf, bytes, root);
     return call(w, coll, native, 0, sbuf, rbuf, bytes, root);
 }

@@ -1,0 +1,54 @@
+/*
+ * nbc/nbc_int -- what the engine (nbc.c) and the persistent requests
+ * (persist.c) share inside the layer.  Not for other layers: they use
+ * nbc.h.
+ *
+ * Owns nothing.  May call: nbc.h.
+ */
+#ifndef TC_NBC_NBC_INT_H
+#define TC_NBC_NBC_INT_H
+
+#include "nbc.h"
+
+/* ---- nbc.c ---- */
+
+/** Queue @op (its queue op->q set) behind its communicator's earlier
+ *  operations, count it outstanding and advance what can be advanced. */
+void tc_nb_enqueue(tc_nb_t *op);
+/** Start persistent operation @op (reset, its queue set): directly on
+ *  this thread where the engine is idle (nbc.c), else queued. */
+void tc_nb_restart(tc_nb_t *op);
+/** Advance a directly started @op once (@wait: to its end, as a blocking
+ *  call does); afterwards it may be finished (done) or handed to its
+ *  queue.  Application thread. */
+void tc_nb_direct_advance(tc_nb_t *op, int wait);
+/** Polls before a waiter of the engine yields. */
+int tc_nb_spin(void);
+/** MPI_Testall's semantics over native requests (no request is completed
+ *  unless all are), without PMPI_Testall (nbc.c says why). */
+int tc_nb_native_testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[]);
+
+/* ---- persist.c ---- */
+
+/** 1 if the persistent mode is on for this thread (tc_nb_persist_next). */
+int tc_nb_persist_taking(void);
+/** Make @op (queue and rank set) a persistent request, its handle in
+ *  *@req, the mode off.  MPI_SUCCESS or an MPI error code. */
+int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req);
+/** @c goes: its persistent requests can no longer start. */
+void tc_nb_persist_orphan(tc_ctx_t *c);
+
+/** 1 if one of the @n requests at @reqs is a persistent request of ours
+ *  (one relaxed load when there is none). */
+int tc_np_any(int n, const MPI_Request reqs[]);
+/* The completion calls where one of the requests is (MPI 4.0 sections
+ * 3.7.3, 3.7.5; an inactive persistent request completes at once with an
+ * empty status).  @flag NULL: wait (Waitall, Waitany); @wait for some. */
+int tc_np_wait(MPI_Request *req, MPI_Status *st);
+int tc_np_test(MPI_Request *req, int *flag, MPI_Status *st);
+int tc_np_all(int n, MPI_Request reqs[], int *flag, MPI_Status sts[]);
+int tc_np_any_of(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st);
+int tc_np_some(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[], int wait);
+int tc_np_get_status(MPI_Request req, int *flag, MPI_Status *st);
+
+#endif

@@ -1,0 +1,402 @@
+/*
+ * nbc/persist -- persistent collective requests (MPI 4.0 section 6.13),
+ * see nbc.h: the table of topocoll's persistent requests, their starts,
+ * their release, and the completion calls where one of them takes part.
+ *
+ * A persistent request is a tc_nb_t made once by the nonblocking call
+ * (screening, plan, its arguments) and queued again at each start: the
+ * start costs a table lookup, the queue's lock and one progress pass.
+ * Its handle is a generalized request that never completes before the
+ * application frees it, so no MPI call mistakes it for a finished one;
+ * the completion calls look the handle up and read the operation's done
+ * flag instead.
+ */
+#include "../base/log.h"
+#include "../base/sync.h"
+#include "nbc_int.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NP_BUCKETS 256 /* the table's chains (a job holds few persistent requests) */
+
+/* The table, handle -> operation.  Process-wide: the requests belong to
+ * the process, not to one communicator. */
+static struct {
+    pthread_mutex_t lock; /* guards the chains */
+    tc_nb_t *chain[NP_BUCKETS];
+    _Atomic int count;    /* requests in the table: 0 spares the lookups */
+    _Atomic unsigned gen; /* bumped when a request goes (the threads' caches) */
+} g_np = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The persistent mode of this thread (tc_nb_persist_next). */
+static _Thread_local int tl_taking;
+
+void tc_nb_persist_next(int on) { tl_taking = on; }
+int tc_nb_persist_pending(void) { return tl_taking; }
+int tc_nb_persist_taking(void) { return tl_taking; }
+
+static unsigned bucket(MPI_Request r)
+{
+    uint64_t k = 0; /* an int (MPICH) or a pointer (Open MPI) */
+    memcpy(&k, &r, sizeof(r) < sizeof(k) ? sizeof(r) : sizeof(k));
+    k ^= k >> 29;
+    k *= 0x9e3779b97f4a7c15ull;
+    return (unsigned)(k >> 56) % NP_BUCKETS;
+}
+
+/* The operation whose handle is @r, or NULL.  Lock held. */
+static tc_nb_t *find_locked(MPI_Request r)
+{
+    for (tc_nb_t *op = g_np.chain[bucket(r)]; op; op = op->pnext)
+        if (op->greq == r) return op;
+    return NULL;
+}
+
+/* Each thread's last request found: a start and its completion call look
+ * the same handle up, without the lock (valid while no request went). */
+static _Thread_local struct {
+    MPI_Request r;
+    tc_nb_t *op;
+    unsigned gen;
+} tl_last;
+
+static tc_nb_t *lookup(MPI_Request r)
+{
+    if (r == MPI_REQUEST_NULL || atomic_load_explicit(&g_np.count, memory_order_relaxed) == 0)
+        return NULL;
+    unsigned gen = atomic_load_explicit(&g_np.gen, memory_order_acquire);
+    if (tl_last.op && tl_last.r == r && tl_last.gen == gen) return tl_last.op;
+    pthread_mutex_lock(&g_np.lock);
+    tc_nb_t *op = find_locked(r);
+    pthread_mutex_unlock(&g_np.lock);
+    if (op) tl_last.r = r, tl_last.op = op, tl_last.gen = gen;
+    return op;
+}
+
+int tc_np_any(int n, const MPI_Request reqs[])
+{
+    if (atomic_load_explicit(&g_np.count, memory_order_relaxed) == 0 || n <= 0 || !reqs) return 0;
+    for (int i = 0; i < n; i++)
+        if (lookup(reqs[i])) return 1;
+    return 0;
+}
+
+/* ---- The handle: a generalized request completed only at its release ---------- */
+
+static int handle_query(void *extra, MPI_Status *st)
+{
+    (void)extra;
+    MPI_Status_set_elements(st, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(st, 0);
+    st->MPI_SOURCE = MPI_UNDEFINED;
+    st->MPI_TAG = MPI_UNDEFINED;
+    st->MPI_ERROR = MPI_SUCCESS;
+    return MPI_SUCCESS;
+}
+static int handle_free(void *extra)
+{
+    (void)extra; /* the operation is freed by tc_nb_pfree, not by MPI */
+    return MPI_SUCCESS;
+}
+static int handle_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS;
+}
+
+int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req)
+{
+    tl_taking = 0;
+    if (op->tmp[0] || op->tmp[1] || op->ubuf) return TC_NB_PERSIST_NATIVE; /* packs per start */
+    int rc = PMPI_Grequest_start(handle_query, handle_free, handle_cancel, NULL, &op->greq);
+    if (rc != MPI_SUCCESS) return rc;
+    op->persistent = 1;
+    op->active = 0;
+    op->ucomm = MPI_COMM_WORLD;
+    atomic_store_explicit(&op->done, 1, memory_order_relaxed);
+    atomic_store_explicit(&op->refs, 1, memory_order_relaxed);
+    pthread_mutex_lock(&g_np.lock);
+    unsigned b = bucket(op->greq);
+    op->pnext = g_np.chain[b];
+    g_np.chain[b] = op;
+    atomic_fetch_add_explicit(&g_np.count, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&g_np.lock);
+    *req = op->greq;
+    return MPI_SUCCESS;
+}
+
+void tc_nb_persist_orphan(tc_ctx_t *c)
+{
+    if (atomic_load_explicit(&g_np.count, memory_order_relaxed) == 0) return;
+    pthread_mutex_lock(&g_np.lock);
+    for (int b = 0; b < NP_BUCKETS; b++)
+        for (tc_nb_t *op = g_np.chain[b]; op; op = op->pnext)
+            if (op->ctx == c) op->ctx = NULL, op->q = NULL;
+    pthread_mutex_unlock(&g_np.lock);
+}
+
+/* ---- Start and release ---------------------------------------------------------- */
+
+void tc_nb_persist_comm(MPI_Request req, MPI_Comm comm)
+{
+    tc_nb_t *op = lookup(req);
+    if (op) op->ucomm = comm;
+}
+
+int tc_nb_pstart(MPI_Request req, int *rc, MPI_Comm *comm)
+{
+    tc_nb_t *op = lookup(req);
+    if (!op) return 0;
+    *comm = op->ctx ? op->ucomm : MPI_COMM_WORLD;
+    if (op->active) {
+        tc_warn("%s: MPI_Start on a persistent request that is already active", op->call);
+        *rc = MPI_ERR_REQUEST;
+        return 1;
+    }
+    if (!op->ctx) {
+        tc_warn("%s: MPI_Start after its communicator was freed", op->call);
+        *rc = MPI_ERR_COMM;
+        return 1;
+    }
+    /* what the engine set in the last start; the state's init sets the rest */
+    op->next = NULL;
+    op->st = TC_OK;
+    op->drained = 0;
+    atomic_store_explicit(&op->rc, MPI_SUCCESS, memory_order_relaxed);
+    atomic_store_explicit(&op->done, 0, memory_order_relaxed);
+    op->active = 1;
+    tc_nb_restart(op);
+    *rc = MPI_SUCCESS;
+    return 1;
+}
+
+/* The application's status for @op's completion (NULL: ignored). */
+static void fill_status(MPI_Status *st, int rc)
+{
+    if (st == MPI_STATUS_IGNORE) return;
+    handle_query(NULL, st);
+    st->MPI_SOURCE = MPI_ANY_SOURCE; /* an empty status (MPI 4.0 section 3.7.3) */
+    st->MPI_TAG = MPI_ANY_TAG;
+    st->MPI_ERROR = rc;
+}
+
+static int finished(tc_nb_t *op)
+{
+    return !op->active || atomic_load_explicit(&op->done, memory_order_acquire);
+}
+
+/* @op finished: inactive again; its error code. */
+static int complete(tc_nb_t *op, MPI_Status *st)
+{
+    int rc = op->active ? atomic_load_explicit(&op->rc, memory_order_relaxed) : MPI_SUCCESS;
+    op->active = 0;
+    fill_status(st, rc);
+    return rc;
+}
+
+static void wait_done(tc_nb_t *op)
+{
+    tc_backoff_t b;
+    tc_backoff_init(&b, tc_nb_spin());
+    while (!finished(op)) {
+        tc_nb_progress();
+        tc_backoff(&b);
+    }
+}
+
+int tc_nb_pfree(MPI_Request *req, int *rc)
+{
+    tc_nb_t *op = req ? lookup(*req) : NULL;
+    if (!op) return 0;
+    wait_done(op); /* (freeing an active one is erroneous: it completes first) */
+    pthread_mutex_lock(&g_np.lock);
+    for (tc_nb_t **pp = &g_np.chain[bucket(op->greq)]; *pp; pp = &(*pp)->pnext)
+        if (*pp == op) {
+            *pp = op->pnext;
+            break;
+        }
+    atomic_fetch_sub_explicit(&g_np.count, 1, memory_order_relaxed);
+    /* release: the caches that saw the old generation drop @op before it
+     * is freed (a thread using a request another frees is erroneous) */
+    atomic_fetch_add_explicit(&g_np.gen, 1, memory_order_release);
+    pthread_mutex_unlock(&g_np.lock);
+    PMPI_Grequest_complete(op->greq);
+    *rc = PMPI_Request_free(&op->greq);
+    free(op);
+    *req = MPI_REQUEST_NULL;
+    return 1;
+}
+
+/* ---- Completion calls ------------------------------------------------------------ */
+
+int tc_np_wait(MPI_Request *req, MPI_Status *st)
+{
+    tc_nb_t *op = lookup(*req);
+    if (op->direct) tc_nb_direct_advance(op, 1); /* (done, or handed to the engine) */
+    wait_done(op);
+    return complete(op, st);
+}
+
+int tc_np_test(MPI_Request *req, int *flag, MPI_Status *st)
+{
+    tc_nb_t *op = lookup(*req);
+    if (op->direct)
+        tc_nb_direct_advance(op, 0);
+    else
+        tc_nb_progress();
+    *flag = finished(op);
+    return *flag ? complete(op, st) : MPI_SUCCESS;
+}
+
+int tc_np_get_status(MPI_Request req, int *flag, MPI_Status *st)
+{
+    tc_nb_t *op = lookup(req);
+    if (op->direct)
+        tc_nb_direct_advance(op, 0);
+    else
+        tc_nb_progress();
+    *flag = finished(op);
+    if (*flag)
+        fill_status(st, op->active ? atomic_load_explicit(&op->rc, memory_order_relaxed) : 0);
+    return MPI_SUCCESS;
+}
+
+/* An array's persistent requests of ours, and the rest for the native
+ * calls (ours replaced by MPI_REQUEST_NULL). */
+typedef struct {
+    tc_nb_t **op;
+    MPI_Request *rest;
+    tc_nb_t *op_s[16];
+    MPI_Request rest_s[16];
+} np_split_t;
+
+static int split(np_split_t *s, int n, const MPI_Request reqs[])
+{
+    s->op = n <= 16 ? s->op_s : malloc((size_t)n * sizeof(*s->op));
+    s->rest = n <= 16 ? s->rest_s : malloc((size_t)n * sizeof(*s->rest));
+    if (!s->op || !s->rest) return MPI_ERR_NO_MEM;
+    for (int i = 0; i < n; i++) {
+        s->op[i] = lookup(reqs[i]);
+        s->rest[i] = s->op[i] ? MPI_REQUEST_NULL : reqs[i];
+    }
+    return MPI_SUCCESS;
+}
+
+static void split_free(np_split_t *s)
+{
+    if (s->op != s->op_s) free(s->op);
+    if (s->rest != s->rest_s) free(s->rest);
+}
+
+/* Waitall (@flag NULL) and Testall: ours finished first (Testall must not
+ * complete any request unless all have), then the native ones at once. */
+int tc_np_all(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
+{
+    np_split_t s;
+    int rc = split(&s, n, reqs), f = 0;
+    tc_backoff_t b;
+    tc_backoff_init(&b, tc_nb_spin());
+    while (rc == MPI_SUCCESS) {
+        tc_nb_progress();
+        int ours = 1;
+        for (int i = 0; i < n && ours; i++) ours = !s.op[i] || finished(s.op[i]);
+        if (ours) rc = tc_nb_native_testall(n, s.rest, &f, sts);
+        if ((ours && f) || flag || (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS)) break;
+        tc_backoff(&b);
+    }
+    if (flag) *flag = f;
+    if (f) {
+        int failed = rc == MPI_ERR_IN_STATUS;
+        for (int i = 0; i < n; i++) {
+            if (!s.op[i]) {
+                reqs[i] = s.rest[i];
+                continue;
+            }
+            int e = complete(s.op[i], sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i]);
+            if (e != MPI_SUCCESS) failed = 1, rc = sts == MPI_STATUSES_IGNORE ? e : rc;
+        }
+        if (failed && sts != MPI_STATUSES_IGNORE) rc = MPI_ERR_IN_STATUS;
+    }
+    split_free(&s);
+    return rc;
+}
+
+/* One pass of Waitany/Testany: 1 if it completed one (or there is none
+ * active). */
+static int any_pass(np_split_t *s, int n, MPI_Request reqs[], int *index, MPI_Status *st, int *rc)
+{
+    int live = 0;
+    for (int i = 0; i < n; i++) {
+        if (!s->op[i] || !s->op[i]->active) continue;
+        live = 1;
+        if (!finished(s->op[i])) continue;
+        *index = i;
+        *rc = complete(s->op[i], st);
+        return 1;
+    }
+    int f = 0, idx = MPI_UNDEFINED;
+    *rc = PMPI_Testany(n, s->rest, &idx, &f, st);
+    if (idx != MPI_UNDEFINED && idx >= 0 && idx < n) reqs[idx] = s->rest[idx];
+    if (*rc != MPI_SUCCESS || (f && idx != MPI_UNDEFINED)) {
+        *index = idx;
+        return 1;
+    }
+    if (f && !live) { /* nothing active at all */
+        *index = MPI_UNDEFINED;
+        fill_status(st, MPI_SUCCESS);
+        return 1;
+    }
+    return 0;
+}
+
+int tc_np_any_of(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
+{
+    np_split_t s;
+    int rc = split(&s, n, reqs), f = 0;
+    tc_backoff_t b;
+    tc_backoff_init(&b, tc_nb_spin());
+    while (rc == MPI_SUCCESS) {
+        tc_nb_progress();
+        if ((f = any_pass(&s, n, reqs, index, st, &rc)) || flag) break;
+        tc_backoff(&b);
+    }
+    if (flag) *flag = f;
+    split_free(&s);
+    return rc;
+}
+
+/* Waitsome (@wait) and Testsome: the native ones' completions, then ours. */
+int tc_np_some(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[], int wait)
+{
+    np_split_t s;
+    int rc = split(&s, n, reqs);
+    tc_backoff_t b;
+    tc_backoff_init(&b, tc_nb_spin());
+    while (rc == MPI_SUCCESS) {
+        tc_nb_progress();
+        int oc = 0, live = 0;
+        rc = PMPI_Testsome(n, s.rest, &oc, idx, sts);
+        if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) break;
+        int none = oc == MPI_UNDEFINED;
+        if (none) oc = 0;
+        for (int j = 0; j < oc; j++) reqs[idx[j]] = s.rest[idx[j]];
+        for (int i = 0; i < n; i++) {
+            if (!s.op[i] || !s.op[i]->active) continue;
+            live = 1;
+            if (!finished(s.op[i])) continue;
+            idx[oc] = i;
+            int e = complete(s.op[i], sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[oc]);
+            if (e != MPI_SUCCESS) rc = sts == MPI_STATUSES_IGNORE ? e : MPI_ERR_IN_STATUS;
+            oc++;
+        }
+        *outcount = oc == 0 && none && !live ? MPI_UNDEFINED : oc;
+        if (*outcount != 0 || !wait) break;
+        tc_backoff(&b);
+    }
+    split_free(&s);
+    return rc;
+}

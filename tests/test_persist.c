@@ -1,0 +1,350 @@
+/*
+ * test_persist -- the persistent collectives (MPI 4.0 section 6.13):
+ * MPI_<Coll>_init (MPICH) / MPIX_<Coll>_init (Open MPI), MPI_Start,
+ * MPI_Startall, the completion calls on persistent requests (active,
+ * inactive, mixed with native ones) and MPI_Request_free, through
+ * libtopocoll_pmpi.  Each request is started several times with new data
+ * and every result is checked against the native MPI's blocking call
+ * (PMPI_*) on the same data; the counters must show that topocoll ran the
+ * starts where its context is enabled.  Exit status: 0 when every check
+ * passed.
+ */
+#include "topocoll.h"
+
+#include <mpi.h>
+#if defined(OPEN_MPI)
+#include <mpi-ext.h>
+#define PINIT(Name) MPIX_##Name##_init
+#else
+#define PINIT(Name) MPI_##Name##_init
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+enum { STARTS = 4 };
+static int wrank, size;
+static MPI_Status sts[8]; /* (MPICH's MPI_STATUSES_IGNORE trips GCC's bounds checks) */
+
+/* this process's rank in @comm (the tests use a reversed split) */
+static int rank_in(MPI_Comm comm)
+{
+    int r;
+    MPI_Comm_rank(comm, &r);
+    return r;
+}
+
+/* Complete @r (a started persistent request: topocoll's if @ours) by way
+ * @how, with a native point-to-point pair beside it for the array calls. */
+static void complete(int how, MPI_Request *r, MPI_Comm comm, int ours)
+{
+    MPI_Request a[3] = { *r, MPI_REQUEST_NULL, MPI_REQUEST_NULL };
+    const int rank = rank_in(comm);
+    /* MPICH 4.0.2's own persistent collective requests break its Testall
+     * (MPI_ERR_IN_STATUS) and Waitany/Waitsome (an inactive one counts) */
+    if (!ours) how %= 3;
+    int token = rank, got = -1, flag = 0, idx, n = 0, done = 0, oc, ids[3];
+    if (how >= 2) { /* a native pair in the same array */
+        PMPI_Irecv(&got, 1, MPI_INT, (rank + size - 1) % size, 77, comm, &a[1]);
+        PMPI_Isend(&token, 1, MPI_INT, (rank + 1) % size, 77, comm, &a[2]);
+        n = 3;
+    }
+    switch (how) {
+    case 0: MPI_Wait(r, MPI_STATUS_IGNORE); return;
+    case 1:
+        while (!flag) MPI_Test(r, &flag, MPI_STATUS_IGNORE);
+        return;
+    case 2: MPI_Waitall(n, a, sts); break;
+    case 3:
+        while (!flag) MPI_Testall(n, a, &flag, sts);
+        break;
+    case 4:
+        for (done = 0; done < n; done++) {
+            MPI_Waitany(n, a, &idx, MPI_STATUS_IGNORE);
+            CHECK(idx >= 0 && idx < n, "Waitany index %d", idx);
+        }
+        MPI_Waitany(n, a, &idx, MPI_STATUS_IGNORE);
+        /* (MPICH 4.0.2's own persistent collective request, inactive, gives 0) */
+        CHECK(idx == MPI_UNDEFINED || !ours, "Waitany with nothing active: %d", idx);
+        break;
+    default:
+        while (done < n) {
+            MPI_Waitsome(n, a, &oc, ids, sts);
+            CHECK(oc != MPI_UNDEFINED && oc > 0, "Waitsome outcount %d", oc);
+            done += oc > 0 ? oc : n;
+        }
+        MPI_Testsome(n, a, &oc, ids, sts);
+        CHECK(oc == MPI_UNDEFINED || !ours, "Testsome with nothing active: %d", oc);
+        break;
+    }
+    CHECK(got == (rank + size - 1) % size, "native pair beside it (way %d): got %d", how, got);
+    CHECK(a[0] == *r, "the persistent handle changed");
+}
+
+static uint64_t nb_runs(MPI_Comm comm, int coll)
+{
+    topocoll_comm_info_t i = TOPOCOLL_COMM_INFO_INIT;
+    if (topocoll_comm_query(comm, &i) != MPI_SUCCESS || !i.enabled) return 0;
+    return i.coll[coll].nonblocking;
+}
+
+/* Allreduce (and Reduce at a non-zero root) of @count doubles. */
+static void reductions(MPI_Comm comm, int count, int in_place, int how)
+{
+    const int rank = rank_in(comm);
+    double *s = calloc(count + 1, sizeof(double)), *d = malloc((count + 1) * sizeof(double));
+    double *ref = malloc((count + 1) * sizeof(double)), *rd = malloc((count + 1) * sizeof(double));
+    int root = size - 1, bad = 0;
+    MPI_Request ra, rr;
+    PINIT(Allreduce)
+    (in_place ? MPI_IN_PLACE : s, in_place ? s : d, count, MPI_DOUBLE, MPI_SUM, comm, MPI_INFO_NULL,
+     &ra);
+    PINIT(Reduce)(s, rd, count, MPI_DOUBLE, MPI_MAX, root, comm, MPI_INFO_NULL, &rr);
+    uint64_t before = nb_runs(comm, TOPOCOLL_COLL_ALLREDUCE);
+    int ours = 0;
+    for (int it = 0; it < STARTS; it++) {
+        for (int i = 0; i < count; i++) s[i] = (double)((rank + 1) * (i % 97) + it);
+        PMPI_Allreduce(s, ref, count, MPI_DOUBLE, MPI_SUM, comm);
+        MPI_Start(&ra);
+        if (it == 0) { /* then whose request it is shows in the counters */
+            MPI_Wait(&ra, MPI_STATUS_IGNORE);
+            ours = nb_runs(comm, TOPOCOLL_COLL_ALLREDUCE) > before;
+        } else {
+            complete((how + it) % 6, &ra, comm, ours);
+        }
+        double *res = in_place ? s : d;
+        bad = 0;
+        for (int i = 0; i < count; i++) bad += res[i] != ref[i];
+        CHECK(!bad, "Allreduce_init count %d in_place %d start %d: %d wrong", count, in_place, it,
+              bad);
+        for (int i = 0; i < count; i++) s[i] = (double)((rank * 7 + i) % 113 + it);
+        PMPI_Allreduce(s, ref, count, MPI_DOUBLE, MPI_MAX, comm);
+        MPI_Start(&rr);
+        MPI_Wait(&rr, MPI_STATUS_IGNORE);
+        bad = 0;
+        for (int i = 0; rank == root && i < count; i++) bad += rd[i] != ref[i];
+        CHECK(!bad, "Reduce_init count %d start %d: %d wrong", count, it, bad);
+    }
+    /* on one node topocoll runs every Allreduce with something to move;
+     * whatever it ran once, it ran at every start */
+    topocoll_comm_info_t ci = TOPOCOLL_COMM_INFO_INIT;
+    topocoll_comm_query(comm, &ci);
+    if ((ci.enabled && ci.nnodes == 1 && count > 0) || ours)
+        CHECK(nb_runs(comm, TOPOCOLL_COLL_ALLREDUCE) - before == STARTS,
+              "Allreduce_init count %d: topocoll ran %llu of %d starts", count,
+              (unsigned long long)(nb_runs(comm, TOPOCOLL_COLL_ALLREDUCE) - before), STARTS);
+    MPI_Request_free(&ra);
+    MPI_Request_free(&rr);
+    CHECK(ra == MPI_REQUEST_NULL && rr == MPI_REQUEST_NULL, "Request_free left a handle");
+    free(s), free(d), free(ref), free(rd);
+}
+
+/* Bcast at root 1, Allgather, Alltoall, and the v-forms with rank r's
+ * block (r + 1) * @b bytes, started together with MPI_Startall. */
+static void exchanges(MPI_Comm comm, int b)
+{
+    const int rank = rank_in(comm);
+    int root = 1 % size, tot = 0, bad = 0;
+    int *cnt = malloc(size * sizeof(int)), *dsp = malloc(size * sizeof(int));
+    for (int r = 0; r < size; r++) cnt[r] = (r + 1) * b, dsp[r] = tot + r, tot += cnt[r] + 1;
+    int my = cnt[rank];
+    int *acnt = malloc(size * sizeof(int)), *adsp = malloc(size * sizeof(int));
+    int *rcnt = malloc(size * sizeof(int)), *rdsp = malloc(size * sizeof(int));
+    int at = 0, rt = 0;
+    for (int r = 0; r < size; r++) {
+        acnt[r] = b * ((rank + r) % 3), adsp[r] = at, at += acnt[r];
+        rcnt[r] = b * ((r + rank) % 3), rdsp[r] = rt, rt += rcnt[r];
+    }
+    size_t big = (size_t)tot + (size_t)b * size * 3 + 64;
+    char *sb = calloc(big, 1), *bc = malloc(big), *ag = malloc(big), *agv = malloc(big);
+    char *atv = malloc(big), *ref = malloc(big), *at2 = malloc(big), *gv = malloc(big);
+    MPI_Request r[6];
+    PINIT(Bcast)(bc, b, MPI_CHAR, root, comm, MPI_INFO_NULL, &r[0]);
+    PINIT(Allgather)(sb, b, MPI_CHAR, ag, b, MPI_CHAR, comm, MPI_INFO_NULL, &r[1]);
+    PINIT(Allgatherv)(sb, my, MPI_CHAR, agv, cnt, dsp, MPI_CHAR, comm, MPI_INFO_NULL, &r[2]);
+    PINIT(Alltoallv)
+    (sb, acnt, adsp, MPI_CHAR, atv, rcnt, rdsp, MPI_CHAR, comm, MPI_INFO_NULL, &r[3]);
+    PINIT(Alltoall)(sb, b, MPI_CHAR, at2, b, MPI_CHAR, comm, MPI_INFO_NULL, &r[4]);
+    PINIT(Gatherv)(sb, my, MPI_CHAR, gv, cnt, dsp, MPI_CHAR, root, comm, MPI_INFO_NULL, &r[5]);
+    for (int it = 0; it < STARTS; it++) {
+        tc_fill((unsigned char *)sb, big, 31u * rank + it);
+        if (rank == root) memcpy(bc, sb, b);
+        uint64_t ag0 = nb_runs(comm, TOPOCOLL_COLL_ALLGATHER);
+        MPI_Startall(6, r);
+        if (it % 2)
+            MPI_Waitall(6, r, sts);
+        else
+            for (int k = 0; k < 6; k++) MPI_Wait(&r[k], MPI_STATUS_IGNORE);
+        PMPI_Bcast(sb, b, MPI_CHAR, root, comm); /* (sb changes: refilled next start) */
+        bad = memcmp(bc, sb, b) != 0;
+        CHECK(!bad, "Bcast_init %d B start %d", b, it);
+        tc_fill((unsigned char *)sb, big, 31u * rank + it);
+        PMPI_Allgather(sb, b, MPI_CHAR, ref, b, MPI_CHAR, comm);
+        /* (MPICH 4.0.2's own MPI_Allgather_init gives wrong blocks from the
+         * second start on: only topocoll's requests are checked there) */
+        int native_ag = nb_runs(comm, TOPOCOLL_COLL_ALLGATHER) == ag0;
+#if defined(OPEN_MPI)
+        native_ag = 0;
+#endif
+        CHECK(native_ag || !memcmp(ag, ref, (size_t)b * size), "Allgather_init %d B start %d", b,
+              it);
+        PMPI_Allgatherv(sb, my, MPI_CHAR, ref, cnt, dsp, MPI_CHAR, comm);
+        bad = 0;
+        for (int q = 0; q < size; q++) bad += memcmp(agv + dsp[q], ref + dsp[q], cnt[q]) != 0;
+        CHECK(!bad, "Allgatherv_init %d B start %d: %d blocks wrong", b, it, bad);
+        if (rank == root) {
+            bad = 0;
+            for (int q = 0; q < size; q++) bad += memcmp(gv + dsp[q], ref + dsp[q], cnt[q]) != 0;
+            CHECK(!bad, "Gatherv_init %d B start %d: %d blocks wrong", b, it, bad);
+        }
+        PMPI_Alltoallv(sb, acnt, adsp, MPI_CHAR, ref, rcnt, rdsp, MPI_CHAR, comm);
+        CHECK(!memcmp(atv, ref, rt), "Alltoallv_init %d B start %d", b, it);
+        PMPI_Alltoall(sb, b, MPI_CHAR, ref, b, MPI_CHAR, comm);
+        CHECK(!memcmp(at2, ref, (size_t)b * size), "Alltoall_init %d B start %d", b, it);
+    }
+    for (int k = 0; k < 6; k++) MPI_Request_free(&r[k]);
+    free(sb), free(bc), free(ag), free(agv), free(atv), free(ref), free(at2), free(gv);
+    free(cnt), free(dsp), free(acnt), free(adsp), free(rcnt), free(rdsp);
+}
+
+/* Reduce_scatter(_block), Scan, Exscan, Barrier, Scatter(v), Gather of
+ * ints, started in a loop with MPI_Start each. */
+static void others(MPI_Comm comm, int n)
+{
+    const int rank = rank_in(comm);
+    int *s = calloc((size_t)n * size, sizeof(int)), *d = malloc((size_t)n * size * sizeof(int));
+    int *ref = malloc((size_t)n * size * sizeof(int)), *cnt = malloc(size * sizeof(int));
+    int *e = malloc((size_t)n * (size + 3) * sizeof(int)), *sc = malloc((size_t)n * sizeof(int));
+    int *dsp = malloc(size * sizeof(int)), *sv = malloc((size_t)n * sizeof(int));
+    int root = size > 2 ? 2 : 0, off = 0;
+    for (int r = 0; r < size; r++) cnt[r] = r % 2 ? n : n / 2 + 1, dsp[r] = off, off += cnt[r];
+    MPI_Request q[7];
+    PINIT(Reduce_scatter_block)(s, d, n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &q[0]);
+    PINIT(Scan)(s, e, n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &q[1]);
+    PINIT(Barrier)(comm, MPI_INFO_NULL, &q[2]);
+    /* MPICH 4.0.2's own MPI_Scatter_init fails its second start (np=4):
+     * there, only where topocoll runs it (one node); a barrier instead */
+    topocoll_comm_info_t ci = TOPOCOLL_COMM_INFO_INIT;
+    topocoll_comm_query(comm, &ci);
+    int scatter = 1;
+#if !defined(OPEN_MPI)
+    scatter = ci.enabled && ci.nnodes == 1;
+#endif
+    int rc = scatter ? PINIT(Scatter)(s, n / size + 1, MPI_INT, sc, n / size + 1, MPI_INT, root,
+                                      comm, MPI_INFO_NULL, &q[3])
+                     : PINIT(Barrier)(comm, MPI_INFO_NULL, &q[3]);
+    CHECK(rc == MPI_SUCCESS, "Scatter_init: %d", rc);
+    PINIT(Reduce_scatter)(s, e + n, cnt, MPI_INT, MPI_MAX, comm, MPI_INFO_NULL, &q[4]);
+    PINIT(Exscan)(s, sv, n, MPI_INT, MPI_BXOR, comm, MPI_INFO_NULL, &q[5]);
+    PINIT(Scatterv)
+    (s, cnt, dsp, MPI_INT, e + 2 * n, cnt[rank], MPI_INT, root, comm, MPI_INFO_NULL, &q[6]);
+    for (int it = 0; it < STARTS; it++) {
+        for (int i = 0; i < n * size; i++) s[i] = (rank + 3) * (i % 31) - it * 5 + (i ^ rank);
+        for (int k = 0; k < 7; k++) MPI_Start(&q[k]);
+        MPI_Waitall(7, q, sts);
+        PMPI_Reduce_scatter_block(s, ref, n, MPI_INT, MPI_SUM, comm);
+        CHECK(!memcmp(d, ref, n * sizeof(int)), "Reduce_scatter_block_init %d start %d", n, it);
+        PMPI_Scan(s, ref, n, MPI_INT, MPI_SUM, comm);
+        CHECK(!memcmp(e, ref, n * sizeof(int)), "Scan_init %d start %d", n, it);
+        PMPI_Scatter(s, n / size + 1, MPI_INT, ref, n / size + 1, MPI_INT, root, comm);
+        CHECK(!scatter || !memcmp(sc, ref, (n / size + 1) * sizeof(int)),
+              "Scatter_init %d start %d", n, it);
+        PMPI_Reduce_scatter(s, ref, cnt, MPI_INT, MPI_MAX, comm);
+        CHECK(!memcmp(e + n, ref, cnt[rank] * sizeof(int)), "Reduce_scatter_init %d start %d", n,
+              it);
+        PMPI_Exscan(s, ref, n, MPI_INT, MPI_BXOR, comm);
+        CHECK(rank == 0 || !memcmp(sv, ref, n * sizeof(int)), "Exscan_init %d start %d", n, it);
+        PMPI_Scatterv(s, cnt, dsp, MPI_INT, ref, cnt[rank], MPI_INT, root, comm);
+        CHECK(!memcmp(e + 2 * n, ref, cnt[rank] * sizeof(int)), "Scatterv_init %d start %d", n, it);
+    }
+    for (int k = 0; k < 7; k++) MPI_Request_free(&q[k]);
+    free(s), free(d), free(ref), free(cnt), free(e), free(sc), free(dsp), free(sv);
+}
+
+/* An inactive request, a start of an active one, a non-contiguous Bcast
+ * (native persistent request), a persistent request beside a native
+ * persistent point-to-point pair in one MPI_Startall. */
+static void semantics(MPI_Comm comm)
+{
+    const int rank = rank_in(comm);
+    double x = rank, y = 0;
+    MPI_Request r, a[3];
+    MPI_Status st;
+    PINIT(Allreduce)(&x, &y, 1, MPI_DOUBLE, MPI_SUM, comm, MPI_INFO_NULL, &r);
+    uint64_t before = nb_runs(comm, TOPOCOLL_COLL_ALLREDUCE);
+    MPI_Start(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    /* topocoll's request (MPICH 4.0.2's own hangs in MPI_Wait when never
+     * started, and does not check a second start) */
+    const int ours = nb_runs(comm, TOPOCOLL_COLL_ALLREDUCE) > before;
+    int flag = 0;
+    if (ours) {
+        CHECK(MPI_Wait(&r, &st) == MPI_SUCCESS && r != MPI_REQUEST_NULL,
+              "Wait on an inactive persistent request");
+        CHECK(st.MPI_ERROR == MPI_SUCCESS && st.MPI_TAG == MPI_ANY_TAG, "inactive: empty status");
+        CHECK(MPI_Test(&r, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag, "Test on inactive");
+    }
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Start(&r);
+    if (ours) {
+        int rc = MPI_Start(&r), cls = -1;
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_REQUEST, "Start of an active request: class %d", cls);
+    }
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK(y == size * (size - 1) / 2.0, "Allreduce_init of one: %g", y);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
+
+    int sendv = rank * 10, recvv = -1, vec[30];
+    MPI_Datatype v;
+    MPI_Type_vector(10, 1, 3, MPI_INT, &v);
+    MPI_Type_commit(&v);
+    for (int i = 0; i < 30; i++) vec[i] = rank == 0 ? i : -1;
+    PINIT(Bcast)(vec, 1, v, 0, comm, MPI_INFO_NULL, &a[0]);
+    MPI_Send_init(&sendv, 1, MPI_INT, (rank + 1) % size, 5, comm, &a[1]);
+    MPI_Recv_init(&recvv, 1, MPI_INT, (rank + size - 1) % size, 5, comm, &a[2]);
+    for (int it = 0; it < 3; it++) {
+        MPI_Startall(3, a);
+        MPI_Waitall(3, a, sts);
+        int bad = 0;
+        for (int i = 0; i < 30; i++) bad += vec[i] != (i % 3 == 0 || rank == 0 ? i : -1);
+        CHECK(!bad && recvv == ((rank + size - 1) % size) * 10,
+              "Startall of a vector Bcast_init and a native pair: %d wrong, got %d", bad, recvv);
+    }
+    for (int k = 0; k < 3; k++) MPI_Request_free(&a[k]);
+    MPI_Type_free(&v);
+    MPI_Request_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    tc_rank = wrank;
+    tc_print_max = 20;
+    /* built by blocking calls first: an init is local, it never builds a
+     * context (then the native MPI makes the request) */
+    MPI_Comm rev, dup;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - wrank, &rev);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    static double big[1 << 16];
+    MPI_Allreduce(MPI_IN_PLACE, big, 1 << 16, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, big, 1 << 16, MPI_DOUBLE, MPI_SUM, rev);
+    semantics(MPI_COMM_WORLD);
+    const int counts[] = { 0, 1, 7, 1000, 8192, 70001 };
+    for (int i = 0; i < 6; i++) reductions(MPI_COMM_WORLD, counts[i], i % 2, i);
+    reductions(rev, 8192, 0, 3);
+    reductions(dup, 513, 1, 1); /* (not built: the native MPI's requests) */
+    const int blocks[] = { 1, 100, 3000, 70001 };
+    for (int i = 0; i < 4; i++) exchanges(i % 2 ? rev : MPI_COMM_WORLD, blocks[i]);
+    others(MPI_COMM_WORLD, 5);
+    others(rev, 40000);
+    MPI_Comm_free(&rev);
+    MPI_Comm_free(&dup);
+    int f = tc_report("test_persist");
+    MPI_Finalize();
+    return f != 0;
+}
