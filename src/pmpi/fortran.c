@@ -6,8 +6,9 @@
  * calls ompi_bcast_f), so the C interposition never sees a Fortran
  * program's calls.  Here each of those names is defined for the
  * registry's collectives (base/colls.def) and the calls around them
- * (MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Comm_split_type and the
- * completion calls, which progress topocoll's requests): the handles are
+ * (MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Comm_split_type, the
+ * persistent collectives' MPIX_<COLL>_INIT, MPI_START(ALL), MPI_REQUEST_FREE
+ * and the completion calls, which progress topocoll's requests): the handles are
  * converted (MPI_*_f2c), Fortran's MPI_IN_PLACE and MPI_BOTTOM (addresses
  * of common blocks, not the C values) recognised, and the C entry point
  * of this library called, as MPICH's Fortran library does by itself
@@ -23,6 +24,8 @@
 #ifdef OPEN_MPI
 
 #include "shapes.h"
+
+#include <mpi-ext.h>
 
 #include <stdlib.h>
 
@@ -81,6 +84,44 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is a C int");
     F_NAMES(i##lower, I##ID, S_##SHAPE##_F COMMA MPI_Fint *request COMMA MPI_Fint *ierr)
 #include "../base/colls.def"
 #undef TC_COLL
+
+/* Persistent collectives: Open MPI 4.1's MPIX_<COLL>_INIT (ompix_<coll>_init_f
+ * and its aliases; mpi_f08's calls ompix_<coll>_init_f). */
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define FX_NAMES(lower, UPPER, PARAMS)                                                    \
+    void mpix_##lower##_init(PARAMS) __attribute__((alias("ompix_" #lower "_init_f")));   \
+    void mpix_##lower##_init_(PARAMS) __attribute__((alias("ompix_" #lower "_init_f")));  \
+    void mpix_##lower##_init__(PARAMS) __attribute__((alias("ompix_" #lower "_init_f"))); \
+    void MPIX_##UPPER##_INIT(PARAMS) __attribute__((alias("ompix_" #lower "_init_f")));
+#define TC_COLL(ID, Name, lower, SHAPE, ...)                                                      \
+    void ompix_##lower##_init_f(S_##SHAPE##_F, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) \
+    {                                                                                             \
+        MPI_Request r = MPI_REQUEST_NULL;                                                         \
+        int rc = MPIX_##Name##_init(S_##SHAPE##_FARGS, PMPI_Info_f2c(*info), &r);                 \
+        if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(r);                                    \
+        set_ierr(ierr, rc);                                                                       \
+    }                                                                                             \
+    FX_NAMES(lower, ID,                                                                           \
+             S_##SHAPE##_F COMMA MPI_Fint *info COMMA MPI_Fint *request COMMA MPI_Fint *ierr)
+#include "../base/colls.def"
+#undef TC_COLL
+#endif
+
+void ompi_start_f(MPI_Fint *request, MPI_Fint *ierr)
+{
+    MPI_Request r = PMPI_Request_f2c(*request);
+    set_ierr(ierr, MPI_Start(&r));
+}
+F_NAMES(start, START, MPI_Fint *request COMMA MPI_Fint *ierr)
+
+void ompi_request_free_f(MPI_Fint *request, MPI_Fint *ierr)
+{
+    MPI_Request r = PMPI_Request_f2c(*request);
+    int rc = MPI_Request_free(&r);
+    if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(MPI_REQUEST_NULL);
+    set_ierr(ierr, rc);
+}
+F_NAMES(request_free, REQUEST_FREE, MPI_Fint *request COMMA MPI_Fint *ierr)
 
 /* ---- Set-up and the hardware communicators ------------------------------------- */
 
@@ -352,6 +393,18 @@ F_NAMES(testsome, TESTSOME,
 F_PNAME(testsome, MPI_Fint *incount COMMA MPI_Fint *requests COMMA MPI_Fint *outcount COMMA
                       MPI_Fint *indices COMMA MPI_Fint *statuses COMMA MPI_Fint *ierr)
 
+void ompi_startall_f(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *ierr)
+{
+    reqs_t q;
+    int rc = reqs_in(&q, *count, requests);
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Startall(*count, q.r);
+        reqs_drop(&q);
+    }
+    set_ierr(ierr, rc);
+}
+F_NAMES(startall, STARTALL, MPI_Fint *count COMMA MPI_Fint *requests COMMA MPI_Fint *ierr)
+
 #pragma GCC visibility pop
 
 #elif defined(MPICH)
@@ -408,6 +461,20 @@ static MPI_Status *stn(MPI_Status *s)
     return !s || (void *)s == (void *)MPI_F08_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : s;
 }
 static void index_out(MPI_Fint *f, int c) { *f = c == MPI_UNDEFINED ? c : c + 1; }
+
+/* (its persistent inits call MPI_<Coll>_init: pmpi.c's) */
+void mpi_start_f08_(MPI_Fint *request, MPI_Fint *ierr)
+{
+    set_ierr(ierr, MPI_Start((MPI_Request *)request));
+}
+void mpi_startall_f08_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *ierr)
+{
+    set_ierr(ierr, MPI_Startall(*count, (MPI_Request *)requests));
+}
+void mpi_request_free_f08_(MPI_Fint *request, MPI_Fint *ierr)
+{
+    set_ierr(ierr, MPI_Request_free((MPI_Request *)request));
+}
 
 void mpi_wait_f08_(MPI_Fint *request, MPI_Status *status, MPI_Fint *ierr)
 {

@@ -15,6 +15,16 @@
 program colls_f08
   use mpi_f08
   implicit none
+  interface
+    subroutine tc_allreduce_init_f08(s, r, n, comm, req, e)
+      use mpi_f08
+      integer, intent(in) :: n
+      double precision, asynchronous :: s(n), r(n)
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request), intent(out) :: req
+      integer, intent(out) :: e
+    end subroutine tc_allreduce_init_f08
+  end interface
   integer, parameter :: NCOUNT = 4
   integer, parameter :: counts(NCOUNT) = (/ 1, 7, 1000, 524288 /)
   character(len=5), parameter :: cnames(3) = (/ 'world', 'split', 'dup  ' /)
@@ -523,6 +533,32 @@ contains
     do i = 1, n
       if (ir(i) /= xmin_i(0, p1, i)) call fail('iallreduce_int_min')
     end do
+    ! a persistent Allreduce (MPI 4.0 section 6.13; the init's name is the
+    ! MPI's: pinit_f08_<mpi>.f90) started three times with new data,
+    ! completed by MPI_Wait and MPI_Waitall (the handle stays), then freed
+    call tc_allreduce_init_f08(s, r, n, comm, req(1), e)
+    call chk(e, 'allreduce_init')
+    do pass = 1, 3
+      do i = 1, n
+        s(i) = gd(me, i) * pass
+      end do
+      r = -1.0d300
+      call MPI_Start(req(1), e)
+      call chk(e, 'start')
+      if (pass == 2) then
+        call MPI_Waitall(1, req, st, e)
+      else
+        call MPI_Wait(req(1), st1, e)
+      end if
+      call chk(e, 'wait_persistent')
+      if (req(1) == MPI_REQUEST_NULL) call fail('persistent_request_null')
+      do i = 1, n
+        if (r(i) /= xsum_d(0, p1, i) * pass) call fail('allreduce_init')
+      end do
+    end do
+    call MPI_Request_free(req(1), e)
+    call chk(e, 'request_free')
+    if (req(1) /= MPI_REQUEST_NULL) call fail('request_free_not_null')
   end subroutine t_nonblocking
 
   subroutine t_split_type()
