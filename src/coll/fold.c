@@ -104,14 +104,16 @@ tc_status_t tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size
     return TC_OK;
 }
 
-tc_status_t tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies,
-                          const char *own, size_t first, size_t n, char *dst, const uint64_t *push,
-                          int npush, tc_fold_scratch_t *f)
+/* Fold operands 0..@upto-1 (local ranks) of elements [@first, @first + @n)
+ * into @dst (and the @push regions), chunk by chunk: tc_fold_piece's and
+ * tc_fold_prefix's loop. */
+static tc_status_t fold_range(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies,
+                              const char *own, int upto, size_t first, size_t n, char *dst,
+                              const uint64_t *push, int npush, tc_fold_scratch_t *f)
 {
-    const int nl = s->nlocal;
     size_t per = TC_FOLD_CHUNK / t->extent; /* elements per accumulator */
     if (per == 0) per = 1;                  /* huge element: one at a time, below */
-    while (n > 0) {
+    while (n > 0 && upto > 0) {
         size_t k = n < per ? n : per;
         size_t off = first * t->extent, span = tc_span(t, k);
         char *acc = f->acc, *in = f->in;
@@ -131,13 +133,13 @@ tc_status_t tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cook
          * ops.  For commutative ones the accumulator starts with a peer's
          * operand read straight into it, saving the copy of our own input
          * (the order stays fixed for a given layout: reproducible). */
-        int firstop = nl - 1;
-        if (t->commutative && firstop == s->me && nl > 1) firstop = nl - 2;
+        int firstop = upto - 1;
+        if (t->commutative && firstop == s->me && upto > 1) firstop = upto - 2;
         if (firstop == s->me)
             memcpy(acc, own + off, span);
         else
             rc = tc_region_read(s, cookies[firstop], off, acc, span);
-        for (int r = nl - 1; r >= 0 && rc == TC_OK; r--) {
+        for (int r = upto - 1; r >= 0 && rc == TC_OK; r--) {
             if (r == firstop) continue;
             if (r == s->me) {
                 rc = tc_op_apply(t, own + off, acc, k);
@@ -156,33 +158,17 @@ tc_status_t tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cook
     return TC_OK;
 }
 
+tc_status_t tc_fold_piece(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies,
+                          const char *own, size_t first, size_t n, char *dst, const uint64_t *push,
+                          int npush, tc_fold_scratch_t *f)
+{
+    return fold_range(s, t, cookies, own, s->nlocal, first, n, dst, push, npush, f);
+}
+
 tc_status_t tc_fold_prefix(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies,
                            const char *own, int upto, size_t n, char *dst, tc_fold_scratch_t *f)
 {
-    size_t per = TC_FOLD_CHUNK / t->extent; /* elements per chunk */
-    if (per == 0) per = 1;
-    for (size_t first = 0; first < n && upto > 0; first += per) {
-        const size_t k = n - first < per ? n - first : per;
-        const size_t off = first * t->extent, span = tc_span(t, k);
-        char *acc = dst + off, *in = f->in, *big = NULL;
-        if (span > TC_FOLD_CHUNK && !(in = big = malloc(span))) return TC_ERR_NOMEM;
-        /* right to left: acc = s_{upto-1}, then acc = s_r op acc */
-        int r = upto - 1;
-        tc_status_t rc = TC_OK;
-        if (r == s->me)
-            memcpy(acc, own + off, span);
-        else
-            rc = tc_region_read(s, cookies[r], off, acc, span);
-        for (r--; r >= 0 && rc == TC_OK; r--) {
-            if (r == s->me)
-                rc = tc_op_apply(t, own + off, acc, k);
-            else if ((rc = tc_region_read(s, cookies[r], off, in, span)) == TC_OK)
-                rc = tc_op_apply(t, in, acc, k);
-        }
-        free(big);
-        if (rc != TC_OK) return rc;
-    }
-    return TC_OK;
+    return fold_range(s, t, cookies, own, upto, 0, n, dst, NULL, 0, f);
 }
 
 int tc_fold_all_posted(const tc_shm_t *s, uint64_t seq, uint64_t *in, uint64_t *out)

@@ -107,11 +107,11 @@ tc_status_t tc_fold_push(tc_shm_t *s, const tc_rtype_t *t, const char *src, size
                          const uint64_t *push, int npush);
 
 /** The local prefix (coll/hscan): elements [0, @n) of the operands of
- *  local ranks 0 .. @upto - 1 folded in canonical order, s_0 op (s_1 op
- *  (... op s_{upto-1})), into @dst (local memory that is no operand;
+ *  local ranks 0 .. @upto - 1 folded as tc_fold_piece folds all of them
+ *  (canonical order, s_0 op (s_1 op (... op s_{upto-1})), for
+ *  non-commutative ops), into @dst (local memory that is no operand;
  *  nothing when @upto is 0).  Process k's operand is region @cookies[k],
- *  ours is read at @own.  Through the scratch's input chunk.
- *  MPI_SUCCESS or an error. */
+ *  ours is read at @own.  MPI_SUCCESS or an error. */
 tc_status_t tc_fold_prefix(tc_shm_t *s, const tc_rtype_t *t, const uint64_t *cookies,
                            const char *own, int upto, size_t n, char *dst, tc_fold_scratch_t *f);
 
