@@ -60,8 +60,12 @@ static void complete(int how, MPI_Request *r, MPI_Comm comm, int ours)
     case 3:
         while (!flag) MPI_Testall(n, a, &flag, sts);
         break;
-    case 4:
-        for (done = 0; done < n; done++) {
+    case 4: /* a Testany first: no completion gives MPI_UNDEFINED */
+        idx = -7;
+        MPI_Testany(n, a, &idx, &flag, MPI_STATUS_IGNORE);
+        CHECK(flag ? idx >= 0 && idx < n : idx == MPI_UNDEFINED, "Testany: flag %d index %d", flag,
+              idx);
+        for (done = flag; done < n; done++) {
             MPI_Waitany(n, a, &idx, MPI_STATUS_IGNORE);
             CHECK(idx >= 0 && idx < n, "Waitany index %d", idx);
         }
@@ -172,6 +176,9 @@ static void exchanges(MPI_Comm comm, int b)
         tc_fill((unsigned char *)sb, big, 31u * rank + it);
         if (rank == root) memcpy(bc, sb, b);
         uint64_t ag0 = nb_runs(comm, TOPOCOLL_COLL_ALLGATHER);
+        uint64_t agv0 = nb_runs(comm, TOPOCOLL_COLL_ALLGATHERV);
+        uint64_t gv0 = nb_runs(comm, TOPOCOLL_COLL_GATHERV);
+        uint64_t atv0 = nb_runs(comm, TOPOCOLL_COLL_ALLTOALLV);
         MPI_Startall(6, r);
         if (it % 2)
             MPI_Waitall(6, r, sts);
@@ -203,6 +210,18 @@ static void exchanges(MPI_Comm comm, int b)
         CHECK(!memcmp(atv, ref, rt), "Alltoallv_init %d B start %d", b, it);
         PMPI_Alltoall(sb, b, MPI_CHAR, ref, b, MPI_CHAR, comm);
         CHECK(!memcmp(at2, ref, (size_t)b * size), "Alltoall_init %d B start %d", b, it);
+        /* on one node Allgatherv runs in topocoll from 4 KiB blocks */
+        topocoll_comm_info_t ci = TOPOCOLL_COMM_INFO_INIT;
+        topocoll_comm_query(comm, &ci);
+        if (ci.enabled && ci.nnodes == 1 && b >= 4096)
+            CHECK(nb_runs(comm, TOPOCOLL_COLL_ALLGATHERV) > agv0,
+                  "Allgatherv_init %d B start %d: not topocoll's", b, it);
+        /* and Gatherv, Alltoallv at every size when asked (their tables kept) */
+        const char *force = getenv("TOPOCOLL_GATHERV_ALG");
+        if (ci.enabled && ci.nnodes == 1 && force && strcmp(force, "node") == 0)
+            CHECK(nb_runs(comm, TOPOCOLL_COLL_GATHERV) > gv0 &&
+                      nb_runs(comm, TOPOCOLL_COLL_ALLTOALLV) > atv0,
+                  "Gatherv_init, Alltoallv_init %d B start %d: not topocoll's", b, it);
     }
     for (int k = 0; k < 6; k++) MPI_Request_free(&r[k]);
     free(sb), free(bc), free(ag), free(agv), free(atv), free(ref), free(at2), free(gv);
@@ -235,7 +254,7 @@ static void others(MPI_Comm comm, int n)
     int rc = scatter ? PINIT(Scatter)(s, n / size + 1, MPI_INT, sc, n / size + 1, MPI_INT, root,
                                       comm, MPI_INFO_NULL, &q[3])
                      : PINIT(Barrier)(comm, MPI_INFO_NULL, &q[3]);
-    CHECK(rc == MPI_SUCCESS, "Scatter_init: %d", rc);
+    (void)rc; /* (an error aborts: MPI_ERRORS_ARE_FATAL) */
     PINIT(Reduce_scatter)(s, e + n, cnt, MPI_INT, MPI_MAX, comm, MPI_INFO_NULL, &q[4]);
     PINIT(Exscan)(s, sv, n, MPI_INT, MPI_BXOR, comm, MPI_INFO_NULL, &q[5]);
     PINIT(Scatterv)
@@ -279,6 +298,10 @@ static void semantics(MPI_Comm comm)
     /* topocoll's request (MPICH 4.0.2's own hangs in MPI_Wait when never
      * started, and does not check a second start) */
     const int ours = nb_runs(comm, TOPOCOLL_COLL_ALLREDUCE) > before;
+    topocoll_comm_info_t ci = TOPOCOLL_COMM_INFO_INIT;
+    topocoll_comm_query(comm, &ci);
+    CHECK(ours || !ci.enabled || ci.nnodes > 1,
+          "Allreduce_init of one on one node: not topocoll's");
     int flag = 0;
     if (ours) {
         CHECK(MPI_Wait(&r, &st) == MPI_SUCCESS && r != MPI_REQUEST_NULL,
@@ -334,6 +357,7 @@ int main(int argc, char **argv)
     MPI_Allreduce(MPI_IN_PLACE, big, 1 << 16, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, big, 1 << 16, MPI_DOUBLE, MPI_SUM, rev);
     semantics(MPI_COMM_WORLD);
+    semantics(rev); /* (its errors go through rev's handler) */
     const int counts[] = { 0, 1, 7, 1000, 8192, 70001 };
     for (int i = 0; i < 6; i++) reductions(MPI_COMM_WORLD, counts[i], i % 2, i);
     reductions(rev, 8192, 0, 3);

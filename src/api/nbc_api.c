@@ -52,6 +52,7 @@ void tc_api_nb_discard(tc_nb_t *op)
 {
     free(op->tmp[0]);
     free(op->tmp[1]);
+    free(op->own);
     if (op->ubuf) PMPI_Type_free(&op->utype);
     free(op);
 }

@@ -36,11 +36,17 @@
 #define TC_COLL(ID, Name, lower, SHAPE, ...)                                        \
     int topocoll_##lower##_init(S_##SHAPE##_C, MPI_Info info, MPI_Request *request) \
     {                                                                               \
-        tc_nb_persist_next(1);                                                      \
-        int rc = topocoll_i##lower(S_##SHAPE##_ARGS, request);                      \
-        tc_nb_persist_next(0);                                                      \
+        int rc = TC_NB_PERSIST_NATIVE;                                              \
+        if (request) { /* (NULL: the native MPI's error) */                         \
+            tc_nb_persist_next(1);                                                  \
+            rc = topocoll_i##lower(S_##SHAPE##_ARGS, request);                      \
+            tc_nb_persist_next(0);                                                  \
+        }                                                                           \
+        if (rc == MPI_SUCCESS) tc_nb_persist_comm(*request, comm);                  \
         if (rc != TC_NB_PERSIST_NATIVE) return rc;                                  \
-        return NATIVE_INIT(Name, S_##SHAPE##_ARGS, info, request);                  \
+        rc = NATIVE_INIT(Name, S_##SHAPE##_ARGS, info, request);                    \
+        if (rc == MPI_SUCCESS) tc_nb_persist_native(*request);                      \
+        return rc;                                                                  \
     }
 #include "../base/colls.def"
 #undef TC_COLL

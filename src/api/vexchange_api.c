@@ -144,6 +144,7 @@ typedef struct vx_bufs {
     size_t own;         /* our block's bytes */
     size_t *len, *off;  /* the table (NULL where not significant) */
     char *hold;         /* owned: the table and the packed input */
+    int packed;         /* 1: hold has a packed copy of the input (or pout is set) */
     char *pout;         /* owned: the packed output, unpacked after the call into: */
     void *ubuf;         /*   the user's buffer, */
     int ucount;         /*   so many elements of */
@@ -340,6 +341,7 @@ static tc_status_t buffers_alltoallv(const vx_call_t *x, const tc_ctx_t *c, vx_b
     for (int r = 0; r < n; r++) d.total += (size_t)x->counts[r] * (size_t)d.tts;
     for (int r = 0; r < n && !inplace; r++) stotal += (size_t)x->scounts[r] * (size_t)sts;
     const size_t packed = inplace ? d.total : sdense ? 0 : stotal;
+    b->packed = packed > 0;
     if ((!d.tdense || !sdense || inplace) &&
         (d.total > (size_t)INT_MAX || stotal > (size_t)INT_MAX))
         return TC_ERR_NOMEM; /* (MPI_Pack counts in int) */
@@ -368,6 +370,7 @@ static tc_status_t buffers(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b)
     for (int r = 0; d.table && r < n; r++) d.total += (size_t)x->counts[r] * (size_t)d.tts;
     /* packed: the input block (Gatherv, Allgatherv), the root's stream (Scatterv) */
     size_t pin = x->kind == TC_VX_SCATTERV ? (d.tdense ? 0 : d.total) : (d.bdense ? 0 : d.own);
+    b->packed = pin > 0;
     if ((!d.tdense || !d.bdense) && (d.total > (size_t)INT_MAX || d.own > (size_t)INT_MAX))
         return TC_ERR_NOMEM; /* (MPI_Pack counts in int) */
     size_t tab = d.table ? 2 * (size_t)n * sizeof(size_t) : 0;
@@ -476,7 +479,10 @@ static int run_nonblocking(const vx_call_t *x, MPI_Request *request)
     op->a.vstab = a.vstab;
     op->a.vspan = a.vspan;
     op->tmp[0] = b.pout; /* the operation's now, freed when it completes */
-    op->tmp[1] = b.hold;
+    if (b.packed || b.pout)
+        op->tmp[1] = b.hold; /* (a copy of the application's data) */
+    else
+        op->own = b.hold; /* (the tables alone) */
     b.pout = b.hold = NULL;
     if (b.ubuf && tc_api_nb_keep_type(op, b.ubuf, b.ucount, b.utype) != 0) {
         tc_api_nb_discard(op);

@@ -259,7 +259,8 @@ static void complete_list(tc_nb_t *fin)
         if (op->ubuf) PMPI_Type_free(&op->utype);
         free(op->tmp[0]);
         free(op->tmp[1]);
-        op->tmp[0] = op->tmp[1] = NULL;
+        free(op->own);
+        op->tmp[0] = op->tmp[1] = op->own = NULL;
         atomic_store_explicit(&op->rc, rc, memory_order_release);
         atomic_fetch_sub_explicit(&g_nb.outstanding, 1, memory_order_release);
         PMPI_Grequest_complete(op->greq);
@@ -364,6 +365,14 @@ static void direct_end(tc_nb_t *op, tc_status_t st)
     atomic_store_explicit(&op->done, 1, memory_order_release);
 }
 
+void tc_nb_poke(const tc_ctx_t *c, const tc_backoff_t *b)
+{
+    if (b->polls < b->spin || ((b->polls - b->spin) & 15) != 0) return;
+    int flag;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c ? c->pcomm : MPI_COMM_SELF, &flag,
+                MPI_STATUS_IGNORE);
+}
+
 void tc_nb_direct_advance(tc_nb_t *op, int wait)
 {
     tc_backoff_t b;
@@ -379,6 +388,7 @@ void tc_nb_direct_advance(tc_nb_t *op, int wait)
             return;
         }
         if (!wait) return;
+        tc_nb_poke(op->ctx, &b);
         tc_backoff(&b);
     }
 }
@@ -542,9 +552,10 @@ int tc_nb_start(tc_nb_t *op, MPI_Request *req)
     else
         rc = q ? PMPI_Grequest_start(greq_query, greq_free, greq_cancel, op, &op->greq)
                : MPI_ERR_NO_MEM;
-    if (rc != MPI_SUCCESS) {
+    if (rc != MPI_SUCCESS) { /* (the persistent mode's native answer included) */
         free(op->tmp[0]);
         free(op->tmp[1]);
+        free(op->own);
         if (op->ubuf) PMPI_Type_free(&op->utype);
         free(op);
         return rc;
@@ -628,19 +639,18 @@ int tc_nb_test(MPI_Request *req, int *flag, MPI_Status *st)
 
 int tc_nb_native_testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
-    /* Not PMPI_Testall: MPICH 4.0.2's returns MPI_ERR_IN_STATUS, through
-     * the error handler, for a persistent collective request that
-     * completed.  Each request's status is read without freeing it; once
-     * all completed, the native Waitall returns at once. */
+    *flag = 0;
+    if (!tc_np_native_any(n, reqs)) return PMPI_Testall(n, reqs, flag, sts);
+    /* Not PMPI_Testall over a native persistent collective request:
+     * MPICH 4.0.2's returns MPI_ERR_IN_STATUS, through the error handler,
+     * when one completed.  Each request's status is read without freeing
+     * it; once all completed, the native Waitall returns at once (and
+     * says which failed). */
     for (int i = 0; i < n; i++) {
-        int f = 0, rc = reqs[i] == MPI_REQUEST_NULL
-                            ? MPI_SUCCESS
-                            : PMPI_Request_get_status(reqs[i], &f, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) return rc;
-        if (reqs[i] != MPI_REQUEST_NULL && !f) {
-            *flag = 0;
-            return MPI_SUCCESS;
-        }
+        if (reqs[i] == MPI_REQUEST_NULL) continue;
+        MPI_Status st;
+        int f = 0, rc = PMPI_Request_get_status(reqs[i], &f, &st);
+        if (!f) return rc;
     }
     *flag = 1;
     return PMPI_Waitall(n, reqs, sts);

@@ -70,7 +70,11 @@ typedef struct tc_nb {
     void *ubuf;
     int ucount;
     MPI_Datatype utype;
-    char *tmp[2]; /* owned copies, freed when the operation completes */
+    char *tmp[2]; /* owned copies of the application's data (packed
+                     buffers), freed when the operation completes */
+    char *own;    /* owned memory the call derived from its arguments alone
+                     (the v-collectives' tables), freed with the operation
+                     (a persistent one: with its request) */
     /* persistent (MPI 4.0 section 6.13): made once, started many times */
     int persistent;      /* 1: greq is the application's handle, never completed
                             until the request is freed (nbc/persist) */
@@ -129,6 +133,11 @@ int tc_nb_pstart(MPI_Request req, int *rc, MPI_Comm *comm);
 /** The communicator of persistent request @req (made by topocoll_*_init),
  *  whose error handler a failed start raises (set by the init). */
 void tc_nb_persist_comm(MPI_Request req, MPI_Comm comm);
+
+/** The native MPI made persistent request @req for topocoll_*_init
+ *  (MPICH 4.0.2's fail its MPI_Testall: the completion calls avoid that
+ *  call on arrays holding one); MPI_Request_free forgets it. */
+void tc_nb_persist_native(MPI_Request req);
 
 /** MPI_Request_free on @req: 1 and *@rc set if it was topocoll's
  *  persistent request (an active one is completed first; *@req becomes

@@ -8,6 +8,7 @@
 #ifndef TC_NBC_NBC_INT_H
 #define TC_NBC_NBC_INT_H
 
+#include "../base/sync.h"
 #include "nbc.h"
 
 /* ---- nbc.c ---- */
@@ -24,8 +25,9 @@ void tc_nb_restart(tc_nb_t *op);
 void tc_nb_direct_advance(tc_nb_t *op, int wait);
 /** Polls before a waiter of the engine yields. */
 int tc_nb_spin(void);
-/** MPI_Testall's semantics over native requests (no request is completed
- *  unless all are), without PMPI_Testall (nbc.c says why). */
+/** MPI_Testall over native requests (no request is completed unless all
+ *  are); over a native persistent collective request without
+ *  PMPI_Testall (nbc.c says why). */
 int tc_nb_native_testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[]);
 
 /* ---- persist.c ---- */
@@ -35,6 +37,14 @@ int tc_nb_persist_taking(void);
 /** Make @op (queue and rank set) a persistent request, its handle in
  *  *@req, the mode off.  MPI_SUCCESS or an MPI error code. */
 int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req);
+/** 1 if one of the @n requests is a native persistent request made by
+ *  topocoll_*_init (tc_nb_persist_native). */
+int tc_np_native_any(int n, const MPI_Request reqs[]);
+/** Drive the MPI library's progress engine every 16th poll past the spin
+ *  of @b (as the blocking calls' waits do: native traffic others need
+ *  from us, and the application's requests, stall otherwise), on @c's
+ *  private communicator (MPI_COMM_SELF without one). */
+void tc_nb_poke(const tc_ctx_t *c, const tc_backoff_t *b);
 /** @c goes: its persistent requests can no longer start. */
 void tc_nb_persist_orphan(tc_ctx_t *c);
 

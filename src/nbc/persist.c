@@ -29,7 +29,49 @@ static struct {
     tc_nb_t *chain[NP_BUCKETS];
     _Atomic int count;    /* requests in the table: 0 spares the lookups */
     _Atomic unsigned gen; /* bumped when a request goes (the threads' caches) */
+    /* the native MPI's persistent requests made by topocoll_*_init */
+    MPI_Request *nat;
+    int nnat, capnat;
+    _Atomic int anynat; /* nnat != 0 */
 } g_np = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void tc_nb_persist_native(MPI_Request req)
+{
+    pthread_mutex_lock(&g_np.lock);
+    if (g_np.nnat == g_np.capnat) {
+        int cap = g_np.capnat ? 2 * g_np.capnat : 16;
+        MPI_Request *r = realloc(g_np.nat, (size_t)cap * sizeof(*r));
+        if (r) g_np.nat = r, g_np.capnat = cap;
+    }
+    if (g_np.nnat < g_np.capnat) g_np.nat[g_np.nnat++] = req; /* (no memory: unknown) */
+    atomic_store_explicit(&g_np.anynat, g_np.nnat != 0, memory_order_relaxed);
+    pthread_mutex_unlock(&g_np.lock);
+}
+
+/* @req, being freed, is no native persistent request of ours any more. */
+static void native_forget(MPI_Request req)
+{
+    if (!atomic_load_explicit(&g_np.anynat, memory_order_relaxed)) return;
+    pthread_mutex_lock(&g_np.lock);
+    for (int i = 0; i < g_np.nnat; i++)
+        if (g_np.nat[i] == req) {
+            g_np.nat[i] = g_np.nat[--g_np.nnat];
+            break;
+        }
+    atomic_store_explicit(&g_np.anynat, g_np.nnat != 0, memory_order_relaxed);
+    pthread_mutex_unlock(&g_np.lock);
+}
+
+int tc_np_native_any(int n, const MPI_Request reqs[])
+{
+    if (!atomic_load_explicit(&g_np.anynat, memory_order_relaxed) || n <= 0 || !reqs) return 0;
+    int found = 0;
+    pthread_mutex_lock(&g_np.lock);
+    for (int i = 0; i < n && !found; i++)
+        for (int j = 0; j < g_np.nnat && !found; j++) found = reqs[i] == g_np.nat[j];
+    pthread_mutex_unlock(&g_np.lock);
+    return found;
+}
 
 /* The persistent mode of this thread (tc_nb_persist_next). */
 static _Thread_local int tl_taking;
@@ -111,7 +153,11 @@ static int handle_cancel(void *extra, int complete)
 int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req)
 {
     tl_taking = 0;
-    if (op->tmp[0] || op->tmp[1] || op->ubuf) return TC_NB_PERSIST_NATIVE; /* packs per start */
+    /* Native: packed copies (they would be made again at each start), and
+     * reductions through MPI_Reduce_local, which keep the datatype's and
+     * the op's handles (the application may free both after the init). */
+    if (op->tmp[0] || op->tmp[1] || op->ubuf || (op->t.extent && !op->t.kernel))
+        return TC_NB_PERSIST_NATIVE;
     int rc = PMPI_Grequest_start(handle_query, handle_free, handle_cancel, NULL, &op->greq);
     if (rc != MPI_SUCCESS) return rc;
     op->persistent = 1;
@@ -162,6 +208,11 @@ int tc_nb_pstart(MPI_Request req, int *rc, MPI_Comm *comm)
         *rc = MPI_ERR_COMM;
         return 1;
     }
+    if (!op->ctx->enabled) { /* (a failure across nodes: messages may be in flight) */
+        tc_warn("%s: MPI_Start after an earlier start of it failed", op->call);
+        *rc = MPI_ERR_OTHER;
+        return 1;
+    }
     /* what the engine set in the last start; the state's init sets the rest */
     op->next = NULL;
     op->st = TC_OK;
@@ -204,14 +255,26 @@ static void wait_done(tc_nb_t *op)
     tc_backoff_init(&b, tc_nb_spin());
     while (!finished(op)) {
         tc_nb_progress();
+        tc_nb_poke(op->ctx, &b);
         tc_backoff(&b);
     }
+}
+
+/* A failed completion @rc of @op goes through its communicator's error
+ * handler (that of MPI_COMM_WORLD once the communicator is gone). */
+static int with_handler(const tc_nb_t *op, int rc)
+{
+    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(op->ctx ? op->ucomm : MPI_COMM_WORLD, rc);
+    return rc;
 }
 
 int tc_nb_pfree(MPI_Request *req, int *rc)
 {
     tc_nb_t *op = req ? lookup(*req) : NULL;
-    if (!op) return 0;
+    if (!op) {
+        if (req) native_forget(*req);
+        return 0;
+    }
     wait_done(op); /* (freeing an active one is erroneous: it completes first) */
     pthread_mutex_lock(&g_np.lock);
     for (tc_nb_t **pp = &g_np.chain[bucket(op->greq)]; *pp; pp = &(*pp)->pnext)
@@ -226,6 +289,7 @@ int tc_nb_pfree(MPI_Request *req, int *rc)
     pthread_mutex_unlock(&g_np.lock);
     PMPI_Grequest_complete(op->greq);
     *rc = PMPI_Request_free(&op->greq);
+    free(op->own);
     free(op);
     *req = MPI_REQUEST_NULL;
     return 1;
@@ -238,7 +302,7 @@ int tc_np_wait(MPI_Request *req, MPI_Status *st)
     tc_nb_t *op = lookup(*req);
     if (op->direct) tc_nb_direct_advance(op, 1); /* (done, or handed to the engine) */
     wait_done(op);
-    return complete(op, st);
+    return with_handler(op, complete(op, st));
 }
 
 int tc_np_test(MPI_Request *req, int *flag, MPI_Status *st)
@@ -249,7 +313,7 @@ int tc_np_test(MPI_Request *req, int *flag, MPI_Status *st)
     else
         tc_nb_progress();
     *flag = finished(op);
-    return *flag ? complete(op, st) : MPI_SUCCESS;
+    return *flag ? with_handler(op, complete(op, st)) : MPI_SUCCESS;
 }
 
 int tc_np_get_status(MPI_Request req, int *flag, MPI_Status *st)
@@ -292,6 +356,29 @@ static void split_free(np_split_t *s)
     if (s->rest != s->rest_s) free(s->rest);
 }
 
+/* Waitall's and Testall's end once all completed (@rc: the native call's
+ * answer): ours made inactive, the others' handles back in @reqs; a
+ * failure of ours gives MPI_ERR_IN_STATUS (every other status's error
+ * set) through its communicator's handler, or its code without statuses. */
+static int all_complete(np_split_t *s, int n, MPI_Request reqs[], MPI_Status sts[], int rc)
+{
+    const int ignore = sts == MPI_STATUSES_IGNORE, native_err = rc == MPI_ERR_IN_STATUS;
+    int failed = -1, code = MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        if (!s->op[i]) {
+            reqs[i] = s->rest[i];
+            continue;
+        }
+        int e = complete(s->op[i], ignore ? MPI_STATUS_IGNORE : &sts[i]);
+        if (e != MPI_SUCCESS && failed < 0) failed = i, code = e;
+    }
+    if (failed < 0) return rc;
+    if (ignore) return with_handler(s->op[failed], code);
+    for (int i = 0; i < n && !native_err; i++)
+        if (!s->op[i]) sts[i].MPI_ERROR = MPI_SUCCESS;
+    return with_handler(s->op[failed], MPI_ERR_IN_STATUS);
+}
+
 /* Waitall (@flag NULL) and Testall: ours finished first (Testall must not
  * complete any request unless all have), then the native ones at once. */
 int tc_np_all(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
@@ -302,25 +389,16 @@ int tc_np_all(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
     tc_backoff_init(&b, tc_nb_spin());
     while (rc == MPI_SUCCESS) {
         tc_nb_progress();
-        int ours = 1;
-        for (int i = 0; i < n && ours; i++) ours = !s.op[i] || finished(s.op[i]);
+        int ours = 1, first = -1;
+        for (int i = 0; i < n && ours; i++)
+            if (s.op[i]) ours = finished(s.op[i]), first = first < 0 ? i : first;
         if (ours) rc = tc_nb_native_testall(n, s.rest, &f, sts);
         if ((ours && f) || flag || (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS)) break;
+        tc_nb_poke(first >= 0 ? s.op[first]->ctx : NULL, &b); /* (no native call yet) */
         tc_backoff(&b);
     }
     if (flag) *flag = f;
-    if (f) {
-        int failed = rc == MPI_ERR_IN_STATUS;
-        for (int i = 0; i < n; i++) {
-            if (!s.op[i]) {
-                reqs[i] = s.rest[i];
-                continue;
-            }
-            int e = complete(s.op[i], sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i]);
-            if (e != MPI_SUCCESS) failed = 1, rc = sts == MPI_STATUSES_IGNORE ? e : rc;
-        }
-        if (failed && sts != MPI_STATUSES_IGNORE) rc = MPI_ERR_IN_STATUS;
-    }
+    if (f) rc = all_complete(&s, n, reqs, sts, rc);
     split_free(&s);
     return rc;
 }
@@ -330,12 +408,13 @@ int tc_np_all(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 static int any_pass(np_split_t *s, int n, MPI_Request reqs[], int *index, MPI_Status *st, int *rc)
 {
     int live = 0;
+    *index = MPI_UNDEFINED;
     for (int i = 0; i < n; i++) {
         if (!s->op[i] || !s->op[i]->active) continue;
         live = 1;
         if (!finished(s->op[i])) continue;
         *index = i;
-        *rc = complete(s->op[i], st);
+        *rc = with_handler(s->op[i], complete(s->op[i], st));
         return 1;
     }
     int f = 0, idx = MPI_UNDEFINED;
@@ -381,8 +460,9 @@ int tc_np_some(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status s
         int oc = 0, live = 0;
         rc = PMPI_Testsome(n, s.rest, &oc, idx, sts);
         if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) break;
-        int none = oc == MPI_UNDEFINED;
+        int none = oc == MPI_UNDEFINED, failed = -1;
         if (none) oc = 0;
+        const int native_oc = oc, native_err = rc == MPI_ERR_IN_STATUS;
         for (int j = 0; j < oc; j++) reqs[idx[j]] = s.rest[idx[j]];
         for (int i = 0; i < n; i++) {
             if (!s.op[i] || !s.op[i]->active) continue;
@@ -390,9 +470,14 @@ int tc_np_some(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status s
             if (!finished(s.op[i])) continue;
             idx[oc] = i;
             int e = complete(s.op[i], sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[oc]);
-            if (e != MPI_SUCCESS) rc = sts == MPI_STATUSES_IGNORE ? e : MPI_ERR_IN_STATUS;
+            if (e != MPI_SUCCESS && failed < 0) failed = i, rc = e;
             oc++;
         }
+        if (failed >= 0 && sts != MPI_STATUSES_IGNORE) { /* (every status's error set) */
+            for (int j = 0; j < native_oc && !native_err; j++) sts[j].MPI_ERROR = MPI_SUCCESS;
+            rc = MPI_ERR_IN_STATUS;
+        }
+        if (failed >= 0) with_handler(s.op[failed], rc);
         *outcount = oc == 0 && none && !live ? MPI_UNDEFINED : oc;
         if (*outcount != 0 || !wait) break;
         tc_backoff(&b);
