@@ -54,6 +54,8 @@ static struct {
 
 static void release_ctx(tc_ctx_t *c);
 static void adopt_direct(void);
+/* what else runs when a context goes (tc_nb_on_release; set once) */
+static _Atomic(void (*)(tc_ctx_t *)) g_also_release;
 static void list_queue_locked(struct tc_nb_queue *q);
 
 /* Once per process: the spin count, and the engine's hook on contexts
@@ -490,7 +492,13 @@ static void release_ctx(tc_ctx_t *c)
         }
     pthread_mutex_unlock(&g_nb.lock);
     free(q);
-    tc_nb_persist_orphan(c); /* its persistent requests can no longer start */
+    void (*also)(tc_ctx_t *) = atomic_load_explicit(&g_also_release, memory_order_acquire);
+    if (also) also(c); /* (nbc/persist: its persistent requests can no longer start) */
+}
+
+void tc_nb_on_release(void (*hook)(tc_ctx_t *c))
+{
+    atomic_store_explicit(&g_also_release, hook, memory_order_release);
 }
 
 /* Put @q on the active list (once) and wake a sleeping progress thread.
@@ -539,28 +547,20 @@ static void run_leaves(tc_nb_t *op)
     }
 }
 
-int tc_nb_start(tc_nb_t *op, MPI_Request *req)
+int tc_nb_attach(tc_nb_t *op)
 {
     pthread_mutex_lock(&g_nb.lock);
     tc_nb_queue_t *q = queue_of_locked(op->ctx, 1);
     pthread_mutex_unlock(&g_nb.lock);
     op->q = q;
     op->rank = op->ctx->map.rank;
-    int rc;
-    if (tc_nb_persist_taking())
-        rc = q ? tc_nb_persist_make(op, req) : MPI_ERR_NO_MEM;
-    else
-        rc = q ? PMPI_Grequest_start(greq_query, greq_free, greq_cancel, op, &op->greq)
-               : MPI_ERR_NO_MEM;
-    if (rc != MPI_SUCCESS) { /* (the persistent mode's native answer included) */
-        free(op->tmp[0]);
-        free(op->tmp[1]);
-        free(op->own);
-        if (op->ubuf) PMPI_Type_free(&op->utype);
-        free(op);
-        return rc;
-    }
-    if (op->persistent) return MPI_SUCCESS; /* made, not started */
+    return q ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+int tc_nb_launch(tc_nb_t *op, MPI_Request *req)
+{
+    int rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, op, &op->greq);
+    if (rc != MPI_SUCCESS) return rc;
     *req = op->greq;
     atomic_store_explicit(&op->refs, 2, memory_order_relaxed);
     tc_nb_enqueue(op);
@@ -602,105 +602,4 @@ void tc_nb_watch(tc_ctx_t *c)
     }
     pthread_mutex_unlock(&g_nb.lock);
     if (!q) tc_async_run(c->shm); /* no memory for a queue: the copies run now */
-}
-
-/* ---- Completion calls with progress --------------------------------------------- */
-
-/* Repeat @test (a native Test* call) with progress in between until it
- * reports completion; once nothing of ours is outstanding, @wait (the
- * native Wait* call) finishes the job. */
-#define WAIT_LOOP(test_call, done_cond, wait_call)             \
-    do {                                                       \
-        if (tc_nb_outstanding() == 0) return (wait_call);      \
-        tc_backoff_t b_;                                       \
-        tc_backoff_init(&b_, waiter_spin());                   \
-        for (;;) {                                             \
-            tc_nb_progress();                                  \
-            int rc_ = (test_call);                             \
-            if (rc_ != MPI_SUCCESS || (done_cond)) return rc_; \
-            if (tc_nb_outstanding() == 0) return (wait_call);  \
-            tc_backoff(&b_);                                   \
-        }                                                      \
-    } while (0)
-
-int tc_nb_wait(MPI_Request *req, MPI_Status *st)
-{
-    if (tc_np_any(1, req)) return tc_np_wait(req, st);
-    int flag = 0;
-    WAIT_LOOP(PMPI_Test(req, &flag, st), flag, PMPI_Wait(req, st));
-}
-
-int tc_nb_test(MPI_Request *req, int *flag, MPI_Status *st)
-{
-    if (tc_np_any(1, req)) return tc_np_test(req, flag, st);
-    tc_nb_progress();
-    return PMPI_Test(req, flag, st);
-}
-
-int tc_nb_native_testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
-{
-    *flag = 0;
-    if (!tc_np_native_any(n, reqs)) return PMPI_Testall(n, reqs, flag, sts);
-    /* Not PMPI_Testall over a native persistent collective request:
-     * MPICH 4.0.2's returns MPI_ERR_IN_STATUS, through the error handler,
-     * when one completed.  Each request's status is read without freeing
-     * it; once all completed, the native Waitall returns at once (and
-     * says which failed). */
-    for (int i = 0; i < n; i++) {
-        if (reqs[i] == MPI_REQUEST_NULL) continue;
-        MPI_Status st;
-        int f = 0, rc = PMPI_Request_get_status(reqs[i], &f, &st);
-        if (!f) return rc;
-    }
-    *flag = 1;
-    return PMPI_Waitall(n, reqs, sts);
-}
-
-int tc_nb_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
-{
-    if (tc_np_any(n, reqs)) return tc_np_all(n, reqs, NULL, sts);
-    int flag = 0;
-    WAIT_LOOP(tc_nb_native_testall(n, reqs, &flag, sts), flag, PMPI_Waitall(n, reqs, sts));
-}
-
-int tc_nb_testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
-{
-    if (tc_np_any(n, reqs)) return tc_np_all(n, reqs, flag, sts);
-    tc_nb_progress();
-    return tc_nb_native_testall(n, reqs, flag, sts);
-}
-
-int tc_nb_waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
-{
-    if (tc_np_any(n, reqs)) return tc_np_any_of(n, reqs, index, NULL, st);
-    int flag = 0;
-    WAIT_LOOP(PMPI_Testany(n, reqs, index, &flag, st), flag, PMPI_Waitany(n, reqs, index, st));
-}
-
-int tc_nb_testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
-{
-    if (tc_np_any(n, reqs)) return tc_np_any_of(n, reqs, index, flag, st);
-    tc_nb_progress();
-    return PMPI_Testany(n, reqs, index, flag, st);
-}
-
-int tc_nb_waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
-{
-    if (tc_np_any(n, reqs)) return tc_np_some(n, reqs, outcount, idx, sts, 1);
-    WAIT_LOOP(PMPI_Testsome(n, reqs, outcount, idx, sts), *outcount != 0,
-              PMPI_Waitsome(n, reqs, outcount, idx, sts));
-}
-
-int tc_nb_testsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
-{
-    if (tc_np_any(n, reqs)) return tc_np_some(n, reqs, outcount, idx, sts, 0);
-    tc_nb_progress();
-    return PMPI_Testsome(n, reqs, outcount, idx, sts);
-}
-
-int tc_nb_request_get_status(MPI_Request req, int *flag, MPI_Status *st)
-{
-    if (tc_np_any(1, &req)) return tc_np_get_status(req, flag, st);
-    tc_nb_progress();
-    return PMPI_Request_get_status(req, flag, st);
 }

@@ -1,7 +1,8 @@
 /*
  * nbc/nbc_int -- what the engine (nbc.c) and the persistent requests
- * (persist.c) share inside the layer.  Not for other layers: they use
- * nbc.h.
+ * (persist.c) and the completion calls (complete.c) share inside the
+ * layer; each file calls only the ones before it in this list: nbc.c,
+ * persist.c, complete.c.  Not for other layers: they use nbc.h.
  *
  * Owns nothing.  May call: nbc.h.
  */
@@ -11,7 +12,17 @@
 #include "../base/sync.h"
 #include "nbc.h"
 
-/* ---- nbc.c ---- */
+/* ---- nbc.c (the engine: calls neither file below) ---- */
+
+/** Give @op its context's queue and its rank: MPI_SUCCESS, or
+ *  MPI_ERR_NO_MEM without memory for a queue. */
+int tc_nb_attach(tc_nb_t *op);
+/** Start @op (attached) as a nonblocking operation: its generalized
+ *  request in *@req, queued.  MPI_SUCCESS or an MPI error code (@op not
+ *  started, still the caller's). */
+int tc_nb_launch(tc_nb_t *op, MPI_Request *req);
+/** Also run @hook when a context goes (after its operations completed). */
+void tc_nb_on_release(void (*hook)(tc_ctx_t *c));
 
 /** Queue @op (its queue op->q set) behind its communicator's earlier
  *  operations, count it outstanding and advance what can be advanced. */
@@ -25,28 +36,18 @@ void tc_nb_restart(tc_nb_t *op);
 void tc_nb_direct_advance(tc_nb_t *op, int wait);
 /** Polls before a waiter of the engine yields. */
 int tc_nb_spin(void);
-/** MPI_Testall over native requests (no request is completed unless all
- *  are); over a native persistent collective request without
- *  PMPI_Testall (nbc.c says why). */
-int tc_nb_native_testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[]);
-
-/* ---- persist.c ---- */
-
-/** 1 if the persistent mode is on for this thread (tc_nb_persist_next). */
-int tc_nb_persist_taking(void);
-/** Make @op (queue and rank set) a persistent request, its handle in
- *  *@req, the mode off.  MPI_SUCCESS or an MPI error code. */
-int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req);
-/** 1 if one of the @n requests is a native persistent request made by
- *  topocoll_*_init (tc_nb_persist_native). */
-int tc_np_native_any(int n, const MPI_Request reqs[]);
 /** Drive the MPI library's progress engine every 16th poll past the spin
  *  of @b (as the blocking calls' waits do: native traffic others need
  *  from us, and the application's requests, stall otherwise), on @c's
  *  private communicator (MPI_COMM_SELF without one). */
 void tc_nb_poke(const tc_ctx_t *c, const tc_backoff_t *b);
-/** @c goes: its persistent requests can no longer start. */
-void tc_nb_persist_orphan(tc_ctx_t *c);
+
+/* ---- persist.c (persistent requests, tc_nb_start; calls nbc.c) ---- */
+
+/** MPI_Testall over native requests (no request is completed unless all
+ *  are); over a native persistent collective request without
+ *  PMPI_Testall (persist.c says why). */
+int tc_nb_native_testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[]);
 
 /** 1 if one of the @n requests at @reqs is a persistent request of ours
  *  (one relaxed load when there is none). */

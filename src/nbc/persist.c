@@ -62,7 +62,9 @@ static void native_forget(MPI_Request req)
     pthread_mutex_unlock(&g_np.lock);
 }
 
-int tc_np_native_any(int n, const MPI_Request reqs[])
+/* 1 if one of the @n requests is a native persistent request made by an
+ * init (tc_nb_persist_native). */
+static int tc_np_native_any(int n, const MPI_Request reqs[])
 {
     if (!atomic_load_explicit(&g_np.anynat, memory_order_relaxed) || n <= 0 || !reqs) return 0;
     int found = 0;
@@ -78,7 +80,6 @@ static _Thread_local int tl_taking;
 
 void tc_nb_persist_next(int on) { tl_taking = on; }
 int tc_nb_persist_pending(void) { return tl_taking; }
-int tc_nb_persist_taking(void) { return tl_taking; }
 
 static unsigned bucket(MPI_Request r)
 {
@@ -150,7 +151,11 @@ static int handle_cancel(void *extra, int complete)
     return MPI_SUCCESS;
 }
 
-int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req)
+static void tc_nb_persist_orphan(tc_ctx_t *c);
+
+/* Make @op (attached) a persistent request, its handle in *@req, the mode
+ * off: MPI_SUCCESS, TC_NB_PERSIST_NATIVE or an MPI error code. */
+static int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req)
 {
     tl_taking = 0;
     /* Native: packed copies (they would be made again at each start), and
@@ -160,6 +165,7 @@ int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req)
         return TC_NB_PERSIST_NATIVE;
     int rc = PMPI_Grequest_start(handle_query, handle_free, handle_cancel, NULL, &op->greq);
     if (rc != MPI_SUCCESS) return rc;
+    tc_nb_on_release(tc_nb_persist_orphan); /* (the same hook each time) */
     op->persistent = 1;
     op->active = 0;
     op->ucomm = MPI_COMM_WORLD;
@@ -175,7 +181,8 @@ int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req)
     return MPI_SUCCESS;
 }
 
-void tc_nb_persist_orphan(tc_ctx_t *c)
+/* @c goes (tc_nb_on_release): its persistent requests can no longer start. */
+static void tc_nb_persist_orphan(tc_ctx_t *c)
 {
     if (atomic_load_explicit(&g_np.count, memory_order_relaxed) == 0) return;
     pthread_mutex_lock(&g_np.lock);
@@ -186,6 +193,20 @@ void tc_nb_persist_orphan(tc_ctx_t *c)
 }
 
 /* ---- Start and release ---------------------------------------------------------- */
+
+int tc_nb_start(tc_nb_t *op, MPI_Request *req)
+{
+    int rc = tc_nb_attach(op);
+    if (rc == MPI_SUCCESS) rc = tl_taking ? tc_nb_persist_make(op, req) : tc_nb_launch(op, req);
+    if (rc != MPI_SUCCESS) { /* (the persistent mode's native answer included) */
+        free(op->tmp[0]);
+        free(op->tmp[1]);
+        free(op->own);
+        if (op->ubuf) PMPI_Type_free(&op->utype);
+        free(op);
+    }
+    return rc;
+}
 
 void tc_nb_persist_comm(MPI_Request req, MPI_Comm comm)
 {
@@ -296,6 +317,25 @@ int tc_nb_pfree(MPI_Request *req, int *rc)
 }
 
 /* ---- Completion calls ------------------------------------------------------------ */
+
+int tc_nb_native_testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
+{
+    *flag = 0;
+    if (!tc_np_native_any(n, reqs)) return PMPI_Testall(n, reqs, flag, sts);
+    /* Not PMPI_Testall over a native persistent collective request:
+     * MPICH 4.0.2's returns MPI_ERR_IN_STATUS, through the error handler,
+     * when one completed.  Each request's status is read without freeing
+     * it; once all completed, the native Waitall returns at once (and
+     * says which failed). */
+    for (int i = 0; i < n; i++) {
+        if (reqs[i] == MPI_REQUEST_NULL) continue;
+        MPI_Status st;
+        int f = 0, rc = PMPI_Request_get_status(reqs[i], &f, &st);
+        if (!f) return rc;
+    }
+    *flag = 1;
+    return PMPI_Waitall(n, reqs, sts);
+}
 
 int tc_np_wait(MPI_Request *req, MPI_Status *st)
 {
