@@ -8,7 +8,8 @@
 # Programs: test_bcast, test_reduce (Reduce and Allreduce), test_allgather,
 # test_barrier, test_nbsteps (nonblocking), test_nuioa (NIC-aware leaders),
 # test_errprop (an erroneous Bcast), test_exchange, test_scan (also the node
-# prefix at 2x2), test_redscat (2x2, 2,2,1),
+# prefix at 2x2), test_redscat (2x2, 2,2,1), test_vexchange (the irregular
+# exchanges; MPICH: 2x2 only),
 # test_hsplit (hardware splits) and test_preload (LD_PRELOAD of
 # libtopocoll_pmpi.so).  Layouts (ranks per host): 2x2 (2,2), 3 hosts of 2,
 # 2 and 1 (2,2,1), 2x2 with TOPOCOLL_VIRTUAL_NODES=2 (two virtual nodes on
@@ -34,7 +35,7 @@ bin=$build/tests
 limit=${CROSS_HOST_TIMEOUT:-300}
 filter=${CROSS_HOST_FILTER:-.}
 for p in test_bcast test_reduce test_allgather test_barrier test_nbsteps test_hsplit test_nuioa test_nic \
-         test_preload test_churn test_kill test_xtune test_errprop; do
+         test_preload test_churn test_kill test_xtune test_errprop test_vexchange; do
   [[ -x $bin/$p ]] || { echo "FAIL $p: $bin/$p is missing"; echo "cross-host: 0 passed, 1 failed"; exit 1; }
 done
 preload_lib=$build/libtopocoll_pmpi.so
@@ -154,6 +155,12 @@ for layout in 2x2 3hosts_221 2x2_vnodes2; do
   # hosts hold as many ranks each; native otherwise) and Scan/Exscan
   [[ $mpi == mpich && $layout != 2x2 ]] || run "exchange_$layout" -- "${args[@]}" -- "$bin/test_exchange"
   [[ $layout != 2x2 ]] || run "scan_$layout" -- "${args[@]}" -- "$bin/test_scan"
+  # Gatherv, Scatterv, Allgatherv, Alltoallv: the slices' exchange between
+  # equal hosts (2x2: topocoll must run Allgatherv and Alltoallv; with
+  # virtual nodes, 4 nodes of one rank: Allgatherv relayed), native between
+  # unequal ones (2,2,1; Open MPI: one code path, 10-20 s under MPICH)
+  [[ $mpi == mpich && $layout != 2x2 ]] || run "vexchange_$layout" 'test_vexchange np=.* 0 failed$' \
+    -- "${args[@]}" --env TOPOCOLL_ALLGATHERV_FLAT_MAX=0 -- "$bin/test_vexchange" expect
   # Reduce_scatter(_block): the slices' ring between hosts (2x2: topocoll
   # must run them), native between unequal hosts (2,2,1); the node prefix
   # Scan between hosts (2x2, asked for; Open MPI: one code path, 20 s under

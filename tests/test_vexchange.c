@@ -210,17 +210,31 @@ static void one_alltoallv(MPI_Comm comm, int b, int shuffle, int gap, int rev, i
     free(rd);
 }
 
+/* 1 if topocoll runs @comm's Allgatherv and Alltoallv (TOPOCOLL_*_ALG=node
+ * on one node): single copy on one node; on several, as many processes on
+ * each and single copy wherever a node holds more than one (the per-slice
+ * exchange). */
+static int runs_ours(MPI_Comm comm)
+{
+    topocoll_comm_info_t in = TOPOCOLL_COMM_INFO_INIT;
+    topocoll_comm_attach(comm);
+    int ok = topocoll_comm_query(comm, &in) == MPI_SUCCESS && in.enabled;
+    int v[3] = { ok ? in.local_size : -1, ok ? -in.local_size : -1, ok && in.single_copy };
+    int w[3];
+    MPI_Allreduce(v, w, 3, MPI_INT, MPI_MIN, comm);
+    if (w[0] < 0) return 0;
+    if (in.nnodes == 1) return w[2];
+    return w[0] == -w[1] && (w[0] == 1 || w[2]);
+}
+
 /* 1 if @comm's irregular exchanges go to the native MPI and it is Open
  * MPI, whose MPI_Ialltoallv with MPI_IN_PLACE (coll/libnbc, 4.1.4) gives
  * wrong blocks (open-mpi/ompi#9749: the send extent is left unset in
- * place): those calls are not made there (topocoll's, on one node, are). */
+ * place): those calls are not made there (topocoll's are). */
 static int native_ia2a_inplace_broken(MPI_Comm comm)
 {
 #ifdef OPEN_MPI
-    topocoll_comm_info_t in = TOPOCOLL_COMM_INFO_INIT;
-    topocoll_comm_attach(comm);
-    return topocoll_comm_query(comm, &in) != MPI_SUCCESS || !in.enabled || in.nnodes > 1 ||
-           !in.single_copy;
+    return !runs_ours(comm);
 #else
     (void)comm;
     return 0;
@@ -288,6 +302,12 @@ int main(int argc, char **argv)
         topocoll_comm_query(dup, &in);
         if (in.nnodes == 1 && in.single_copy)
             CHECK(ran(dup) > 0, "topocoll ran the irregular exchanges on one node");
+        if (in.nnodes > 1 && runs_ours(dup)) /* (88 calls each, 72 without in-place Ialltoallv) */
+            CHECK(in.coll[TOPOCOLL_COLL_ALLGATHERV].calls >= 72 &&
+                      in.coll[TOPOCOLL_COLL_ALLTOALLV].calls >= 72,
+                  "topocoll ran Allgatherv (%llu) and Alltoallv (%llu) across nodes",
+                  (unsigned long long)in.coll[TOPOCOLL_COLL_ALLGATHERV].calls,
+                  (unsigned long long)in.coll[TOPOCOLL_COLL_ALLTOALLV].calls);
     }
     MPI_Comm_free(&dup);
     MPI_Comm_free(&split);

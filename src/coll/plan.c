@@ -3,6 +3,7 @@
 
 #include "exchange.h"
 #include "fold.h"
+#include "vexchange.h"
 #include "xtune.h"
 
 const char *tc_plan_native_why(const tc_ctx_t *c, int ci, size_t bytes)
@@ -84,6 +85,21 @@ static tc_alg_t vx_default(int ci, size_t bytes, const char **why)
     return TC_ALG_NODE;
 }
 
+/* The irregular exchanges on several nodes: Allgatherv and Alltoallv by
+ * the per-slice exchange (coll/vexchange) where it runs, whatever the
+ * counts (no rank knows them all: Alltoallv's); the native MPI's
+ * elsewhere. */
+static tc_alg_t vx_multi(const tc_ctx_t *c, int ci, const char **why)
+{
+    if (ci == TC_CI_GATHERV || ci == TC_CI_SCATTERV)
+        *why = "several nodes (Gatherv, Scatterv: one node only)";
+    else if (!tc_vexchange_sliced(c))
+        *why = "several nodes, unequal or without single copy";
+    else
+        return TC_ALG_AGGREGATE;
+    return TC_ALG_NATIVE;
+}
+
 /* The reduce-scatters (coll/redscat) of a vector of @bytes: single copy
  * on one node from 16 KiB a block on average (a peer's block costs a
  * system call: np=2 here, 4.5-6 us where the native takes 0.6-2.5 us up
@@ -163,10 +179,7 @@ static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **w
     case TC_CI_SCATTERV:
     case TC_CI_ALLGATHERV:
     case TC_CI_ALLTOALLV:
-        if (multi) {
-            *why = "several nodes (the irregular exchanges: one node only)";
-            return TC_ALG_NATIVE;
-        }
+        if (multi) return vx_multi(c, ci, why);
         if (!c->shm || !c->all_sc) {
             *why = "no single copy";
             return TC_ALG_NATIVE;

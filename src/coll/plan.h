@@ -16,6 +16,7 @@
  * coll/tune's measured choice where it applies.
  *
  * Owns: tc_plan_t and the choice rules.  May call: coll/ctx, coll/xtune,
+ * the collectives' fit tests (coll/exchange, coll/fold, coll/vexchange),
  * base/.
  */
 #ifndef TC_COLL_PLAN_H

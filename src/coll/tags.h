@@ -20,7 +20,9 @@ enum {
     TC_TAG_TREE = 0x7c07,      /* the split tree's Bcast and Reduce (pcomm) */
     TC_TAG_ALLTOALL = 0x7c08,  /* Alltoall: the slices' messages between nodes (pcomm) */
     TC_TAG_RSRING = 0x7c09,    /* Reduce_scatter: the slices' ring (slice) */
-    TC_TAG_SCAN = 0x5c00       /* Scan's chain: + seq mod 256 (pcomm), 0x5c00-0x5cff */
+    TC_TAG_VEXCHANGE = 0x7c0a, /* Allgatherv, Alltoallv: the slices' messages (pcomm) */
+    TC_TAG_SCAN = 0x5c00,      /* Scan's chain: + seq mod 256 (pcomm), 0x5c00-0x5cff */
+    TC_TAG_VRELAY = 0x4000     /* Allgatherv relayed: + the origin node (pcomm), 0x4000-0x5bff */
 };
 
 #endif

@@ -2,6 +2,7 @@
 #include "vexchange.h"
 
 #include "fold.h"
+#include "tags.h"
 
 #include "../xfer/region.h"
 
@@ -10,15 +11,13 @@
 
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
-/* The Gatherv or Scatterv root's table: each rank's length and offset
- * from the first block's byte (op->rbase from the buffer), and the span
- * of the blocks.  Displacements may be negative: offsets compared signed. */
-static tc_status_t root_table(tc_vexchange_t *op)
+/* The span of the @n blocks at @len/@off (op->rbase: the first block's
+ * byte, op->span: from it to the last's).  Displacements may be
+ * negative: offsets compared signed. */
+static void blocks_span(tc_vexchange_t *op, int n)
 {
-    const int n = op->ctx->map.size;
     ptrdiff_t first = -1, end = 0;
     int any = 0;
-    if (!(op->rtab = malloc(2 * (size_t)n * sizeof(size_t)))) return TC_ERR_NOMEM;
     for (int r = 0; r < n; r++) {
         ptrdiff_t o = (ptrdiff_t)op->off[r], e = o + (ptrdiff_t)op->len[r];
         if (!op->len[r]) continue;
@@ -28,10 +27,74 @@ static tc_status_t root_table(tc_vexchange_t *op)
     }
     op->rbase = any ? first : 0;
     op->span = any ? (size_t)(end - first) : 0;
+}
+
+/* The Gatherv or Scatterv root's table: each rank's length and offset
+ * from the first block's byte (op->rbase from the buffer). */
+static tc_status_t root_table(tc_vexchange_t *op)
+{
+    const int n = op->ctx->map.size;
+    if (!(op->rtab = malloc(2 * (size_t)n * sizeof(size_t)))) return TC_ERR_NOMEM;
+    blocks_span(op, n);
     for (int r = 0; r < n; r++) {
         op->rtab[2 * r] = op->len[r];
         op->rtab[2 * r + 1] = op->len[r] ? (size_t)((ptrdiff_t)op->off[r] - op->rbase) : 0;
     }
+    return TC_OK;
+}
+
+int tc_vexchange_sliced(const tc_ctx_t *c)
+{
+    return c->map.nnodes > 1 && c->minlocal == c->maxlocal && (c->all_sc || c->maxlocal == 1);
+}
+
+/* 1 if an Allgatherv relays (the same on every process: every one holds
+ * every count): 3 nodes or more (at most TC_VX_RELAY_NODES: the tags),
+ * blocks of a piece or more, and nodes whose shares differ so much that
+ * sending each block straight to every node, (N - 1) x the largest node
+ * share out of its node, takes 1/8 longer than the most any node must
+ * receive (all but its share).  Relayed, a node sends its share once and
+ * forwards (N - 2) / (N - 1) of the others': within the receive bound. */
+static int relayed(const tc_vexchange_t *op)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int N = m->nnodes;
+    size_t total = 0, big = 0, most = 0, least = SIZE_MAX;
+    if (N < 3 || N > TC_VX_RELAY_NODES) return 0;
+    for (int b = 0; b < N; b++) {
+        size_t share = 0;
+        for (int j = 0; j < op->ppn; j++) {
+            const size_t l = op->len[op->rank_at[(size_t)b * (size_t)op->ppn + (size_t)j]];
+            share += l;
+            big = l > big ? l : big;
+        }
+        total += share;
+        most = share > most ? share : most;
+        least = share < least ? share : least;
+    }
+    return big >= TC_NET_SEG && (double)(N - 1) * (double)most > 1.125 * (double)(total - least);
+}
+
+/* The per-slice exchange's tables (several nodes): who is where, each
+ * step's request pair; Allgatherv: our receive buffer's span and the
+ * blocks' offsets in it (exposed), and room for a peer's. */
+static tc_status_t init_sliced(tc_vexchange_t *op)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    const size_t ppn = (size_t)m->lsize, N = (size_t)m->nnodes, n = (size_t)m->size;
+    op->multi = 1;
+    op->ppn = m->lsize;
+    op->rank_at = malloc(sizeof(int) * N * ppn);
+    op->mlen = calloc(2 * (N - 1), sizeof(size_t));
+    op->xtab = malloc(sizeof(size_t) * (op->kind == TC_VX_ALLTOALLV ? 2 * n * ppn : 2 * n));
+    if (!op->rank_at || !op->mlen || !op->xtab) return TC_ERR_NOMEM;
+    for (int r = 0; r < m->size; r++)
+        op->rank_at[(size_t)m->node_of[r] * ppn + (size_t)m->lrank_of[r]] = r;
+    if (op->kind == TC_VX_ALLTOALLV) return TC_OK;
+    blocks_span(op, m->size);
+    for (size_t r = 0; r < n; r++)
+        op->xtab[r] = op->len[r] ? (size_t)((ptrdiff_t)op->off[r] - op->rbase) : 0;
+    op->relay = relayed(op);
     return TC_OK;
 }
 
@@ -52,6 +115,7 @@ tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const
     op->cookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));
     op->tcookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));
     if (!op->cookies || !op->tcookies) return TC_ERR_NOMEM;
+    if (ctx->map.nnodes > 1) return init_sliced(op); /* (Allgatherv, Alltoallv) */
     return kind <= TC_VX_SCATTERV && ctx->map.rank == root ? root_table(op) : TC_OK;
 }
 
@@ -106,16 +170,350 @@ static tc_status_t expose_alltoallv(tc_vexchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     const int me = op->ctx->map.rank, n = op->ctx->map.size;
-    if (op->span) {
+    if (op->span && s) {
         struct iovec iov = { (void *)op->in, op->span };
         TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie));
     }
     struct iovec t = { (void *)op->stab, 2 * (size_t)n * sizeof(size_t) };
-    TC_RETURN_IF_FAILED(tc_region_create(s, &t, 1, TC_RIGHT_READ, &op->tcookie));
-    tc_fold_post(s, op->seq, op->cookie, op->tcookie);
+    if (s) { /* (alone on our node: nobody reads them) */
+        TC_RETURN_IF_FAILED(tc_region_create(s, &t, 1, TC_RIGHT_READ, &op->tcookie));
+        tc_fold_post(s, op->seq, op->cookie, op->tcookie);
+    }
     if (op->stab[2 * me] != op->len[me]) return TC_ERR_TRUNCATE;
     if (op->len[me] && op->in + op->stab[2 * me + 1] != op->out + op->off[me])
         memcpy(op->out + op->off[me], op->in + op->stab[2 * me + 1], op->len[me]);
+    return TC_OK;
+}
+
+/* ---- Several nodes: the per-slice exchange (see vexchange.h) ------------------ */
+
+/* Pieces of a message of @bytes: TC_NET_SEG each (coll/ctx: below the TCP
+ * transports' eager limit, so no piece waits for a rendezvous handshake
+ * that needs the receiver scheduled), then a shorter last one (0 bytes
+ * when @bytes is a multiple).  A receiver that expects another length
+ * sees it, a short piece early or a longer last one (truncated), and never
+ * waits for a piece that will not come; the sender's are eager. */
+static size_t pieces(size_t bytes) { return bytes / TC_NET_SEG + 1; }
+
+/* The longest block a peer's table may give (2^48 bytes: no sum of a few
+ * wraps); above it the table is garbage. */
+#define TC_VX_LEN_MAX ((size_t)1 << 48)
+
+/* Room for @n requests (every step's pieces, received and sent). */
+static tc_status_t reqs_alloc(tc_vexchange_t *op, size_t n)
+{
+    op->req = malloc(n * sizeof(MPI_Request));
+    op->rexp = malloc(n * sizeof(size_t));
+    if (!op->req || !op->rexp) return TC_ERR_NOMEM;
+    for (size_t q = 0; q < n; q++) op->req[q] = MPI_REQUEST_NULL;
+    op->nreq = 0;
+    return TC_OK;
+}
+
+/* Post one piece: @len bytes at @buf to (@send) or from rank @peer. */
+static tc_status_t post_piece(tc_vexchange_t *op, char *buf, size_t len, int peer, int tag,
+                              int send)
+{
+    const int q = op->nreq++;
+    op->rexp[q] = send ? SIZE_MAX : len;
+    return tc_status_mpi(
+        send ? PMPI_Isend(buf, (int)len, MPI_BYTE, peer, tag, op->ctx->pcomm, &op->req[q])
+             : PMPI_Irecv(buf, (int)len, MPI_BYTE, peer, tag, op->ctx->pcomm, &op->req[q]));
+}
+
+/* Post the message of @bytes at @buf to (@send) or from rank @peer, piece
+ * by piece.  A relay (@relay, receiving) lists each piece to forward. */
+static tc_status_t post_msg(tc_vexchange_t *op, char *buf, size_t bytes, int peer, int tag,
+                            int send, int relay)
+{
+    for (size_t off = 0;; off += TC_NET_SEG) {
+        const size_t len = bytes - off < TC_NET_SEG ? bytes - off : TC_NET_SEG;
+        if (relay)
+            op->relayp[op->nrelay++] =
+                (tc_vx_piece_t){ op->nreq, tag - TC_TAG_VRELAY, buf + off, len };
+        TC_RETURN_IF_FAILED(post_piece(op, buf + off, len, peer, tag, send));
+        if (len < TC_NET_SEG) return TC_OK;
+    }
+}
+
+/* TC_OK once every piece has completed, each received one as long as
+ * expected (else the sender's count differs). */
+static tc_status_t steps_done(tc_vexchange_t *op)
+{
+    for (int flag = 0; op->tdone < op->nreq; op->tdone++) { /* (each drives progress) */
+        MPI_Status st;
+        tc_status_t rc = tc_status_mpi(PMPI_Test(&op->req[op->tdone], &flag, &st));
+        if (rc != TC_OK || !flag) return rc != TC_OK ? rc : TC_INPROGRESS;
+        int got = 0;
+        if (op->rexp[op->tdone] != SIZE_MAX &&
+            (PMPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS ||
+             (size_t)got != op->rexp[op->tdone]))
+            return TC_ERR_TRUNCATE;
+    }
+    return TC_OK;
+}
+
+/* Allgatherv, direct: our block to slice i of every other node, theirs
+ * straight into place. */
+static tc_status_t post_direct(tc_vexchange_t *op)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int N = m->nnodes, a = m->node, i = m->lrank;
+    const size_t P = (size_t)op->ppn;
+    size_t nq = (size_t)(N - 1) * pieces(op->own);
+    for (int k = 1; k < N; k++)
+        nq += pieces(op->len[op->rank_at[(size_t)((a - k + N) % N) * P + (size_t)i]]);
+    TC_RETURN_IF_FAILED(reqs_alloc(op, nq));
+    for (int k = 1; k < N; k++) { /* (every receive first: the pieces arrive to a posted one) */
+        const int from = op->rank_at[(size_t)((a - k + N) % N) * P + (size_t)i];
+        TC_RETURN_IF_FAILED(
+            post_msg(op, op->out + op->off[from], op->len[from], from, TC_TAG_VEXCHANGE, 0, 0));
+    }
+    for (int k = 1; k < N; k++) {
+        const int to = op->rank_at[(size_t)((a + k) % N) * P + (size_t)i];
+        TC_RETURN_IF_FAILED(post_msg(op, (char *)op->in, op->own, to, TC_TAG_VEXCHANGE, 1, 0));
+    }
+    return TC_OK;
+}
+
+/* Part @t (0..N-2) of a block of @len bytes cut in N - 1: [*lo, *hi). */
+static void part_of(size_t len, int t, int N, size_t *lo, size_t *hi)
+{
+    *lo = len / (size_t)(N - 1) * (size_t)t;
+    *hi = t == N - 2 ? len : *lo + len / (size_t)(N - 1);
+}
+
+/* Allgatherv, relayed (see vexchange.h): part t of our block to slice i
+ * of node a + 1 + t, which forwards it to the other nodes; every other
+ * node's parts into place, from their origin or their relay (tag: the
+ * origin node, so the pieces of different origins may interleave). */
+static tc_status_t post_relay(tc_vexchange_t *op)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int N = m->nnodes, a = m->node, i = m->lrank;
+    const size_t P = (size_t)op->ppn;
+    size_t nq = 0, nr = 0, lo, hi;
+    for (int b = 0; b < N; b++) {
+        const size_t len = op->len[op->rank_at[(size_t)b * P + (size_t)i]];
+        for (int t = 0; t < N - 1; t++) {
+            part_of(len, t, N, &lo, &hi);
+            nq += pieces(hi - lo); /* (sent by b, received, or relayed to N - 2) */
+            if ((b + 1 + t) % N == a && b != a) nr += pieces(hi - lo);
+        }
+    }
+    TC_RETURN_IF_FAILED(reqs_alloc(op, nq + nr * (size_t)(N - 2)));
+    if (!(op->relayp = malloc((nr + 1) * sizeof(*op->relayp)))) return TC_ERR_NOMEM;
+    for (int b = 0; b < N; b++) { /* the other nodes' parts */
+        const int o = op->rank_at[(size_t)b * P + (size_t)i];
+        for (int t = 0; b != a && t < N - 1; t++) {
+            const int r = (b + 1 + t) % N;
+            part_of(op->len[o], t, N, &lo, &hi);
+            TC_RETURN_IF_FAILED(post_msg(op, op->out + op->off[o] + lo, hi - lo,
+                                         r == a ? o : op->rank_at[(size_t)r * P + (size_t)i],
+                                         TC_TAG_VRELAY + b, 0, r == a));
+        }
+    }
+    for (int t = 0; t < N - 1; t++) { /* ours, to the relays */
+        part_of(op->own, t, N, &lo, &hi);
+        TC_RETURN_IF_FAILED(post_msg(op, (char *)op->in + lo, hi - lo,
+                                     op->rank_at[(size_t)((a + 1 + t) % N) * P + (size_t)i],
+                                     TC_TAG_VRELAY + a, 1, 0));
+    }
+    return TC_OK;
+}
+
+/* Relay: each piece we received for forwarding, once landed (in order, its
+ * length checked), to slice i of every node but its origin's and ours. */
+static tc_status_t relay_forward(tc_vexchange_t *op)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int N = m->nnodes, a = m->node, i = m->lrank;
+    for (; op->fwd < op->nrelay; op->fwd++) {
+        const tc_vx_piece_t *p = &op->relayp[op->fwd];
+        MPI_Status st;
+        int flag = 0, got = 0;
+        TC_RETURN_IF_FAILED(tc_status_mpi(PMPI_Test(&op->req[p->q], &flag, &st)));
+        if (!flag) return TC_INPROGRESS;
+        if (PMPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS || (size_t)got != p->len)
+            return TC_ERR_TRUNCATE;
+        op->rexp[p->q] = SIZE_MAX; /* (checked here) */
+        for (int k = 1; k < N; k++) {
+            const int c = (a + k) % N;
+            if (c == p->node) continue;
+            TC_RETURN_IF_FAILED(post_piece(op, p->buf, p->len,
+                                           op->rank_at[(size_t)c * (size_t)op->ppn + (size_t)i],
+                                           TC_TAG_VRELAY + p->node, 1));
+        }
+    }
+    return TC_OK;
+}
+
+/* Allgatherv: expose our block and our receive span behind the table of
+ * the blocks' offsets in it, put our own block, and post the messages
+ * between the slices (direct or relayed). */
+static tc_status_t expose_sliced(tc_vexchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int me = m->rank;
+    const size_t n = (size_t)m->size;
+    if (s) {
+        if (op->own) {
+            struct iovec iov = { (void *)op->in, op->own };
+            TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie));
+        }
+        struct iovec t[2] = { { op->xtab, n * sizeof(size_t) }, { op->out + op->rbase, op->span } };
+        TC_RETURN_IF_FAILED(tc_region_create(s, t, op->span ? 2 : 1, TC_RIGHT_READ, &op->tcookie));
+        tc_fold_post(s, op->seq, op->cookie, op->tcookie);
+    }
+    /* Our block goes out as long as we hold it: a receiver whose count
+     * differs fails on its length rather than wait for it. */
+    TC_RETURN_IF_FAILED(op->relay ? post_relay(op) : post_direct(op));
+    if (op->len[me] != op->own) return TC_ERR_TRUNCATE;
+    if (op->own && op->in != op->out + op->off[me]) memcpy(op->out + op->off[me], op->in, op->own);
+    return TC_OK;
+}
+
+/* Allgatherv: the local processes' blocks out of their send buffers; the
+ * network's; then, slice by slice, the remote blocks each local process
+ * received, out of its receive buffer at the offsets its table gives. */
+static tc_status_t sliced_allgatherv(tc_vexchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int N = m->nnodes, a = m->node, ppn = op->ppn, me = m->lrank;
+    const size_t n = (size_t)m->size, P = (size_t)ppn;
+    tc_status_t rc = relay_forward(op); /* (first: the other nodes wait for them) */
+    if (rc < 0) return rc;
+    if (s && !op->posted) {
+        if (!tc_fold_all_posted(s, op->seq, op->cookies, op->tcookies)) return TC_INPROGRESS;
+        for (int k = 1; k < ppn; k++) {
+            const int j = (me + k) % ppn, r = op->rank_at[(size_t)a * P + (size_t)j];
+            if (!op->len[r]) continue;
+            TC_RETURN_IF_FAILED(
+                tc_region_read(s, op->cookies[j], 0, op->out + op->off[r], op->len[r]));
+            s->bytes_sc += op->len[r];
+        }
+    }
+    op->posted = 1;
+    if (op->tdone < op->nreq || op->fwd < op->nrelay) {
+        /* every forward posted before steps_done tests the rest (it would
+         * complete a relayed piece's request unseen, and finish without
+         * the forwards) */
+        TC_RETURN_IF_FAILED(relay_forward(op));
+        if (op->fwd < op->nrelay) return TC_INPROGRESS;
+        TC_RETURN_IF_FAILED(steps_done(op));
+        if (s) tc_fold_progress(s, 1); /* our slice's remote blocks have landed */
+    }
+    size_t *peer = op->xtab + n; /* a local process's table */
+    for (; s && op->next < ppn - 1; op->next++) {
+        const int j = (me + 1 + op->next) % ppn;
+        if (tc_fold_peer_progress(s, j) < 1) return TC_INPROGRESS;
+        TC_RETURN_IF_FAILED(tc_region_read(s, op->tcookies[j], 0, peer, n * sizeof(size_t)));
+        for (int b = 0; b < N; b++) {
+            const int r = op->rank_at[(size_t)b * P + (size_t)j];
+            if (b == a || !op->len[r]) continue;
+            if (peer[r] > TC_VX_LEN_MAX) return TC_ERR_PROTO; /* (a peer's table: input) */
+            TC_RETURN_IF_FAILED(tc_region_read(s, op->tcookies[j], n * sizeof(size_t) + peer[r],
+                                               op->out + op->off[r], op->len[r]));
+            s->bytes_sc += op->len[r];
+        }
+    }
+    return TC_OK;
+}
+
+/* Alltoallv, once every local process has posted: read their send tables,
+ * size each step's messages, pack and post them (the blocks our node has
+ * for slice i of node a + k), and read our blocks from the local
+ * processes.  A peer's table is input: each length is bounded before
+ * use, the region bounds its offsets. */
+static tc_status_t post_alltoallv(tc_vexchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int N = m->nnodes, a = m->node, i = m->lrank, ppn = op->ppn, steps = N - 1;
+    const size_t n = (size_t)m->size, P = (size_t)ppn, tw = 2 * n;
+    size_t total = 0, nq = 0;
+    for (int j = 0; j < ppn; j++)
+        if (j == i)
+            memcpy(op->xtab + (size_t)j * tw, op->stab, tw * sizeof(size_t));
+        else
+            TC_RETURN_IF_FAILED(tc_region_read(s, op->tcookies[j], 0, op->xtab + (size_t)j * tw,
+                                               tw * sizeof(size_t)));
+    for (int k = 1; k < N; k++) { /* the messages' lengths, out and in */
+        const int to = op->rank_at[(size_t)((a + k) % N) * P + (size_t)i];
+        const size_t sn = (size_t)((a - k + N) % N);
+        size_t out = 0, in = 0;
+        for (size_t j = 0; j < P; j++) {
+            const size_t l = op->xtab[j * tw + 2 * (size_t)to];
+            if (l > TC_VX_LEN_MAX) return TC_ERR_PROTO; /* (no sum of them wraps) */
+            out += l;
+            in += op->len[op->rank_at[sn * P + j]];
+        }
+        op->mlen[k - 1] = out;
+        op->mlen[steps + k - 1] = in;
+        total += out + in;
+        nq += pieces(out) + pieces(in);
+    }
+    TC_RETURN_IF_FAILED(reqs_alloc(op, nq));
+    char *o = op->sstage = tc_ctx_buf(op->ctx, TC_BUF_NET, total + 1);
+    if (!o) return TC_ERR_NOMEM;
+    char *r = o + total;
+    for (int k = steps; k >= 1; k--) r -= op->mlen[steps + k - 1]; /* (the messages in) */
+    for (int k = 1; k < N; k++) {                                  /* (every receive first) */
+        const int from = op->rank_at[(size_t)((a - k + N) % N) * P + (size_t)i];
+        TC_RETURN_IF_FAILED(post_msg(op, r, op->mlen[steps + k - 1], from, TC_TAG_VEXCHANGE, 0, 0));
+        r += op->mlen[steps + k - 1];
+    }
+    for (int k = 1; k < N; k++) {
+        const int to = op->rank_at[(size_t)((a + k) % N) * P + (size_t)i];
+        char *msg = o;
+        for (int j = 0; j < ppn; j++) {
+            const size_t *t = op->xtab + (size_t)j * tw + 2 * (size_t)to;
+            if (!t[0]) continue;
+            if (j == i)
+                memcpy(o, op->in + t[1], t[0]);
+            else
+                TC_RETURN_IF_FAILED(tc_region_read(s, op->cookies[j], t[1], o, t[0]));
+            o += t[0];
+        }
+        TC_RETURN_IF_FAILED(post_msg(op, msg, op->mlen[k - 1], to, TC_TAG_VEXCHANGE, 1, 0));
+    }
+    for (int k = 1; k < ppn; k++) { /* our blocks from the local processes */
+        const int j = (i + k) % ppn, pr = op->rank_at[(size_t)a * P + (size_t)j];
+        const size_t *t = op->xtab + (size_t)j * tw + 2 * (size_t)m->rank;
+        if (t[0] != op->len[pr]) return TC_ERR_TRUNCATE;
+        if (!t[0]) continue;
+        TC_RETURN_IF_FAILED(tc_region_read(s, op->cookies[j], t[1], op->out + op->off[pr], t[0]));
+        s->bytes_sc += t[0];
+    }
+    return TC_OK;
+}
+
+/* Alltoallv: post; once the messages have landed, the blocks from each
+ * remote node into place. */
+static tc_status_t sliced_alltoallv(tc_vexchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int N = m->nnodes, a = m->node;
+    const size_t P = (size_t)op->ppn;
+    if (!op->posted) {
+        if (s && !tc_fold_all_posted(s, op->seq, op->cookies, op->tcookies)) return TC_INPROGRESS;
+        op->posted = 1;
+        TC_RETURN_IF_FAILED(post_alltoallv(op));
+    }
+    TC_RETURN_IF_FAILED(steps_done(op));
+    const char *r = op->sstage;
+    for (int k = 1; k < N; k++) r += op->mlen[k - 1];
+    for (int k = 1; k < N; k++) {
+        const size_t sn = (size_t)((a - k + N) % N);
+        for (size_t j = 0; j < P; j++) {
+            const int pr = op->rank_at[sn * P + j];
+            memcpy(op->out + op->off[pr], r, op->len[pr]);
+            r += op->len[pr];
+        }
+    }
     return TC_OK;
 }
 
@@ -126,7 +524,8 @@ static tc_status_t expose(tc_vexchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     const int me = op->ctx->map.rank;
-    if (!tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
+    if (s && !tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
+    if (op->multi && op->kind == TC_VX_ALLGATHERV) return expose_sliced(op);
     if (op->kind == TC_VX_ALLTOALLV) return expose_alltoallv(op);
     if (op->kind != TC_VX_ALLGATHERV) { /* Gatherv, Scatterv */
         if (me != op->root) {
@@ -170,6 +569,8 @@ static tc_status_t read_alltoallv(tc_vexchange_t *op, int j)
 static tc_status_t copy(tc_vexchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
+    if (op->multi)
+        return op->kind == TC_VX_ALLTOALLV ? sliced_alltoallv(op) : sliced_allgatherv(op);
     const int n = s->nlocal, me = s->me;
     if (op->kind == TC_VX_ALLTOALLV) {
         if (!tc_fold_all_posted(s, op->seq, op->cookies, op->tcookies)) return TC_INPROGRESS;
@@ -198,12 +599,12 @@ tc_status_t tc_vexchange_work(tc_vexchange_t *op)
         /* fall through */
     case ST_WORK:
         if ((rc = copy(op)) != TC_OK) return rc;
-        tc_cctl_finish(s, op->seq);
+        if (s) tc_cctl_finish(s, op->seq);
         op->state = ST_ACK;
         /* fall through */
     case ST_ACK:
         /* an exposed buffer is read or written until the others finish */
-        if (exposes(op) && !tc_shm_all_done(s, op->seq)) return TC_INPROGRESS;
+        if (s && exposes(op) && !tc_shm_all_done(s, op->seq)) return TC_INPROGRESS;
         op->state = ST_DONE;
         /* fall through */
     default: return TC_OK;
@@ -215,9 +616,21 @@ void tc_vexchange_fini(tc_vexchange_t *op)
     if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
     if (op->tcookie) tc_region_destroy(op->ctx->shm, op->tcookie);
     op->cookie = op->tcookie = 0;
+    if (op->req) tc_req_abandon(op->req, op->nreq); /* a failure may leave some in flight */
+    free(op->req);
+    free(op->rexp);
+    free(op->relayp);
+    op->relayp = NULL;
+    op->nrelay = op->fwd = 0;
     free(op->cookies);
     free(op->tcookies);
     free(op->rtab);
+    free(op->rank_at);
+    free(op->xtab);
+    free(op->mlen);
+    op->req = NULL;
     op->cookies = op->tcookies = NULL;
-    op->rtab = NULL;
+    op->rtab = op->xtab = op->mlen = op->rexp = NULL;
+    op->rank_at = NULL;
+    op->sstage = NULL;
 }

@@ -24,12 +24,44 @@
  *    the one thing a single-copy reader lacks: the exposed table gives
  *    them without a message.)
  *
- * One node, contiguous blocks (the bindings screen what is not: native).
- * A zero count moves nothing; an exposed buffer stays exposed until every
- * local process has finished the call.
+ * Allgatherv and Alltoallv on several nodes (the same number of processes
+ * on each, single copy on every node or one process per node): the
+ * per-slice exchange (HierKNEM's node-level aggregation, spread over the
+ * node's processes as coll/exchange's Alltoall does).  Local rank i of
+ * node a is slice i's process there; for every k = 1..N-1, all in flight
+ * at once, it exchanges one message with local rank i of node a + k
+ * (to) and of node a - k (from):
+ *
+ *  - Allgatherv: it sends its block and receives from's straight into
+ *    its receive buffer; then every local process reads the remote blocks
+ *    slice i received out of i's receive buffer (exposed readable with
+ *    its table of offsets, once i says all have landed), so each block
+ *    crosses each link once, not once per receiving process.  Where the
+ *    nodes' shares differ (relayed: the rule at vexchange.c relayed), a
+ *    node sending its share to each of the N - 1 others would take longer
+ *    than the receive bound: instead slice i cuts its block in N - 1
+ *    parts, sends part t to slice i of node a + 1 + t only, and that
+ *    relay forwards it, piece by piece as it lands, to the N - 2 others
+ *    (the NUIOA/HierKNEM idea of spreading a large node's sends);
+ *  - Alltoallv: it sends the blocks every process of node a has for to,
+ *    read by single copy out of their send buffers at the offsets of
+ *    their exposed send tables (read whole, once), and receives from
+ *    node a - k the blocks for itself: a node sends another ppn messages
+ *    instead of ppn^2.
+ *
+ * Each message goes in TC_NET_SEG pieces and a shorter last one, so a
+ * sender and a receiver whose counts disagree fail (MPI_ERR_TRUNCATE)
+ * rather than wait for a piece that never comes (Alltoallv's message
+ * holds several blocks: its total is checked, not how it splits); the
+ * blocks between processes of one node go by single copy as on one node.
+ * Gatherv and Scatterv: one node only.
+ *
+ * Contiguous blocks (the bindings screen what is not: native).  A zero
+ * count moves nothing; an exposed buffer stays exposed until every local
+ * process has finished the call.
  *
  * Owns: tc_vexchange_t.  May call: coll/ctx, coll/ctl, coll/fold (the
- * cookies' post), xfer/, libc.
+ * cookies' post), coll/tags, xfer/, PMPI (the messages between nodes), libc.
  */
 #ifndef TC_COLL_VEXCHANGE_H
 #define TC_COLL_VEXCHANGE_H
@@ -40,6 +72,16 @@
 #include <stdint.h>
 
 enum { TC_VX_GATHERV = 0, TC_VX_SCATTERV, TC_VX_ALLGATHERV, TC_VX_ALLTOALLV };
+
+/* Allgatherv relayed: the nodes the tags allow (coll/tags TC_TAG_VRELAY). */
+#define TC_VX_RELAY_NODES 0x1c00
+
+/* A piece a relay received, to forward once it has landed. */
+typedef struct tc_vx_piece {
+    int q, node; /* its request; its origin node */
+    char *buf;   /* where it landed (our receive buffer) */
+    size_t len;
+} tc_vx_piece_t;
 
 typedef struct tc_vexchange {
     tc_ctx_t *ctx;
@@ -61,9 +103,28 @@ typedef struct tc_vexchange {
     ptrdiff_t rbase;    /*   its first block's byte in its buffer */
     uint64_t tcookie;   /* our exposed table */
     uint64_t *tcookies; /* [nlocal] the others' */
+    /* Allgatherv, Alltoallv on several nodes: the per-slice exchange */
+    int multi, ppn, posted, nreq, tdone, next;
+    int *rank_at;          /* [nnodes * ppn] communicator rank of (node, local rank) */
+    size_t *xtab;          /* Allgatherv: [size] each block's offset in our exposed receive
+                              span (from rbase); Alltoallv: [ppn][2 * size] the local
+                              processes' send tables */
+    size_t *mlen;          /* Alltoallv: [nnodes - 1] step k's message out, [nnodes - 1] in */
+    char *sstage;          /* Alltoallv: the messages out, then in (the context's TC_BUF_NET) */
+    MPI_Request *req;      /* [nreq]: every step's pieces, received then sent */
+    size_t *rexp;          /* [nreq]: a received piece's length (SIZE_MAX: a send) */
+    int relay;             /* Allgatherv: relayed (see above) */
+    tc_vx_piece_t *relayp; /* the pieces we relay, nrelay of them, fwd forwarded */
+    int nrelay, fwd;
 } tc_vexchange_t;
 
-/** Prepare a @kind (TC_VX_*) on @ctx (one node, single copy).  @in, @out:
+/** 1 if an Allgatherv or Alltoallv on @c runs the per-slice exchange:
+ *  several nodes, as many processes on each, and single copy on every
+ *  node or one process per node.  The same on every process. */
+int tc_vexchange_sliced(const tc_ctx_t *c);
+
+/** Prepare a @kind (TC_VX_*) on @ctx (one node, single copy; Allgatherv
+ *  and Alltoallv: or tc_vexchange_sliced).  @in, @out:
  *  as above (the root's own block may be in place: @in == @out + its
  *  offset, Scatterv @out == @in + its offset); @own our block's bytes;
  *  @len, @off: each rank's block, bytes and byte offset in the receive

@@ -145,7 +145,13 @@ size_t tc_xtune_flat_max(const tc_ctx_t *c, int coll) { return c->cfg->flat_max[
 
 const char *tc_xtune_native_why(const tc_ctx_t *c, int coll, size_t bytes)
 {
-    if (tc_ctx_flat(c, bytes, tc_xtune_flat_max(c, coll)))
+    /* 1: the collective has a TOPOCOLL_<ID>_FLAT_MAX */
+    static const unsigned char has_flat[TC_NCOLLS] = {
+#define TC_COLL(ID, Name, lower, SHAPE, FLAT, ...) FLAT,
+#include "../base/colls.def"
+#undef TC_COLL
+    };
+    if (has_flat[coll] && tc_ctx_flat(c, bytes, tc_xtune_flat_max(c, coll)))
         return "small message across nodes (TOPOCOLL_*_FLAT_MAX)";
     if (!tuned(c, coll, bytes)) return NULL;
     int cls = size_class(bytes);
