@@ -130,6 +130,9 @@ typedef struct hosts {
     int nhosts, ppn, counter;
     double rs_least[2]; /* the least share of a reduce-scatter's vector that one host's
                            ranks hold: [0] blocks alike, [1] rank r's (r + 1) units */
+    double v_units[3];  /* the irregular exchanges' (rank r's block: r + 1 units) busiest
+                           link, in units: [0] Gatherv, Scatterv (root 0), [1]
+                           Allgatherv, [2] Alltoallv */
 } hosts_t;
 extern hosts_t g_hosts;
 /* The world's size (set once in main). */

@@ -54,6 +54,10 @@
  *   bcast, reduce: n / L;  allreduce: 2 (N - 1) / N n / L;
  *   allgather, gather, scatter: (N - 1) ppn n / L;
  *   alltoall: (N - 1) ppn^2 n / L;
+ *   the irregular exchanges (rank r's block (r + 1) n, T units in all, a
+ *   host's ranks own units of them): gatherv, scatterv: T - own of root
+ *   0's host; allgatherv: the most T - own of any host; alltoallv: the
+ *   most of any host's ppn (T - own) in and own (size - ppn) out, x n / L;
  * and --net counts the bytes every host's network interfaces (all but
  * lo, from /proc/net/dev) sent and received around each timed block, so
  * the table shows, per call, the busiest host's bytes on the wire (the
@@ -115,6 +119,19 @@ static int hosts_init(void)
     PMPI_Allreduce(on, least, 2, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
     g_hosts.rs_least[0] = least[0];
     g_hosts.rs_least[1] = least[1];
+    /* the irregular exchanges' busiest link, in units of the block unit
+     * (rank r's block r + 1 units, T in all; a host's ranks hold own):
+     * Gatherv and Scatterv, rank 0's host takes or gives T - own; each
+     * host receives T - own of an Allgatherv; an Alltoallv host receives
+     * T - own for each of its ranks and sends each of its units to every
+     * rank elsewhere */
+    double T = (double)vtotal(1, size), own = 0, r1 = rank + 1, hs = host_size, u[3], umax[3];
+    PMPI_Allreduce(&r1, &own, 1, MPI_DOUBLE, MPI_SUM, host);
+    u[0] = rank == 0 ? T - own : 0;
+    u[1] = T - own;
+    u[2] = hs * (T - own) > own * (size - hs) ? hs * (T - own) : own * (size - hs);
+    PMPI_Allreduce(u, umax, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    memcpy(g_hosts.v_units, umax, sizeof(umax));
     return host_size;
 }
 

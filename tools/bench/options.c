@@ -97,11 +97,11 @@ double link_bytes(int coll, size_t n)
     case C_REDUCE_SCATTER: return (double)n * (1 - g_hosts.rs_least[coll == C_REDUCE_SCATTER]);
     case C_ALLTOALL: return (double)n * g_hosts.ppn * g_hosts.ppn * (N - 1);
     case C_BARRIER: return 0;
-    case C_GATHERV: /* what the other hosts' ranks hold, about (N - 1) / N of all */
-    case C_SCATTERV:
-    case C_ALLGATHERV: return (double)vtotal(n, g_size) * (N - 1) / N;
-    case C_ALLTOALLV: return (double)vtotal(n, g_size) * g_hosts.ppn * (N - 1) / N;
-    default: return (double)n * g_hosts.ppn * (N - 1); /* allgather, gather, scatter */
+    case C_GATHERV: /* what the other hosts' ranks hold, into (out of) root 0's host */
+    case C_SCATTERV: return (double)n * g_hosts.v_units[0];
+    case C_ALLGATHERV: return (double)n * g_hosts.v_units[1]; /* what the others hold, in */
+    case C_ALLTOALLV: return (double)n * g_hosts.v_units[2];  /* the busier direction */
+    default: return (double)n * g_hosts.ppn * (N - 1);        /* allgather, gather, scatter */
     }
 }
 
