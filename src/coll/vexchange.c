@@ -11,6 +11,16 @@
 
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
+/* A failure of ours before our messages are through (several nodes):
+ * kept, and returned once they are, so the local processes (which give up
+ * when we fail) have posted theirs and no other node waits for a message
+ * that never comes.  Returns TC_OK. */
+static tc_status_t defer(tc_vexchange_t *op, tc_status_t st)
+{
+    if (st < 0 && op->fail == TC_OK) op->fail = st;
+    return TC_OK;
+}
+
 /* The span of the @n blocks at @len/@off (op->rbase: the first block's
  * byte, op->span: from it to the last's).  Displacements may be
  * negative: offsets compared signed. */
@@ -179,7 +189,8 @@ static tc_status_t expose_alltoallv(tc_vexchange_t *op)
         TC_RETURN_IF_FAILED(tc_region_create(s, &t, 1, TC_RIGHT_READ, &op->tcookie));
         tc_fold_post(s, op->seq, op->cookie, op->tcookie);
     }
-    if (op->stab[2 * me] != op->len[me]) return TC_ERR_TRUNCATE;
+    if (op->stab[2 * me] != op->len[me])
+        return op->multi ? defer(op, TC_ERR_TRUNCATE) : TC_ERR_TRUNCATE;
     if (op->len[me] && op->in + op->stab[2 * me + 1] != op->out + op->off[me])
         memcpy(op->out + op->off[me], op->in + op->stab[2 * me + 1], op->len[me]);
     return TC_OK;
@@ -357,6 +368,10 @@ static tc_status_t expose_sliced(tc_vexchange_t *op)
     const tc_nodemap_t *m = &op->ctx->map;
     const int me = m->rank;
     const size_t n = (size_t)m->size;
+    /* The messages first, our block as long as we hold it: whatever fails
+     * after, the other nodes' receivers fail on a length (a count that
+     * differs) or drain, rather than wait for what never comes. */
+    TC_RETURN_IF_FAILED(op->relay ? post_relay(op) : post_direct(op));
     if (s) {
         if (op->own) {
             struct iovec iov = { (void *)op->in, op->own };
@@ -366,10 +381,7 @@ static tc_status_t expose_sliced(tc_vexchange_t *op)
         TC_RETURN_IF_FAILED(tc_region_create(s, t, op->span ? 2 : 1, TC_RIGHT_READ, &op->tcookie));
         tc_fold_post(s, op->seq, op->cookie, op->tcookie);
     }
-    /* Our block goes out as long as we hold it: a receiver whose count
-     * differs fails on its length rather than wait for it. */
-    TC_RETURN_IF_FAILED(op->relay ? post_relay(op) : post_direct(op));
-    if (op->len[me] != op->own) return TC_ERR_TRUNCATE;
+    if (op->len[me] != op->own) return defer(op, TC_ERR_TRUNCATE);
     if (op->own && op->in != op->out + op->off[me]) memcpy(op->out + op->off[me], op->in, op->own);
     return TC_OK;
 }
@@ -387,11 +399,10 @@ static tc_status_t sliced_allgatherv(tc_vexchange_t *op)
     if (rc < 0) return rc;
     if (s && !op->posted) {
         if (!tc_fold_all_posted(s, op->seq, op->cookies, op->tcookies)) return TC_INPROGRESS;
-        for (int k = 1; k < ppn; k++) {
+        for (int k = 1; k < ppn && op->fail == TC_OK; k++) {
             const int j = (me + k) % ppn, r = op->rank_at[(size_t)a * P + (size_t)j];
             if (!op->len[r]) continue;
-            TC_RETURN_IF_FAILED(
-                tc_region_read(s, op->cookies[j], 0, op->out + op->off[r], op->len[r]));
+            defer(op, tc_region_read(s, op->cookies[j], 0, op->out + op->off[r], op->len[r]));
             s->bytes_sc += op->len[r];
         }
     }
@@ -406,7 +417,7 @@ static tc_status_t sliced_allgatherv(tc_vexchange_t *op)
         if (s) tc_fold_progress(s, 1); /* our slice's remote blocks have landed */
     }
     size_t *peer = op->xtab + n; /* a local process's table */
-    for (; s && op->next < ppn - 1; op->next++) {
+    for (; s && op->fail == TC_OK && op->next < ppn - 1; op->next++) {
         const int j = (me + 1 + op->next) % ppn;
         if (tc_fold_peer_progress(s, j) < 1) return TC_INPROGRESS;
         TC_RETURN_IF_FAILED(tc_region_read(s, op->tcookies[j], 0, peer, n * sizeof(size_t)));
@@ -419,14 +430,16 @@ static tc_status_t sliced_allgatherv(tc_vexchange_t *op)
             s->bytes_sc += op->len[r];
         }
     }
-    return TC_OK;
+    return op->fail;
 }
 
 /* Alltoallv, once every local process has posted: read their send tables,
  * size each step's messages, pack and post them (the blocks our node has
  * for slice i of node a + k), and read our blocks from the local
  * processes.  A peer's table is input: each length is bounded before
- * use, the region bounds its offsets. */
+ * use, the region bounds its offsets.  A failure here (a peer's garbage,
+ * a copy refused) still posts every message, those out empty from the
+ * failure on: the receivers fail on the length instead of waiting. */
 static tc_status_t post_alltoallv(tc_vexchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
@@ -434,20 +447,21 @@ static tc_status_t post_alltoallv(tc_vexchange_t *op)
     const int N = m->nnodes, a = m->node, i = m->lrank, ppn = op->ppn, steps = N - 1;
     const size_t n = (size_t)m->size, P = (size_t)ppn, tw = 2 * n;
     size_t total = 0, nq = 0;
-    for (int j = 0; j < ppn; j++)
+    tc_status_t bad = TC_OK;
+    for (int j = 0; j < ppn && bad == TC_OK; j++)
         if (j == i)
             memcpy(op->xtab + (size_t)j * tw, op->stab, tw * sizeof(size_t));
         else
-            TC_RETURN_IF_FAILED(tc_region_read(s, op->tcookies[j], 0, op->xtab + (size_t)j * tw,
-                                               tw * sizeof(size_t)));
+            bad = tc_region_read(s, op->tcookies[j], 0, op->xtab + (size_t)j * tw,
+                                 tw * sizeof(size_t));
     for (int k = 1; k < N; k++) { /* the messages' lengths, out and in */
         const int to = op->rank_at[(size_t)((a + k) % N) * P + (size_t)i];
         const size_t sn = (size_t)((a - k + N) % N);
         size_t out = 0, in = 0;
         for (size_t j = 0; j < P; j++) {
-            const size_t l = op->xtab[j * tw + 2 * (size_t)to];
-            if (l > TC_VX_LEN_MAX) return TC_ERR_PROTO; /* (no sum of them wraps) */
-            out += l;
+            const size_t l = bad == TC_OK ? op->xtab[j * tw + 2 * (size_t)to] : 0;
+            if (l > TC_VX_LEN_MAX) bad = TC_ERR_PROTO; /* (no sum of them wraps) */
+            out += bad == TC_OK ? l : 0;
             in += op->len[op->rank_at[sn * P + j]];
         }
         op->mlen[k - 1] = out;
@@ -468,26 +482,28 @@ static tc_status_t post_alltoallv(tc_vexchange_t *op)
     for (int k = 1; k < N; k++) {
         const int to = op->rank_at[(size_t)((a + k) % N) * P + (size_t)i];
         char *msg = o;
-        for (int j = 0; j < ppn; j++) {
+        for (int j = 0; j < ppn && bad == TC_OK; j++) {
             const size_t *t = op->xtab + (size_t)j * tw + 2 * (size_t)to;
             if (!t[0]) continue;
             if (j == i)
                 memcpy(o, op->in + t[1], t[0]);
             else
-                TC_RETURN_IF_FAILED(tc_region_read(s, op->cookies[j], t[1], o, t[0]));
+                bad = tc_region_read(s, op->cookies[j], t[1], o, t[0]);
             o += t[0];
         }
-        TC_RETURN_IF_FAILED(post_msg(op, msg, op->mlen[k - 1], to, TC_TAG_VEXCHANGE, 1, 0));
+        TC_RETURN_IF_FAILED(
+            post_msg(op, msg, bad == TC_OK ? op->mlen[k - 1] : 0, to, TC_TAG_VEXCHANGE, 1, 0));
     }
-    for (int k = 1; k < ppn; k++) { /* our blocks from the local processes */
+    for (int k = 1; k < ppn && bad == TC_OK; k++) { /* our blocks from the local processes */
         const int j = (i + k) % ppn, pr = op->rank_at[(size_t)a * P + (size_t)j];
         const size_t *t = op->xtab + (size_t)j * tw + 2 * (size_t)m->rank;
-        if (t[0] != op->len[pr]) return TC_ERR_TRUNCATE;
-        if (!t[0]) continue;
-        TC_RETURN_IF_FAILED(tc_region_read(s, op->cookies[j], t[1], op->out + op->off[pr], t[0]));
-        s->bytes_sc += t[0];
+        if (t[0] != op->len[pr])
+            bad = TC_ERR_TRUNCATE;
+        else if (t[0] && (bad = tc_region_read(s, op->cookies[j], t[1], op->out + op->off[pr],
+                                               t[0])) == TC_OK)
+            s->bytes_sc += t[0];
     }
-    return TC_OK;
+    return defer(op, bad);
 }
 
 /* Alltoallv: post; once the messages have landed, the blocks from each
@@ -504,6 +520,7 @@ static tc_status_t sliced_alltoallv(tc_vexchange_t *op)
         TC_RETURN_IF_FAILED(post_alltoallv(op));
     }
     TC_RETURN_IF_FAILED(steps_done(op));
+    if (op->fail != TC_OK) return op->fail;
     const char *r = op->sstage;
     for (int k = 1; k < N; k++) r += op->mlen[k - 1];
     for (int k = 1; k < N; k++) {

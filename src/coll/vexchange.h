@@ -50,10 +50,12 @@
  *    instead of ppn^2.
  *
  * Each message goes in TC_NET_SEG pieces and a shorter last one, so a
- * sender and a receiver whose counts disagree fail (MPI_ERR_TRUNCATE)
- * rather than wait for a piece that never comes (Alltoallv's message
- * holds several blocks: its total is checked, not how it splits); the
- * blocks between processes of one node go by single copy as on one node.
+ * sender and a receiver whose counts disagree fail on the MPI library's
+ * truncation or a short piece rather than wait for a piece that never
+ * comes (Alltoallv's message holds several blocks: its total is checked,
+ * not how it splits; no length header yet: docs/limitations.md), and a
+ * failure of ours waits until our messages are out (defer); the blocks
+ * between processes of one node go by single copy as on one node.
  * Gatherv and Scatterv: one node only.
  *
  * Contiguous blocks (the bindings screen what is not: native).  A zero
@@ -116,6 +118,7 @@ typedef struct tc_vexchange {
     int relay;             /* Allgatherv: relayed (see above) */
     tc_vx_piece_t *relayp; /* the pieces we relay, nrelay of them, fwd forwarded */
     int nrelay, fwd;
+    tc_status_t fail; /* a failure held until our messages are through (defer) */
 } tc_vexchange_t;
 
 /** 1 if an Allgatherv or Alltoallv on @c runs the per-slice exchange:
