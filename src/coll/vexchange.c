@@ -11,6 +11,14 @@
 
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
+/* The communicator rank of local rank @j of node @b (several nodes); @b
+ * may be any integer: taken modulo the node count. */
+static int rank_at(const tc_vexchange_t *op, int b, int j)
+{
+    const int N = op->ctx->map.nnodes;
+    return op->rank_at[(size_t)(((b % N) + N) % N) * (size_t)op->ppn + (size_t)j];
+}
+
 /* A failure of ours before our messages are through (several nodes):
  * kept, and returned once they are, so the local processes (which give up
  * when we fail) have posted theirs and no other node waits for a message
@@ -74,7 +82,7 @@ static int relayed(const tc_vexchange_t *op)
     for (int b = 0; b < N; b++) {
         size_t share = 0;
         for (int j = 0; j < op->ppn; j++) {
-            const size_t l = op->len[op->rank_at[(size_t)b * (size_t)op->ppn + (size_t)j]];
+            const size_t l = op->len[rank_at(op, b, j)];
             share += l;
             big = l > big ? l : big;
         }
@@ -270,18 +278,16 @@ static tc_status_t post_direct(tc_vexchange_t *op)
 {
     const tc_nodemap_t *m = &op->ctx->map;
     const int N = m->nnodes, a = m->node, i = m->lrank;
-    const size_t P = (size_t)op->ppn;
     size_t nq = (size_t)(N - 1) * pieces(op->own);
-    for (int k = 1; k < N; k++)
-        nq += pieces(op->len[op->rank_at[(size_t)((a - k + N) % N) * P + (size_t)i]]);
+    for (int k = 1; k < N; k++) nq += pieces(op->len[rank_at(op, a - k, i)]);
     TC_RETURN_IF_FAILED(reqs_alloc(op, nq));
     for (int k = 1; k < N; k++) { /* (every receive first: the pieces arrive to a posted one) */
-        const int from = op->rank_at[(size_t)((a - k + N) % N) * P + (size_t)i];
+        const int from = rank_at(op, a - k, i);
         TC_RETURN_IF_FAILED(
             post_msg(op, op->out + op->off[from], op->len[from], from, TC_TAG_VEXCHANGE, 0, 0));
     }
     for (int k = 1; k < N; k++) {
-        const int to = op->rank_at[(size_t)((a + k) % N) * P + (size_t)i];
+        const int to = rank_at(op, a + k, i);
         TC_RETURN_IF_FAILED(post_msg(op, (char *)op->in, op->own, to, TC_TAG_VEXCHANGE, 1, 0));
     }
     return TC_OK;
@@ -302,10 +308,9 @@ static tc_status_t post_relay(tc_vexchange_t *op)
 {
     const tc_nodemap_t *m = &op->ctx->map;
     const int N = m->nnodes, a = m->node, i = m->lrank;
-    const size_t P = (size_t)op->ppn;
     size_t nq = 0, nr = 0, lo, hi;
     for (int b = 0; b < N; b++) {
-        const size_t len = op->len[op->rank_at[(size_t)b * P + (size_t)i]];
+        const size_t len = op->len[rank_at(op, b, i)];
         for (int t = 0; t < N - 1; t++) {
             part_of(len, t, N, &lo, &hi);
             nq += pieces(hi - lo); /* (sent by b, received, or relayed to N - 2) */
@@ -315,19 +320,18 @@ static tc_status_t post_relay(tc_vexchange_t *op)
     TC_RETURN_IF_FAILED(reqs_alloc(op, nq + nr * (size_t)(N - 2)));
     if (!(op->relayp = malloc((nr + 1) * sizeof(*op->relayp)))) return TC_ERR_NOMEM;
     for (int b = 0; b < N; b++) { /* the other nodes' parts */
-        const int o = op->rank_at[(size_t)b * P + (size_t)i];
+        const int o = rank_at(op, b, i);
         for (int t = 0; b != a && t < N - 1; t++) {
             const int r = (b + 1 + t) % N;
             part_of(op->len[o], t, N, &lo, &hi);
             TC_RETURN_IF_FAILED(post_msg(op, op->out + op->off[o] + lo, hi - lo,
-                                         r == a ? o : op->rank_at[(size_t)r * P + (size_t)i],
-                                         TC_TAG_VRELAY + b, 0, r == a));
+                                         r == a ? o : rank_at(op, r, i), TC_TAG_VRELAY + b, 0,
+                                         r == a));
         }
     }
     for (int t = 0; t < N - 1; t++) { /* ours, to the relays */
         part_of(op->own, t, N, &lo, &hi);
-        TC_RETURN_IF_FAILED(post_msg(op, (char *)op->in + lo, hi - lo,
-                                     op->rank_at[(size_t)((a + 1 + t) % N) * P + (size_t)i],
+        TC_RETURN_IF_FAILED(post_msg(op, (char *)op->in + lo, hi - lo, rank_at(op, a + 1 + t, i),
                                      TC_TAG_VRELAY + a, 1, 0));
     }
     return TC_OK;
@@ -351,9 +355,8 @@ static tc_status_t relay_forward(tc_vexchange_t *op)
         for (int k = 1; k < N; k++) {
             const int c = (a + k) % N;
             if (c == p->node) continue;
-            TC_RETURN_IF_FAILED(post_piece(op, p->buf, p->len,
-                                           op->rank_at[(size_t)c * (size_t)op->ppn + (size_t)i],
-                                           TC_TAG_VRELAY + p->node, 1));
+            TC_RETURN_IF_FAILED(
+                post_piece(op, p->buf, p->len, rank_at(op, c, i), TC_TAG_VRELAY + p->node, 1));
         }
     }
     return TC_OK;
@@ -394,13 +397,13 @@ static tc_status_t sliced_allgatherv(tc_vexchange_t *op)
     tc_shm_t *s = op->ctx->shm;
     const tc_nodemap_t *m = &op->ctx->map;
     const int N = m->nnodes, a = m->node, ppn = op->ppn, me = m->lrank;
-    const size_t n = (size_t)m->size, P = (size_t)ppn;
+    const size_t n = (size_t)m->size;
     tc_status_t rc = relay_forward(op); /* (first: the other nodes wait for them) */
     if (rc < 0) return rc;
     if (s && !op->posted) {
         if (!tc_fold_all_posted(s, op->seq, op->cookies, op->tcookies)) return TC_INPROGRESS;
         for (int k = 1; k < ppn && op->fail == TC_OK; k++) {
-            const int j = (me + k) % ppn, r = op->rank_at[(size_t)a * P + (size_t)j];
+            const int j = (me + k) % ppn, r = rank_at(op, a, j);
             if (!op->len[r]) continue;
             defer(op, tc_region_read(s, op->cookies[j], 0, op->out + op->off[r], op->len[r]));
             s->bytes_sc += op->len[r];
@@ -422,7 +425,7 @@ static tc_status_t sliced_allgatherv(tc_vexchange_t *op)
         if (tc_fold_peer_progress(s, j) < 1) return TC_INPROGRESS;
         TC_RETURN_IF_FAILED(tc_region_read(s, op->tcookies[j], 0, peer, n * sizeof(size_t)));
         for (int b = 0; b < N; b++) {
-            const int r = op->rank_at[(size_t)b * P + (size_t)j];
+            const int r = rank_at(op, b, j);
             if (b == a || !op->len[r]) continue;
             if (peer[r] > TC_VX_LEN_MAX) return TC_ERR_PROTO; /* (a peer's table: input) */
             TC_RETURN_IF_FAILED(tc_region_read(s, op->tcookies[j], n * sizeof(size_t) + peer[r],
@@ -455,14 +458,14 @@ static tc_status_t post_alltoallv(tc_vexchange_t *op)
             bad = tc_region_read(s, op->tcookies[j], 0, op->xtab + (size_t)j * tw,
                                  tw * sizeof(size_t));
     for (int k = 1; k < N; k++) { /* the messages' lengths, out and in */
-        const int to = op->rank_at[(size_t)((a + k) % N) * P + (size_t)i];
+        const int to = rank_at(op, a + k, i);
         const size_t sn = (size_t)((a - k + N) % N);
         size_t out = 0, in = 0;
         for (size_t j = 0; j < P; j++) {
             const size_t l = bad == TC_OK ? op->xtab[j * tw + 2 * (size_t)to] : 0;
             if (l > TC_VX_LEN_MAX) bad = TC_ERR_PROTO; /* (no sum of them wraps) */
             out += bad == TC_OK ? l : 0;
-            in += op->len[op->rank_at[sn * P + j]];
+            in += op->len[rank_at(op, (int)sn, (int)j)];
         }
         op->mlen[k - 1] = out;
         op->mlen[steps + k - 1] = in;
@@ -475,12 +478,12 @@ static tc_status_t post_alltoallv(tc_vexchange_t *op)
     char *r = o + total;
     for (int k = steps; k >= 1; k--) r -= op->mlen[steps + k - 1]; /* (the messages in) */
     for (int k = 1; k < N; k++) {                                  /* (every receive first) */
-        const int from = op->rank_at[(size_t)((a - k + N) % N) * P + (size_t)i];
+        const int from = rank_at(op, a - k, i);
         TC_RETURN_IF_FAILED(post_msg(op, r, op->mlen[steps + k - 1], from, TC_TAG_VEXCHANGE, 0, 0));
         r += op->mlen[steps + k - 1];
     }
     for (int k = 1; k < N; k++) {
-        const int to = op->rank_at[(size_t)((a + k) % N) * P + (size_t)i];
+        const int to = rank_at(op, a + k, i);
         char *msg = o;
         for (int j = 0; j < ppn && bad == TC_OK; j++) {
             const size_t *t = op->xtab + (size_t)j * tw + 2 * (size_t)to;
@@ -495,7 +498,7 @@ static tc_status_t post_alltoallv(tc_vexchange_t *op)
             post_msg(op, msg, bad == TC_OK ? op->mlen[k - 1] : 0, to, TC_TAG_VEXCHANGE, 1, 0));
     }
     for (int k = 1; k < ppn && bad == TC_OK; k++) { /* our blocks from the local processes */
-        const int j = (i + k) % ppn, pr = op->rank_at[(size_t)a * P + (size_t)j];
+        const int j = (i + k) % ppn, pr = rank_at(op, a, j);
         const size_t *t = op->xtab + (size_t)j * tw + 2 * (size_t)m->rank;
         if (t[0] != op->len[pr])
             bad = TC_ERR_TRUNCATE;
@@ -526,7 +529,7 @@ static tc_status_t sliced_alltoallv(tc_vexchange_t *op)
     for (int k = 1; k < N; k++) {
         const size_t sn = (size_t)((a - k + N) % N);
         for (size_t j = 0; j < P; j++) {
-            const int pr = op->rank_at[sn * P + j];
+            const int pr = rank_at(op, (int)sn, (int)j);
             memcpy(op->out + op->off[pr], r, op->len[pr]);
             r += op->len[pr];
         }
