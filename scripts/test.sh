@@ -21,7 +21,7 @@ suite() {   # suite NAME MPI [cmake args]
      >"$dir/ctest.log" 2>&1
   local rc=$?
   grep -E "Test +#|tests passed|Total Test" "$dir/ctest.log"
-  grep -E "^(unit|quick|full|fuzz|source|slow) +=" "$dir/ctest.log" | sed 's/^/   tier /'   # ctest's label summary
+  grep -E "^(unit|quick|full|fuzz|source|slow|long) +=" "$dir/ctest.log" | sed 's/^/   tier /'   # ctest's label summary
   ((rc)) && { status=1; sed -n '/Output from these tests/,$p;/\*\*\*Failed/,+40p' "$dir/ctest.log" | head -80; }
   local line p f
   line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$dir/ctest.log" | tail -1)
@@ -54,7 +54,7 @@ cross_host() {
   total_pass=$((total_pass + p)) total_fail=$((total_fail + f))
   echo "== $name: cross-host $p passed, $f failed"
 }
-suite openmpi openmpi
+CTEST_LABEL_EXCLUDE=long suite openmpi openmpi
 cross_host openmpi openmpi
 # MPICH (ch4:ucx) busy-polls: oversubscribed runs cost 10-40 s each here, so
 # its 6- and 8-rank Bcast, Barrier and Allgather runs are left to Open MPI
@@ -62,7 +62,7 @@ cross_host openmpi openmpi
 # CI stays under 20 minutes.  The fuzz targets (no MPI), the source checks
 # (label source) and the 2 GiB collectives (label slow) run once, in the
 # Open MPI build.
-CTEST_EXCLUDE='^(bcast|barrier|allgather)_np[68]|^fuzz_' CTEST_LABEL_EXCLUDE='source|slow' \
+CTEST_EXCLUDE='^(bcast|barrier|allgather)_np[68]|^fuzz_' CTEST_LABEL_EXCLUDE='source|slow|long' \
   suite mpich mpich
 cross_host mpich mpich
 # Open MPI is not LeakSanitizer-clean and unloads its components before the
@@ -72,10 +72,11 @@ cross_host mpich mpich
 # The sanitizers run the configurations of up to 4 ranks (every code path,
 # 1 to 3 virtual nodes): the 5- to 8-rank ones and the split matrix took 8
 # of the 11 minutes under ASan and add no path; nor do the tests labelled
-# slow (the 2 GiB collectives, other layouts of paths tested here).
+# slow (the 2 GiB collectives, other layouts of paths tested here), nor the
+# one-node v-exchange at 4 ranks (vexchange_np3 takes its paths).
 ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-CTEST_EXCLUDE='np[5-9]|hsplit_matrix|bench_smoke|small_slots_segments|^fuzz_' CTEST_LABEL_EXCLUDE='source|slow' \
+CTEST_EXCLUDE='np[5-9]|hsplit_matrix|bench_smoke|small_slots_segments|^fuzz_|^vexchange_np4$' CTEST_LABEL_EXCLUDE='source|slow|long' \
   suite asan-openmpi openmpi -DTOPOCOLL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 # ThreadSanitizer on the tests that run progress threads.  Open MPI is not
 # built with TSan: its progress engine writes receive buffers and
