@@ -160,6 +160,10 @@ static tc_status_t vexchange_work(tc_coll_state_t *st, int exec)
     return tc_vexchange_work(&st->vexchange);
 }
 static void vexchange_fini(tc_coll_state_t *st) { tc_vexchange_fini(&st->vexchange); }
+static tc_status_t vexchange_drain(tc_coll_state_t *st)
+{
+    return tc_vexchange_drain(&st->vexchange);
+}
 
 static tc_status_t redscat_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
@@ -214,13 +218,13 @@ static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
                            TC_STAT_ALLTOALL },
     [TC_COLL_EXSCAN] = { "MPI_Exscan", exscan_init, scan_work, scan_fini, NULL, TC_STAT_EXSCAN },
     [TC_COLL_GATHERV] = { "MPI_Gatherv", gatherv_init, vexchange_work, vexchange_fini, NULL,
-                          TC_STAT_GATHERV },
+                          TC_STAT_GATHERV, vexchange_drain },
     [TC_COLL_SCATTERV] = { "MPI_Scatterv", scatterv_init, vexchange_work, vexchange_fini, NULL,
-                           TC_STAT_SCATTERV },
+                           TC_STAT_SCATTERV, vexchange_drain },
     [TC_COLL_ALLGATHERV] = { "MPI_Allgatherv", allgatherv_init, vexchange_work, vexchange_fini,
-                             NULL, TC_STAT_ALLGATHERV },
+                             NULL, TC_STAT_ALLGATHERV, vexchange_drain },
     [TC_COLL_ALLTOALLV] = { "MPI_Alltoallv", alltoallv_init, vexchange_work, vexchange_fini, NULL,
-                            TC_STAT_ALLTOALLV },
+                            TC_STAT_ALLTOALLV, vexchange_drain },
     [TC_COLL_REDUCE_SCATTER_BLOCK] = { "MPI_Reduce_scatter_block", redscat_init, redscat_work,
                                        redscat_fini, NULL, TC_STAT_REDUCE_SCATTER_BLOCK },
     [TC_COLL_HSCAN] = { "MPI_Scan", hscan_init, hscan_work, hscan_fini, NULL, TC_STAT_SCAN },

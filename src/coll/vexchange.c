@@ -130,6 +130,7 @@ tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const
     op->off = off;
     op->seq = ++ctx->seq;
     op->state = ST_START;
+    op->rcut = -1;
     op->cookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));
     op->tcookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));
     if (!op->cookies || !op->tcookies) return TC_ERR_NOMEM;
@@ -206,70 +207,48 @@ static tc_status_t expose_alltoallv(tc_vexchange_t *op)
 
 /* ---- Several nodes: the per-slice exchange (see vexchange.h) ------------------ */
 
-/* Pieces of a message of @bytes: TC_NET_SEG each (coll/ctx: below the TCP
- * transports' eager limit, so no piece waits for a rendezvous handshake
- * that needs the receiver scheduled), then a shorter last one (0 bytes
- * when @bytes is a multiple).  A receiver that expects another length
- * sees it, a short piece early or a longer last one (truncated), and never
- * waits for a piece that will not come; the sender's are eager. */
-static size_t pieces(size_t bytes) { return bytes / TC_NET_SEG + 1; }
-
 /* The longest block a peer's table may give (2^48 bytes: no sum of a few
  * wraps); above it the table is garbage. */
 #define TC_VX_LEN_MAX ((size_t)1 << 48)
 
-/* Room for @n requests (every step's pieces, received and sent). */
-static tc_status_t reqs_alloc(tc_vexchange_t *op, size_t n)
+static size_t pieces(size_t bytes) { return tc_pieces_of(bytes); }
+
+/* Local process @j's block (@len bytes, its exposed region @cookie from
+ * @off) into @to: a region too short means its count is not ours for it
+ * (TC_ERR_TRUNCATE, as between nodes). */
+static tc_status_t block_read(tc_shm_t *s, uint64_t cookie, size_t off, char *to, size_t len)
 {
-    op->req = malloc(n * sizeof(MPI_Request));
-    op->rexp = malloc(n * sizeof(size_t));
-    if (!op->req || !op->rexp) return TC_ERR_NOMEM;
-    for (size_t q = 0; q < n; q++) op->req[q] = MPI_REQUEST_NULL;
-    op->nreq = 0;
-    return TC_OK;
+    const tc_status_t rc = tc_region_read(s, cookie, off, to, len);
+    return rc == TC_ERR_BOUNDS ? TC_ERR_TRUNCATE : rc;
 }
 
-/* Post one piece: @len bytes at @buf to (@send) or from rank @peer. */
-static tc_status_t post_piece(tc_vexchange_t *op, char *buf, size_t len, int peer, int tag,
-                              int send)
+/* Room for @n pieces (every step's, received and sent). */
+static tc_status_t reqs_alloc(tc_vexchange_t *op, size_t n)
 {
-    const int q = op->nreq++;
-    op->rexp[q] = send ? SIZE_MAX : len;
-    return tc_status_mpi(
-        send ? PMPI_Isend(buf, (int)len, MPI_BYTE, peer, tag, op->ctx->pcomm, &op->req[q])
-             : PMPI_Irecv(buf, (int)len, MPI_BYTE, peer, tag, op->ctx->pcomm, &op->req[q]));
+    op->netup = 1;
+    return tc_pieces_init(&op->net, op->ctx->pcomm, n);
 }
 
 /* Post the message of @bytes at @buf to (@send) or from rank @peer, piece
- * by piece.  A relay (@relay, receiving) lists each piece to forward. */
+ * by piece (coll/pieces).  A relay (@relay, receiving) lists each piece to
+ * forward. */
 static tc_status_t post_msg(tc_vexchange_t *op, char *buf, size_t bytes, int peer, int tag,
                             int send, int relay)
 {
-    for (size_t off = 0;; off += TC_NET_SEG) {
-        const size_t len = bytes - off < TC_NET_SEG ? bytes - off : TC_NET_SEG;
-        if (relay)
-            op->relayp[op->nrelay++] =
-                (tc_vx_piece_t){ op->nreq, tag - TC_TAG_VRELAY, buf + off, len };
-        TC_RETURN_IF_FAILED(post_piece(op, buf + off, len, peer, tag, send));
-        if (len < TC_NET_SEG) return TC_OK;
-    }
+    int first;
+    TC_RETURN_IF_FAILED(tc_pieces_post(&op->net, buf, bytes, peer, tag, send, &first));
+    for (int q = first; relay && q < op->net.n; q++)
+        op->relayp[op->nrelay++] =
+            (tc_vx_piece_t){ q, tag - TC_TAG_VRELAY, first, op->net.p[q].buf, op->net.p[q].len };
+    return TC_OK;
 }
 
-/* TC_OK once every piece has completed, each received one as long as
- * expected (else the sender's count differs). */
+/* TC_OK once every piece is over; a message whose counts disagreed (the
+ * sender's and ours) is a failure held until then (defer). */
 static tc_status_t steps_done(tc_vexchange_t *op)
 {
-    for (int flag = 0; op->tdone < op->nreq; op->tdone++) { /* (each drives progress) */
-        MPI_Status st;
-        tc_status_t rc = tc_status_mpi(PMPI_Test(&op->req[op->tdone], &flag, &st));
-        if (rc != TC_OK || !flag) return rc != TC_OK ? rc : TC_INPROGRESS;
-        int got = 0;
-        if (op->rexp[op->tdone] != SIZE_MAX &&
-            (PMPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS ||
-             (size_t)got != op->rexp[op->tdone]))
-            return TC_ERR_TRUNCATE;
-    }
-    return TC_OK;
+    TC_RETURN_IF_FAILED(tc_pieces_progress(&op->net));
+    return defer(op, op->net.fail);
 }
 
 /* Allgatherv, direct: our block to slice i of every other node, theirs
@@ -309,8 +288,8 @@ static tc_status_t post_relay(tc_vexchange_t *op)
     const tc_nodemap_t *m = &op->ctx->map;
     const int N = m->nnodes, a = m->node, i = m->lrank;
     size_t nq = 0, nr = 0, lo, hi;
-    for (int b = 0; b < N; b++) {
-        const size_t len = op->len[rank_at(op, b, i)];
+    for (int b = 0; b < N; b++) { /* (ours: as long as we hold it) */
+        const size_t len = b == a ? op->own : op->len[rank_at(op, b, i)];
         for (int t = 0; t < N - 1; t++) {
             part_of(len, t, N, &lo, &hi);
             nq += pieces(hi - lo); /* (sent by b, received, or relayed to N - 2) */
@@ -337,26 +316,29 @@ static tc_status_t post_relay(tc_vexchange_t *op)
     return TC_OK;
 }
 
-/* Relay: each piece we received for forwarding, once landed (in order, its
- * length checked), to slice i of every node but its origin's and ours. */
+/* Relay: each piece we received for forwarding, once over (in order), to
+ * slice i of every node but its origin's and ours: as it came, or, where
+ * its message failed (the origin's count is not ours), once per message a
+ * piece of another length than expected (0 bytes, or 1), which ends the
+ * stream there for the receivers and fails it. */
 static tc_status_t relay_forward(tc_vexchange_t *op)
 {
+    static char one; /* (the 1-byte piece) */
     const tc_nodemap_t *m = &op->ctx->map;
     const int N = m->nnodes, a = m->node, i = m->lrank;
     for (; op->fwd < op->nrelay; op->fwd++) {
         const tc_vx_piece_t *p = &op->relayp[op->fwd];
-        MPI_Status st;
-        int flag = 0, got = 0;
-        TC_RETURN_IF_FAILED(tc_status_mpi(PMPI_Test(&op->req[p->q], &flag, &st)));
-        if (!flag) return TC_INPROGRESS;
-        if (PMPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS || (size_t)got != p->len)
-            return TC_ERR_TRUNCATE;
-        op->rexp[p->q] = SIZE_MAX; /* (checked here) */
+        const tc_status_t rc = tc_pieces_test(&op->net, p->q);
+        if (rc != TC_OK) return rc;
+        const int ok = op->net.p[p->q].ok;
+        if (!ok && p->msg == op->rcut) continue; /* (passed on already) */
+        if (!ok) op->rcut = p->msg;
         for (int k = 1; k < N; k++) {
             const int c = (a + k) % N;
             if (c == p->node) continue;
-            TC_RETURN_IF_FAILED(
-                post_piece(op, p->buf, p->len, rank_at(op, c, i), TC_TAG_VRELAY + p->node, 1));
+            TC_RETURN_IF_FAILED(tc_pieces_send1(&op->net, ok ? p->buf : &one,
+                                                ok ? p->len : p->len == 0, rank_at(op, c, i),
+                                                TC_TAG_VRELAY + p->node));
         }
     }
     return TC_OK;
@@ -405,19 +387,23 @@ static tc_status_t sliced_allgatherv(tc_vexchange_t *op)
         for (int k = 1; k < ppn && op->fail == TC_OK; k++) {
             const int j = (me + k) % ppn, r = rank_at(op, a, j);
             if (!op->len[r]) continue;
-            defer(op, tc_region_read(s, op->cookies[j], 0, op->out + op->off[r], op->len[r]));
+            defer(op, block_read(s, op->cookies[j], 0, op->out + op->off[r], op->len[r]));
             s->bytes_sc += op->len[r];
         }
     }
     op->posted = 1;
-    if (op->tdone < op->nreq || op->fwd < op->nrelay) {
+    if (op->net.done < op->net.n || op->fwd < op->nrelay) {
         /* every forward posted before steps_done tests the rest (it would
          * complete a relayed piece's request unseen, and finish without
          * the forwards) */
         TC_RETURN_IF_FAILED(relay_forward(op));
         if (op->fwd < op->nrelay) return TC_INPROGRESS;
         TC_RETURN_IF_FAILED(steps_done(op));
-        if (s) tc_fold_progress(s, 1); /* our slice's remote blocks have landed */
+        /* our slice's remote blocks have landed; a failure of ours is
+         * returned instead (the local processes then fail, tc_cctl_abort,
+         * rather than read them) */
+        if (op->fail != TC_OK) return op->fail;
+        if (s) tc_fold_progress(s, 1);
     }
     size_t *peer = op->xtab + n; /* a local process's table */
     for (; s && op->fail == TC_OK && op->next < ppn - 1; op->next++) {
@@ -441,16 +427,16 @@ static tc_status_t sliced_allgatherv(tc_vexchange_t *op)
  * for slice i of node a + k), and read our blocks from the local
  * processes.  A peer's table is input: each length is bounded before
  * use, the region bounds its offsets.  A failure here (a peer's garbage,
- * a copy refused) still posts every message, those out empty from the
- * failure on: the receivers fail on the length instead of waiting. */
-static tc_status_t post_alltoallv(tc_vexchange_t *op)
+ * a copy refused; @bad: one before, nothing read) still posts every
+ * message, those out empty from the failure on: the receivers fail on
+ * the length instead of waiting. */
+static tc_status_t post_alltoallv(tc_vexchange_t *op, tc_status_t bad)
 {
     tc_shm_t *s = op->ctx->shm;
     const tc_nodemap_t *m = &op->ctx->map;
     const int N = m->nnodes, a = m->node, i = m->lrank, ppn = op->ppn, steps = N - 1;
     const size_t n = (size_t)m->size, P = (size_t)ppn, tw = 2 * n;
     size_t total = 0, nq = 0;
-    tc_status_t bad = TC_OK;
     for (int j = 0; j < ppn && bad == TC_OK; j++)
         if (j == i)
             memcpy(op->xtab + (size_t)j * tw, op->stab, tw * sizeof(size_t));
@@ -520,7 +506,7 @@ static tc_status_t sliced_alltoallv(tc_vexchange_t *op)
     if (!op->posted) {
         if (s && !tc_fold_all_posted(s, op->seq, op->cookies, op->tcookies)) return TC_INPROGRESS;
         op->posted = 1;
-        TC_RETURN_IF_FAILED(post_alltoallv(op));
+        TC_RETURN_IF_FAILED(post_alltoallv(op, TC_OK));
     }
     TC_RETURN_IF_FAILED(steps_done(op));
     if (op->fail != TC_OK) return op->fail;
@@ -602,7 +588,7 @@ static tc_status_t copy(tc_vexchange_t *op)
     for (int k = 1; k < n; k++) {
         const int j = (me + k) % n; /* (one node: local rank = rank) */
         if (!op->len[j]) continue;
-        TC_RETURN_IF_FAILED(tc_region_read(s, op->cookies[j], 0, op->out + op->off[j], op->len[j]));
+        TC_RETURN_IF_FAILED(block_read(s, op->cookies[j], 0, op->out + op->off[j], op->len[j]));
         s->bytes_sc += op->len[j];
     }
     return TC_OK;
@@ -631,14 +617,26 @@ tc_status_t tc_vexchange_work(tc_vexchange_t *op)
     }
 }
 
+tc_status_t tc_vexchange_drain(tc_vexchange_t *op)
+{
+    if (!op->multi) return TC_OK; /* (nothing between nodes) */
+    if (!op->netup) {             /* failed before our messages went: they go now */
+        op->posted = 1;
+        if (op->kind == TC_VX_ALLTOALLV)
+            TC_RETURN_IF_FAILED(post_alltoallv(op, TC_ERR_REMOTE)); /* (out empty) */
+        else
+            TC_RETURN_IF_FAILED(op->relay ? post_relay(op) : post_direct(op));
+    }
+    TC_RETURN_IF_FAILED(relay_forward(op));
+    return tc_pieces_progress(&op->net);
+}
+
 void tc_vexchange_fini(tc_vexchange_t *op)
 {
     if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
     if (op->tcookie) tc_region_destroy(op->ctx->shm, op->tcookie);
     op->cookie = op->tcookie = 0;
-    if (op->req) tc_req_abandon(op->req, op->nreq); /* a failure may leave some in flight */
-    free(op->req);
-    free(op->rexp);
+    tc_pieces_fini(&op->net); /* (a failure may leave some in flight) */
     free(op->relayp);
     op->relayp = NULL;
     op->nrelay = op->fwd = 0;
@@ -648,9 +646,8 @@ void tc_vexchange_fini(tc_vexchange_t *op)
     free(op->rank_at);
     free(op->xtab);
     free(op->mlen);
-    op->req = NULL;
     op->cookies = op->tcookies = NULL;
-    op->rtab = op->xtab = op->mlen = op->rexp = NULL;
+    op->rtab = op->xtab = op->mlen = NULL;
     op->rank_at = NULL;
     op->sstage = NULL;
 }

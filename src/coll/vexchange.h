@@ -49,13 +49,14 @@
  *    node a - k the blocks for itself: a node sends another ppn messages
  *    instead of ppn^2.
  *
- * Each message goes in TC_NET_SEG pieces and a shorter last one, so a
- * sender and a receiver whose counts disagree fail on the MPI library's
- * truncation or a short piece rather than wait for a piece that never
- * comes (Alltoallv's message holds several blocks: its total is checked,
- * not how it splits; no length header yet: docs/limitations.md), and a
- * failure of ours waits until our messages are out (defer); the blocks
- * between processes of one node go by single copy as on one node.
+ * Each message goes as a stream of pieces that is never truncated
+ * (coll/pieces), so a sender and a receiver whose counts disagree both
+ * end the message and the receiver fails (Alltoallv's message holds
+ * several blocks: its total is checked, not how it splits); a relay
+ * passes a failed piece on as one of another length; a failure of ours
+ * waits until our messages are out (defer), and a slice process that
+ * failed never tells its node its remote blocks have landed.  The
+ * blocks between processes of one node go by single copy as on one node.
  * Gatherv and Scatterv: one node only.
  *
  * Contiguous blocks (the bindings screen what is not: native).  A zero
@@ -63,12 +64,14 @@
  * process has finished the call.
  *
  * Owns: tc_vexchange_t.  May call: coll/ctx, coll/ctl, coll/fold (the
- * cookies' post), coll/tags, xfer/, PMPI (the messages between nodes), libc.
+ * cookies' post), coll/pieces (the messages between nodes), coll/tags,
+ * xfer/, PMPI, libc.
  */
 #ifndef TC_COLL_VEXCHANGE_H
 #define TC_COLL_VEXCHANGE_H
 
 #include "ctx.h"
+#include "pieces.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -80,8 +83,8 @@ enum { TC_VX_GATHERV = 0, TC_VX_SCATTERV, TC_VX_ALLGATHERV, TC_VX_ALLTOALLV };
 
 /* A piece a relay received, to forward once it has landed. */
 typedef struct tc_vx_piece {
-    int q, node; /* its request; its origin node */
-    char *buf;   /* where it landed (our receive buffer) */
+    int q, node, msg; /* its index (coll/pieces); its origin node; its message's first */
+    char *buf;        /* where it landed (our receive buffer) */
     size_t len;
 } tc_vx_piece_t;
 
@@ -106,19 +109,18 @@ typedef struct tc_vexchange {
     uint64_t tcookie;   /* our exposed table */
     uint64_t *tcookies; /* [nlocal] the others' */
     /* Allgatherv, Alltoallv on several nodes: the per-slice exchange */
-    int multi, ppn, posted, nreq, tdone, next;
+    int multi, ppn, posted, next, netup; /* netup: our messages posted */
     int *rank_at;          /* [nnodes * ppn] communicator rank of (node, local rank) */
     size_t *xtab;          /* Allgatherv: [size] each block's offset in our exposed receive
                               span (from rbase); Alltoallv: [ppn][2 * size] the local
                               processes' send tables */
     size_t *mlen;          /* Alltoallv: [nnodes - 1] step k's message out, [nnodes - 1] in */
     char *sstage;          /* Alltoallv: the messages out, then in (the context's TC_BUF_NET) */
-    MPI_Request *req;      /* [nreq]: every step's pieces, received then sent */
-    size_t *rexp;          /* [nreq]: a received piece's length (SIZE_MAX: a send) */
+    tc_pieces_t net;       /* every step's pieces, received then sent */
     int relay;             /* Allgatherv: relayed (see above) */
     tc_vx_piece_t *relayp; /* the pieces we relay, nrelay of them, fwd forwarded */
-    int nrelay, fwd;
-    tc_status_t fail; /* a failure held until our messages are through (defer) */
+    int nrelay, fwd, rcut; /* rcut: the message whose failure we passed on */
+    tc_status_t fail;      /* a failure held until our messages are through (defer) */
 } tc_vexchange_t;
 
 /** 1 if an Allgatherv or Alltoallv on @c runs the per-slice exchange:
@@ -146,6 +148,12 @@ static inline void tc_vexchange_send_table(tc_vexchange_t *op, const size_t *sta
     op->stab = stab;
     op->span = span;
 }
+/** After a failure: drive the messages between nodes to their end (post
+ *  ours if the failure came first: Alltoallv's out empty), so none is left
+ *  to match a later call's.  TC_OK once all are over, TC_INPROGRESS, or an
+ *  MPI failure.  Never blocks; the caller loops (api/screen). */
+tc_status_t tc_vexchange_drain(tc_vexchange_t *op);
+
 /** Advance: TC_INPROGRESS until TC_OK or a failure (base/status). */
 tc_status_t tc_vexchange_work(tc_vexchange_t *op);
 void tc_vexchange_fini(tc_vexchange_t *op);

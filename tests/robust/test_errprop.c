@@ -6,7 +6,20 @@
  * none (alarm() ends a hung run; the test then lacks its summary line).
  * Then the communicator still works: a correct Bcast and Allreduce.
  *
- * Usage: test_errprop [bytes]  (the root's count; the others' is half)
+ * With "v": the same for the irregular exchanges between nodes, whose
+ * messages carry no header (coll/pieces): an MPI_Allgatherv where one
+ * rank's send count is not the others' receive count for it (twice it,
+ * then half), and an MPI_Alltoallv where one rank sends another twice (or
+ * half) the block that one expects.  Allgatherv must fail at that rank
+ * and at every rank of the other nodes (they receive its block through
+ * their node's slice process, which fails), Alltoallv at the receiving
+ * rank, with MPI_ERR_TRUNCATE; then a correct Allgatherv and Alltoallv on
+ * the same communicator (no piece of the failed calls left to match).
+ * Rank r's block is (r + 1) x bytes / 4 (the shares of 3 nodes differ
+ * enough for Allgatherv to relay, coll/vexchange).
+ *
+ * Usage: test_errprop [bytes] [v]  (Bcast: the root's count, the others'
+ * is half)
  */
 #include <mpi.h>
 #include <topocoll.h>
@@ -52,6 +65,105 @@ static void mismatched(MPI_Comm comm, int root, int bytes)
     free(buf);
 }
 
+/* The node of each rank (topocoll's view: virtual nodes included), by the
+ * name topocoll gives each. */
+static void nodes_of(MPI_Comm comm, int *node)
+{
+    topocoll_comm_info_t info = { .struct_size = sizeof info };
+    int me = topocoll_comm_query(comm, &info) == MPI_SUCCESS ? info.node : -1;
+    MPI_Allgather(&me, 1, MPI_INT, node, 1, MPI_INT, comm);
+}
+
+/* Irregular exchanges whose counts disagree at rank @x (Alltoallv: its
+ * block for rank @y) by the factor @num / 2: each rank's error class. */
+static void mismatched_v(MPI_Comm comm, int x, int y, int num, int bytes)
+{
+    int *node = malloc(sizeof(int) * (size_t)size), *cnt = malloc(sizeof(int) * (size_t)size),
+        *dsp = malloc(sizeof(int) * (size_t)size), *scnt = malloc(sizeof(int) * (size_t)size),
+        *sdsp = malloc(sizeof(int) * (size_t)size);
+    nodes_of(comm, node);
+    int total = 0, unit = bytes / 4, cls;
+    for (int r = 0; r < size; r++) {
+        cnt[r] = (r + 1) * unit;
+        dsp[r] = total;
+        total += cnt[r];
+    }
+    char *in = malloc((size_t)(2 * (size + 1)) * (size_t)unit * (size_t)size),
+         *out = malloc((size_t)total + (size_t)bytes * 2);
+    memset(in, 3, (size_t)(2 * (size + 1)) * (size_t)unit * (size_t)size);
+    int own = rank == x ? cnt[x] * num / 2 : cnt[rank];
+    int rc = MPI_Allgatherv(in, own, MPI_BYTE, out, cnt, dsp, MPI_BYTE, comm);
+    MPI_Error_class(rc, &cls);
+    if (node[0] >= 0)
+        CHECK(rc != MPI_SUCCESS || (rank != x && node[rank] == node[x]),
+              "Allgatherv, rank %d sending %d of %d bytes: success", x, own, cnt[x]);
+    CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "Allgatherv: error class %d", cls);
+    /* Alltoallv: rank r's block for each is (r + 1) units; x's for y off */
+    for (int r = 0, o = 0; r < size; r++) {
+        scnt[r] = rank == x && r == y ? cnt[rank] * num / 2 : cnt[rank];
+        sdsp[r] = o;
+        o += scnt[r];
+    }
+    rc = MPI_Alltoallv(in, scnt, sdsp, MPI_BYTE, out, cnt, dsp, MPI_BYTE, comm);
+    MPI_Error_class(rc, &cls);
+    CHECK(rc != MPI_SUCCESS || rank != y,
+          "Alltoallv, rank %d sending %d of %d bytes to %d: success", x, cnt[x] * num / 2, cnt[x],
+          y);
+    CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "Alltoallv: error class %d", cls);
+    if (rank == 0)
+        printf("v: rank %d x %d/2 (to %d): rank 0 %s\n", x, num, y, rc ? "failed" : "succeeded");
+    free(node);
+    free(cnt);
+    free(dsp);
+    free(scnt);
+    free(sdsp);
+    free(in);
+    free(out);
+}
+
+/* The communicator after the errors: a correct Allgatherv and Alltoallv
+ * (rank r's block for each is r + 1 units of its rank's byte). */
+static void still_works_v(MPI_Comm comm, int bytes)
+{
+    int *cnt = malloc(sizeof(int) * (size_t)size), *dsp = malloc(sizeof(int) * (size_t)size),
+        *sc = malloc(sizeof(int) * (size_t)size), *sd = malloc(sizeof(int) * (size_t)size);
+    int total = 0, unit = bytes / 4, bad = 0;
+    for (int r = 0; r < size; r++) {
+        cnt[r] = (r + 1) * unit;
+        dsp[r] = total;
+        total += cnt[r];
+        sc[r] = (rank + 1) * unit;
+        sd[r] = r * sc[r];
+    }
+    char *in = malloc((size_t)sc[0] * (size_t)size), *out = malloc((size_t)total);
+    memset(in, rank + 1, (size_t)sc[0] * (size_t)size);
+    topocoll_comm_info_t i0 = { .struct_size = sizeof i0 }, i1 = i0;
+    topocoll_comm_query(comm, &i0);
+    memset(out, 0, (size_t)total);
+    int rc = MPI_Allgatherv(in, cnt[rank], MPI_BYTE, out, cnt, dsp, MPI_BYTE, comm);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < cnt[r] && !bad; i++) bad = out[dsp[r] + i] != (char)(r + 1);
+    CHECK(rc == MPI_SUCCESS && !bad, "Allgatherv after the errors: rc %d, data %s", rc,
+          bad ? "wrong" : "right");
+    memset(out, 0, (size_t)total);
+    rc = MPI_Alltoallv(in, sc, sd, MPI_BYTE, out, cnt, dsp, MPI_BYTE, comm);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < cnt[r] && !bad; i++) bad = out[dsp[r] + i] != (char)(r + 1);
+    CHECK(rc == MPI_SUCCESS && !bad, "Alltoallv after the errors: rc %d, data %s", rc,
+          bad ? "wrong" : "right");
+    /* (and in topocoll: the failed calls drained, the communicator kept) */
+    topocoll_comm_query(comm, &i1);
+    CHECK(i1.coll[TOPOCOLL_COLL_ALLGATHERV].calls > i0.coll[TOPOCOLL_COLL_ALLGATHERV].calls &&
+              i1.coll[TOPOCOLL_COLL_ALLTOALLV].calls > i0.coll[TOPOCOLL_COLL_ALLTOALLV].calls,
+          "after the errors: Allgatherv and Alltoallv went native");
+    free(cnt);
+    free(dsp);
+    free(sc);
+    free(sd);
+    free(in);
+    free(out);
+}
+
 /* The communicator after the error: a correct Bcast and Allreduce. */
 static void still_works(MPI_Comm comm, int bytes)
 {
@@ -79,8 +191,15 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Barrier(comm); /* (its context built: the erroneous call runs in topocoll) */
-    mismatched(comm, 0, bytes);
-    mismatched(comm, size - 1, bytes);
+    const int v = argc > 2 && !strcmp(argv[2], "v");
+    if (v) {
+        mismatched_v(comm, size - 1, 0, 4, bytes); /* (longer: the receivers drain) */
+        mismatched_v(comm, 0, size - 1, 1, bytes); /* (shorter: they cut) */
+        still_works_v(comm, bytes);
+    } else {
+        mismatched(comm, 0, bytes);
+        mismatched(comm, size - 1, bytes);
+    }
     /* the same communicator: nothing of the failed calls is left in flight
      * (across nodes their segments were drained: coll/bcast) */
     still_works(comm, bytes);
@@ -88,6 +207,7 @@ int main(int argc, char **argv)
     /* a fresh communicator: whatever the error left behind is gone with the old one */
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     still_works(comm, bytes);
+    if (v) still_works_v(comm, bytes);
     MPI_Comm_free(&comm);
     int f = tc_report("test_errprop");
     MPI_Finalize();
