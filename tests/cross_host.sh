@@ -194,10 +194,11 @@ for bytes in 1048576 4194304; do
     --env TOPOCOLL_COMM_LAZY=0 --env TOPOCOLL_XTUNE=0 --env TOPOCOLL_BCAST_FLAT_MAX=0 \
     -- "$bin/test_errprop" "$bytes"
 done
-# The same for Allgatherv and Alltoallv between 2 hosts (their messages
-# carry no header: a count that disagrees ends the pieces' stream).
+# The same for Allgatherv, Alltoallv and Alltoall between 2 hosts (their
+# messages carry no header: a count that disagrees ends the pieces' stream).
 run errprop_v_2x2 'test_errprop np=.* 0 failed$' -- --hosts "2,2" --env TOPOCOLL_COMM_LAZY=0 \
-  --env TOPOCOLL_XTUNE=0 --env TOPOCOLL_ALLGATHERV_FLAT_MAX=0 -- "$bin/test_errprop" 100000 v
+  --env TOPOCOLL_XTUNE=0 --env TOPOCOLL_ALLGATHERV_FLAT_MAX=0 --env TOPOCOLL_ALLTOALL_FLAT_MAX=0 \
+  -- "$bin/test_errprop" 100000 v
 
 # The online choice between native and topocoll across hosts (3 hosts:
 # the ranks agree on every call's method; every result checked), at every

@@ -129,6 +129,7 @@ static tc_status_t exchange_work(tc_coll_state_t *st, int exec)
     return tc_exchange_work(&st->exchange);
 }
 static void exchange_fini(tc_coll_state_t *st) { tc_exchange_fini(&st->exchange); }
+static tc_status_t exchange_drain(tc_coll_state_t *st) { return tc_exchange_drain(&st->exchange); }
 
 static tc_status_t vexchange_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a,
                                   int kind)
@@ -211,11 +212,11 @@ static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
                                  tree_allreduce_fini, tree_allreduce_leaves_done,
                                  TC_STAT_ALLREDUCE },
     [TC_COLL_GATHER] = { "MPI_Gather", gather_init, exchange_work, exchange_fini, NULL,
-                         TC_STAT_GATHER },
+                         TC_STAT_GATHER, exchange_drain },
     [TC_COLL_SCATTER] = { "MPI_Scatter", scatter_init, exchange_work, exchange_fini, NULL,
-                          TC_STAT_SCATTER },
+                          TC_STAT_SCATTER, exchange_drain },
     [TC_COLL_ALLTOALL] = { "MPI_Alltoall", alltoall_init, exchange_work, exchange_fini, NULL,
-                           TC_STAT_ALLTOALL },
+                           TC_STAT_ALLTOALL, exchange_drain },
     [TC_COLL_EXSCAN] = { "MPI_Exscan", exscan_init, scan_work, scan_fini, NULL, TC_STAT_EXSCAN },
     [TC_COLL_GATHERV] = { "MPI_Gatherv", gatherv_init, vexchange_work, vexchange_fini, NULL,
                           TC_STAT_GATHERV, vexchange_drain },

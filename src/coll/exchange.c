@@ -42,10 +42,9 @@ int tc_exchange_fits(const tc_ctx_t *c, int kind, size_t block)
     return c->all_sc || tc_exchange_eager(c, kind, block);
 }
 
-/* Pieces of a slice's message of @bytes: TC_NET_SEG each (coll/ctx: below
- * the TCP transports' eager limit, so no piece waits for a rendezvous
- * handshake that needs the receiver scheduled). */
-static size_t pieces(size_t bytes) { return (bytes + TC_NET_SEG - 1) / TC_NET_SEG; }
+/* A copy into or out of a peer's exposed buffer beyond its bounds: the
+ * peer's count is not ours (TC_ERR_TRUNCATE, as between nodes). */
+static tc_status_t counted(tc_status_t rc) { return rc == TC_ERR_BOUNDS ? TC_ERR_TRUNCATE : rc; }
 
 /* The per-slice exchange's tables and staging (several nodes). */
 static tc_status_t init_sliced(tc_exchange_t *op)
@@ -54,16 +53,13 @@ static tc_status_t init_sliced(tc_exchange_t *op)
     const size_t ppn = (size_t)m->lsize, msg = ppn * op->block, steps = (size_t)m->nnodes - 1;
     op->multi = 1;
     op->ppn = m->lsize;
-    op->step = 1; /* step k: to node + k, from node - k */
-    op->nreq = (int)(2 * steps * pieces(msg));
     op->rank_at = malloc(sizeof(int) * (size_t)m->nnodes * ppn);
     op->incs = calloc(ppn, sizeof(uint64_t));
     /* the context's buffer, kept between calls: a fresh allocation of this
      * size is a new mapping whose every page faults (coll/ctx tc_ctx_buf) */
     op->sstage = tc_ctx_buf(op->ctx, TC_BUF_NET, 2 * steps * msg);
-    op->req = malloc(sizeof(MPI_Request) * (size_t)op->nreq);
-    if (!op->rank_at || !op->incs || !op->sstage || !op->req) return TC_ERR_NOMEM;
-    for (int q = 0; q < op->nreq; q++) op->req[q] = MPI_REQUEST_NULL;
+    if (!op->rank_at || !op->incs || !op->sstage) return TC_ERR_NOMEM;
+    TC_RETURN_IF_FAILED(tc_pieces_init(&op->net, op->ctx->pcomm, 2 * steps * tc_pieces_of(msg)));
     op->rstage = op->sstage + steps * msg;
     for (int r = 0; r < m->size; r++)
         op->rank_at[(size_t)m->node_of[r] * ppn + (size_t)m->lrank_of[r]] = r;
@@ -220,64 +216,72 @@ static tc_status_t alltoall_push(tc_exchange_t *op)
     for (; op->next < n - 1; op->next++) {
         int j = (me + 1 + op->next) % n;
         int to = op->multi ? op->rank_at[(size_t)m->node * (size_t)n + (size_t)j] : j;
-        TC_RETURN_IF_FAILED(
-            tc_region_write(s, op->cookies[j], (size_t)m->rank * b, op->in + (size_t)to * b, b));
+        TC_RETURN_IF_FAILED(counted(
+            tc_region_write(s, op->cookies[j], (size_t)m->rank * b, op->in + (size_t)to * b, b)));
     }
     return TC_OK;
 }
 
-/* Post piece by piece the message of @bytes at @buf to (@send) or from
- * rank @peer, into @req. */
-static tc_status_t post_pieces(tc_exchange_t *op, char *buf, size_t bytes, int peer, int send,
-                               MPI_Request *req)
-{
-    for (size_t off = 0, q = 0; off < bytes; off += TC_NET_SEG, q++) {
-        int len = (int)(bytes - off < TC_NET_SEG ? bytes - off : TC_NET_SEG);
-        int rc = send ? PMPI_Isend(buf + off, len, MPI_BYTE, peer, TC_TAG_ALLTOALL, op->ctx->pcomm,
-                                   &req[q])
-                      : PMPI_Irecv(buf + off, len, MPI_BYTE, peer, TC_TAG_ALLTOALL, op->ctx->pcomm,
-                                   &req[q]);
-        if (rc != MPI_SUCCESS) return tc_status_mpi(rc);
-    }
-    return TC_OK;
-}
-
-/* The per-slice exchange between nodes (see exchange.h): for every
- * k = 1..N-1 at once, pack the blocks our node's processes have for our
- * slice's process on node a + k (single-copy reads out of their send
- * buffers), post its message and the receive of node a - k's; once all
- * have landed, unpack.  All steps in flight together keep every link busy
- * (one step at a time left them idle between steps: 1.6x the link bound
- * at 1 MiB blocks, 4 hosts x 2). */
-static tc_status_t sliced_exchange(tc_exchange_t *op)
+/* Post every step's messages (coll/pieces): the receives first, then for
+ * each k the blocks our node's processes have for slice i of node a + k,
+ * packed by single-copy reads out of their send buffers.  A failure (a
+ * read refused or out of bounds; @bad: one before, nothing read) is held
+ * (op->fail) and the messages from it on go out empty, so the receivers
+ * fail on the length instead of waiting. */
+static tc_status_t post_steps(tc_exchange_t *op, tc_status_t bad)
 {
     tc_shm_t *s = op->ctx->shm;
     const tc_nodemap_t *m = &op->ctx->map;
     const int N = m->nnodes, ppn = op->ppn, i = m->lrank, a = m->node;
-    const size_t b = op->block, P = (size_t)ppn, msg = P * b, np = pieces(msg);
-    tc_status_t rc;
-    for (; !op->posted && op->step < N; op->step++) {
-        const int k = op->step, dn = (a + k) % N, sn = (a - k + N) % N;
-        const int to = op->rank_at[(size_t)dn * P + (size_t)i];
-        const int from = op->rank_at[(size_t)sn * P + (size_t)i];
-        char *out = op->sstage + (size_t)(k - 1) * msg, *in = op->rstage + (size_t)(k - 1) * msg;
-        MPI_Request *rq = op->req + (size_t)(k - 1) * 2 * np;
-        if ((rc = post_pieces(op, in, msg, from, 0, rq)) != TC_OK) return rc;
-        for (int j = 0; j < ppn; j++) {
+    const size_t b = op->block, P = (size_t)ppn, msg = P * b;
+    op->posted = 1;
+    for (int k = 1; k < N; k++) {
+        const int from = op->rank_at[(size_t)((a - k + N) % N) * P + (size_t)i];
+        TC_RETURN_IF_FAILED(tc_pieces_post(&op->net, op->rstage + (size_t)(k - 1) * msg, msg, from,
+                                           TC_TAG_ALLTOALL, 0, NULL));
+    }
+    for (int j = 0; j < ppn && bad == TC_OK; j++) {
+        /* a local process's send buffer of another length than ours (its
+         * block not ours: counts that disagree) would be read at our
+         * offsets, wrong: it must end at size blocks of ours (its last
+         * byte read, one system call; the next refused, no copy) */
+        const size_t end = (size_t)m->size * b;
+        char last;
+        if (j != i && (tc_region_read(s, op->incs[j], end - 1, &last, 1) != TC_OK ||
+                       tc_region_read(s, op->incs[j], end, &last, 1) != TC_ERR_BOUNDS))
+            bad = TC_ERR_TRUNCATE;
+    }
+    for (int k = 1; k < N; k++) {
+        const int to = op->rank_at[(size_t)((a + k) % N) * P + (size_t)i];
+        char *out = op->sstage + (size_t)(k - 1) * msg;
+        for (int j = 0; j < ppn && bad == TC_OK; j++) {
             if (j == i)
                 memcpy(out + (size_t)j * b, op->in + (size_t)to * b, b);
             else
-                TC_RETURN_IF_FAILED(
-                    tc_region_read(s, op->incs[j], (size_t)to * b, out + (size_t)j * b, b));
+                bad =
+                    counted(tc_region_read(s, op->incs[j], (size_t)to * b, out + (size_t)j * b, b));
         }
-        if ((rc = post_pieces(op, out, msg, to, 1, rq + np)) != TC_OK) return rc;
+        TC_RETURN_IF_FAILED(
+            tc_pieces_post(&op->net, out, bad == TC_OK ? msg : 0, to, TC_TAG_ALLTOALL, 1, NULL));
     }
-    op->posted = 1;
-    for (int flag = 0; op->tdone < op->nreq; op->tdone++) { /* (each drives progress) */
-        rc = tc_status_mpi(PMPI_Test(&op->req[op->tdone], &flag, MPI_STATUS_IGNORE));
-        if (rc != TC_OK || !flag) return rc != TC_OK ? rc : TC_INPROGRESS;
-    }
-    op->posted = 0;
+    if (op->fail == TC_OK) op->fail = bad;
+    return TC_OK;
+}
+
+/* The per-slice exchange between nodes (see exchange.h): for every
+ * k = 1..N-1 at once, the message to slice i of node a + k and the one
+ * from node a - k (post_steps); once all have landed, unpack.  All steps
+ * in flight together keep every link busy (one step at a time left them
+ * idle between steps: 1.6x the link bound at 1 MiB blocks, 4 hosts x 2). */
+static tc_status_t sliced_exchange(tc_exchange_t *op)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int N = m->nnodes, ppn = op->ppn, a = m->node;
+    const size_t b = op->block, P = (size_t)ppn, msg = P * b;
+    if (!op->posted) TC_RETURN_IF_FAILED(post_steps(op, TC_OK));
+    TC_RETURN_IF_FAILED(tc_pieces_progress(&op->net));
+    if (op->fail == TC_OK) op->fail = op->net.fail;
+    if (op->fail != TC_OK) return op->fail;
     for (int k = 1; k < N; k++) {
         const int sn = (a - k + N) % N;
         for (int j = 0; j < ppn; j++)
@@ -300,9 +304,11 @@ static tc_status_t sc_work(tc_exchange_t *op)
     uint64_t cookie = root_cookie(op);
     if (!cookie) return TC_INPROGRESS;
     if (op->kind == TC_XC_SCATTER) {
-        TC_RETURN_IF_FAILED(tc_region_read(s, cookie, (size_t)me * op->block, op->out, op->block));
+        TC_RETURN_IF_FAILED(
+            counted(tc_region_read(s, cookie, (size_t)me * op->block, op->out, op->block)));
     } else {
-        TC_RETURN_IF_FAILED(tc_region_write(s, cookie, (size_t)me * op->block, op->in, op->block));
+        TC_RETURN_IF_FAILED(
+            counted(tc_region_write(s, cookie, (size_t)me * op->block, op->in, op->block)));
     }
     return TC_OK;
 }
@@ -332,14 +338,20 @@ tc_status_t tc_exchange_work(tc_exchange_t *op)
     }
 }
 
+tc_status_t tc_exchange_drain(tc_exchange_t *op)
+{
+    if (!op->multi) return TC_OK;                       /* (nothing between nodes) */
+    if (!op->net.p || !op->sstage) return TC_ERR_NOMEM; /* (init failed: nothing went) */
+    if (!op->posted) TC_RETURN_IF_FAILED(post_steps(op, TC_ERR_REMOTE)); /* (out empty) */
+    return tc_pieces_progress(&op->net);
+}
+
 void tc_exchange_fini(tc_exchange_t *op)
 {
     if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
     if (op->in_cookie) tc_region_destroy(op->ctx->shm, op->in_cookie);
     op->cookie = op->in_cookie = 0;
-    if (op->req) tc_req_abandon(op->req, op->nreq); /* a failure may leave some in flight */
-    free(op->req);
-    op->req = NULL;
+    tc_pieces_fini(&op->net); /* (a failure may leave some in flight) */
     op->posted = 0;
     free(op->cookies);
     free(op->incs);

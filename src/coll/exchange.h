@@ -27,19 +27,22 @@
  * k = 1..N-1 it sends to local rank i of node a + k, in one message (cut
  * in TC_NET_SEG pieces), the blocks every process of node a has for that
  * process (read by single copy out of their send buffers), and receives
- * the same from node a - k, all steps in flight at once; every core
+ * the same from node a - k (coll/pieces: a block size that disagrees
+ * fails, never truncates), all steps in flight at once; every core
  * drives the network, every link is loaded alike, and a node sends
  * another ppn messages instead of ppn^2.  The
  * blocks between processes of one node go by single copy, as on one node.
  * Gather and Scatter on several nodes: the native MPI's.
  * Blocks are contiguous bytes (the bindings pack what is not).
  *
- * Owns: tc_exchange_t.  May call: coll/ctx, coll/ctl, xfer/, libc.
+ * Owns: tc_exchange_t.  May call: coll/ctx, coll/ctl, coll/pieces, xfer/,
+ * libc.
  */
 #ifndef TC_COLL_EXCHANGE_H
 #define TC_COLL_EXCHANGE_H
 
 #include "ctx.h"
+#include "pieces.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -58,14 +61,14 @@ typedef struct tc_exchange {
     uint64_t *cookies; /* Alltoall: [nlocal] the others' receive buffers */
     int next;          /* Alltoall: peers written so far */
     /* Alltoall on several nodes: the per-slice exchange */
-    int multi, ppn, step, posted;
+    int multi, ppn, posted;
     uint64_t in_cookie;    /* our send buffer, readable by the local processes */
     uint64_t *incs;        /* [nlocal] the local processes' send buffers */
     int *rank_at;          /* [nnodes * ppn] communicator rank of (node, local rank) */
     char *sstage, *rstage; /* [nnodes - 1][ppn] blocks each: the messages out and in
                               (the context's TC_BUF_NET) */
-    MPI_Request *req;      /* [nreq]: every step's pieces, received then sent */
-    int nreq, tdone;       /* requests, and those found complete (in order) */
+    tc_pieces_t net;       /* every step's pieces, received then sent */
+    tc_status_t fail;      /* a failure held until our messages are out */
     int eager, eager_slot;
     uint64_t eager_wait;
 } tc_exchange_t;
@@ -97,6 +100,12 @@ int tc_exchange_eager(const tc_ctx_t *c, int kind, size_t block);
  *  TC_OK or TC_ERR_NOMEM (call fini either way). */
 tc_status_t tc_exchange_init(tc_exchange_t *op, tc_ctx_t *ctx, int kind, const void *in, void *out,
                              size_t block, int root);
+/** After a failure: drive the messages between nodes to their end
+ *  (posting ours, out empty, if the failure came first), so none is left
+ *  to match a later call's.  TC_OK once all are over, TC_INPROGRESS, or
+ *  an MPI failure.  Never blocks. */
+tc_status_t tc_exchange_drain(tc_exchange_t *op);
+
 /** Advance: TC_INPROGRESS until TC_OK or a failure (base/status). */
 tc_status_t tc_exchange_work(tc_exchange_t *op);
 void tc_exchange_fini(tc_exchange_t *op);

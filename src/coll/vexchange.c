@@ -619,8 +619,9 @@ tc_status_t tc_vexchange_work(tc_vexchange_t *op)
 
 tc_status_t tc_vexchange_drain(tc_vexchange_t *op)
 {
-    if (!op->multi) return TC_OK; /* (nothing between nodes) */
-    if (!op->netup) {             /* failed before our messages went: they go now */
+    if (!op->multi) return TC_OK;                                    /* (nothing between nodes) */
+    if (!op->rank_at || !op->mlen || !op->xtab) return TC_ERR_NOMEM; /* (init failed) */
+    if (!op->netup) { /* failed before our messages went: they go now */
         op->posted = 1;
         if (op->kind == TC_VX_ALLTOALLV)
             TC_RETURN_IF_FAILED(post_alltoallv(op, TC_ERR_REMOTE)); /* (out empty) */

@@ -6,17 +6,20 @@
  * none (alarm() ends a hung run; the test then lacks its summary line).
  * Then the communicator still works: a correct Bcast and Allreduce.
  *
- * With "v": the same for the irregular exchanges between nodes, whose
- * messages carry no header (coll/pieces): an MPI_Allgatherv where one
- * rank's send count is not the others' receive count for it (twice it,
- * then half), and an MPI_Alltoallv where one rank sends another twice (or
- * half) the block that one expects.  Allgatherv must fail at that rank
- * and at every rank of the other nodes (they receive its block through
- * their node's slice process, which fails), Alltoallv at the receiving
- * rank, with MPI_ERR_TRUNCATE; then a correct Allgatherv and Alltoallv on
- * the same communicator (no piece of the failed calls left to match).
- * Rank r's block is (r + 1) x bytes / 4 (the shares of 3 nodes differ
- * enough for Allgatherv to relay, coll/vexchange).
+ * With "v": the same for the exchanges between nodes whose messages carry
+ * no header (coll/pieces): an MPI_Allgatherv where one rank's send count
+ * is not the others' receive count for it (twice it, then half), an
+ * MPI_Alltoallv where one rank sends another twice (half) the block that
+ * one expects, and an MPI_Alltoall where one rank's block is twice (half)
+ * the others'.  Allgatherv must fail at that rank and at every rank of
+ * the other nodes (they receive its block through their node's slice
+ * process, which fails), Alltoallv at the receiving rank, Alltoall at
+ * that rank and every rank of the other nodes (its node's slice processes
+ * find its send buffer's length wrong), with MPI_ERR_TRUNCATE; then each
+ * runs correctly, in
+ * topocoll, on the same communicator (no piece of the failed calls is
+ * left to match).  Rank r's block is (r + 1) x bytes / 4 (the shares of
+ * 3 nodes differ enough for Allgatherv to relay, coll/vexchange).
  *
  * Usage: test_errprop [bytes] [v]  (Bcast: the root's count, the others'
  * is half)
@@ -110,6 +113,13 @@ static void mismatched_v(MPI_Comm comm, int x, int y, int num, int bytes)
           "Alltoallv, rank %d sending %d of %d bytes to %d: success", x, cnt[x] * num / 2, cnt[x],
           y);
     CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "Alltoallv: error class %d", cls);
+    /* Alltoall: x's block (sent and received) off for everyone */
+    int c = rank == x ? unit * num / 2 : unit;
+    rc = MPI_Alltoall(in, c, MPI_BYTE, out, c, MPI_BYTE, comm);
+    MPI_Error_class(rc, &cls);
+    CHECK(rc != MPI_SUCCESS || (rank != x && node[rank] == node[x]),
+          "Alltoall, rank %d's block %d of %d bytes: success", x, c, unit);
+    CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "Alltoall: error class %d", cls);
     if (rank == 0)
         printf("v: rank %d x %d/2 (to %d): rank 0 %s\n", x, num, y, rc ? "failed" : "succeeded");
     free(node);
@@ -151,11 +161,18 @@ static void still_works_v(MPI_Comm comm, int bytes)
         for (int i = 0; i < cnt[r] && !bad; i++) bad = out[dsp[r] + i] != (char)(r + 1);
     CHECK(rc == MPI_SUCCESS && !bad, "Alltoallv after the errors: rc %d, data %s", rc,
           bad ? "wrong" : "right");
+    memset(out, 0, (size_t)total);
+    rc = MPI_Alltoall(in, unit, MPI_BYTE, out, unit, MPI_BYTE, comm);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < unit && !bad; i++) bad = out[r * unit + i] != (char)(r + 1);
+    CHECK(rc == MPI_SUCCESS && !bad, "Alltoall after the errors: rc %d, data %s", rc,
+          bad ? "wrong" : "right");
     /* (and in topocoll: the failed calls drained, the communicator kept) */
     topocoll_comm_query(comm, &i1);
     CHECK(i1.coll[TOPOCOLL_COLL_ALLGATHERV].calls > i0.coll[TOPOCOLL_COLL_ALLGATHERV].calls &&
-              i1.coll[TOPOCOLL_COLL_ALLTOALLV].calls > i0.coll[TOPOCOLL_COLL_ALLTOALLV].calls,
-          "after the errors: Allgatherv and Alltoallv went native");
+              i1.coll[TOPOCOLL_COLL_ALLTOALLV].calls > i0.coll[TOPOCOLL_COLL_ALLTOALLV].calls &&
+              i1.coll[TOPOCOLL_COLL_ALLTOALL].calls > i0.coll[TOPOCOLL_COLL_ALLTOALL].calls,
+          "after the errors: Allgatherv, Alltoallv or Alltoall went native");
     free(cnt);
     free(dsp);
     free(sc);
