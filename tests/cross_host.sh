@@ -24,6 +24,12 @@
 # 1 on a failure, 77 (with a SKIPPED line) where namespaces cannot be made.
 # CROSS_HOST_FILTER=REGEX runs only the matching runs; CROSS_HOST_TIMEOUT
 # (default 300) is each run's limit in seconds.
+# CROSS_HOST_SCALE=KxP (the scale tier, not in scripts/test.sh): instead,
+# K hosts of P ranks (K up to 16 here) run each collective test program
+# once (Bcast, Reduce/Allreduce, Allgather, Barrier, the nonblocking steps,
+# Gather/Scatter/Alltoall, the v-collectives, Scan/Exscan, Reduce_scatter),
+# each its results against the native MPI's; CROSS_HOST_RATE (a tc rate,
+# default none) shapes the links.
 set -uo pipefail
 (($# == 2)) || { echo "usage: tests/cross_host.sh BUILD_DIR openmpi|mpich" >&2; exit 2; }
 build=$(cd "$1" && pwd) || exit 2
@@ -63,7 +69,13 @@ cleanup() {
   "$cluster" down >/dev/null 2>&1 || echo "cross-host: WARNING: 'scripts/cluster.sh down' failed (CLUSTER_ID=$id)"
   rm -rf "$tmp"
 }
-out=$("$cluster" up 3 2>&1)
+scale=${CROSS_HOST_SCALE:-}
+if [[ -n $scale ]]; then
+  [[ $scale =~ ^([0-9]+)x([0-9]+)$ ]] || { echo "cross-host: CROSS_HOST_SCALE is KxP, not $scale" >&2; exit 2; }
+  out=$("$cluster" up "${BASH_REMATCH[1]}" ${CROSS_HOST_RATE:-} 2>&1)
+else
+  out=$("$cluster" up 3 2>&1)
+fi
 rc=$?
 if ((rc == 77)); then
   echo "cross-host: SKIPPED: ${out##*SKIPPED: }"
@@ -116,6 +128,25 @@ run() {
   fi
   verdict "$name" "$ok" "$log" $((SECONDS - t0)) "$why"
 }
+
+# The scale tier: each program once on K hosts of P (topocoll's own paths:
+# contexts built at once, no native calls measured; the v-collectives and
+# the reduce-scatters forced into topocoll at every size).
+if [[ -n $scale ]]; then
+  args=(--hosts "$scale" --env TOPOCOLL_COMM_LAZY=0 --env TOPOCOLL_XTUNE=0)
+  for t in bcast reduce allgather barrier nbsteps exchange scan; do
+    run "${t}_$scale" -- "${args[@]}" -- "$bin/test_$t"
+  done
+  run "vexchange_$scale" 'test_vexchange np=.* 0 failed$' -- "${args[@]}" \
+    --env TOPOCOLL_ALLGATHERV_FLAT_MAX=0 -- "$bin/test_vexchange" expect small
+  run "redscat_$scale" 'test_redscat np=.* 0 failed$' -- "${args[@]}" \
+    --env TOPOCOLL_REDUCE_SCATTER_BLOCK_FLAT_MAX=0 --env TOPOCOLL_REDUCE_SCATTER_FLAT_MAX=0 \
+    -- "$bin/test_redscat" expect quick
+  echo "cross-host ($mpi, $scale): $((SECONDS - t_start)) s"
+  echo "cross-host: $pass passed, $fail failed"
+  ((fail == 0))
+  exit
+fi
 
 # Inter-host traffic crosses the veths: a ping-pong (100 x 8 B, 5 x 4 MiB
 # each way) between hosts 1 and 2 must show >= 16 MiB sent by each of them

@@ -42,6 +42,9 @@ int tc_exchange_fits(const tc_ctx_t *c, int kind, size_t block)
     return c->all_sc || tc_exchange_eager(c, kind, block);
 }
 
+/* This call's tag for the slices' messages (coll/tags: its epoch). */
+static int xc_tag(const tc_exchange_t *op) { return TC_TAG_EPOCH(TC_TAG_ALLTOALL, op->seq); }
+
 /* A copy into or out of a peer's exposed buffer beyond its bounds: the
  * peer's count is not ours (TC_ERR_TRUNCATE, as between nodes). */
 static tc_status_t counted(tc_status_t rc) { return rc == TC_ERR_BOUNDS ? TC_ERR_TRUNCATE : rc; }
@@ -238,7 +241,7 @@ static tc_status_t post_steps(tc_exchange_t *op, tc_status_t bad)
     for (int k = 1; k < N; k++) {
         const int from = op->rank_at[(size_t)((a - k + N) % N) * P + (size_t)i];
         TC_RETURN_IF_FAILED(tc_pieces_post(&op->net, op->rstage + (size_t)(k - 1) * msg, msg, from,
-                                           TC_TAG_ALLTOALL, 0, NULL));
+                                           xc_tag(op), 0, NULL));
     }
     for (int j = 0; j < ppn && bad == TC_OK; j++) {
         /* a local process's send buffer of another length than ours (its
@@ -262,7 +265,7 @@ static tc_status_t post_steps(tc_exchange_t *op, tc_status_t bad)
                     counted(tc_region_read(s, op->incs[j], (size_t)to * b, out + (size_t)j * b, b));
         }
         TC_RETURN_IF_FAILED(
-            tc_pieces_post(&op->net, out, bad == TC_OK ? msg : 0, to, TC_TAG_ALLTOALL, 1, NULL));
+            tc_pieces_post(&op->net, out, bad == TC_OK ? msg : 0, to, xc_tag(op), 1, NULL));
     }
     if (op->fail == TC_OK) op->fail = bad;
     return TC_OK;

@@ -136,9 +136,20 @@ tc_status_t tc_pieces_progress(tc_pieces_t *ps)
 {
     for (; ps->done < ps->n; ps->done++) { /* (each test drives progress) */
         const tc_status_t rc = tc_pieces_test(ps, ps->done);
+        if (rc == TC_INPROGRESS) break;
         if (rc != TC_OK) return rc;
     }
-    return TC_OK;
+    /* The later messages' last pieces probed now, not once every piece
+     * before them is over: where a piece goes by rendezvous, its transfer
+     * starts once matched.  (A probe sees a stream's last piece only once
+     * the receives posted ahead for it have matched theirs: MPI's
+     * non-overtaking order, one message per peer and tag in a call.) */
+    for (int q = ps->done + 1; q < ps->n; q++) {
+        if (ps->p[q].state != PC_PROBE) continue;
+        const tc_status_t rc = tc_pieces_test(ps, q);
+        if (rc != TC_OK && rc != TC_INPROGRESS) return rc;
+    }
+    return ps->done < ps->n ? TC_INPROGRESS : TC_OK;
 }
 
 void tc_pieces_fini(tc_pieces_t *ps)

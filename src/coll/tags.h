@@ -18,11 +18,21 @@ enum {
     TC_TAG_ARING = 0x7c05,     /* Allreduce: the slices' ring (slice) */
     TC_TAG_RCHAIN = 0x7c06,    /* Reduce: the leaders' chain (llcomm) */
     TC_TAG_TREE = 0x7c07,      /* the split tree's Bcast and Reduce (pcomm) */
-    TC_TAG_ALLTOALL = 0x7c08,  /* Alltoall: the slices' messages between nodes (pcomm) */
     TC_TAG_RSRING = 0x7c09,    /* Reduce_scatter: the slices' ring (slice) */
-    TC_TAG_VEXCHANGE = 0x7c0a, /* Allgatherv, Alltoallv: the slices' messages (pcomm) */
     TC_TAG_SCAN = 0x5c00,      /* Scan's chain: + seq mod 256 (pcomm), 0x5c00-0x5cff */
-    TC_TAG_VRELAY = 0x4000     /* Allgatherv relayed: + the origin node (pcomm), 0x4000-0x5bff */
+    /* The slices' messages between nodes in pieces (coll/pieces), + seq
+     * mod 256 (the call's epoch, TC_TAG_EPOCH): a receive left posted by a
+     * failed call until its cancel runs cannot take a piece of the next
+     * calls' */
+    TC_TAG_ALLTOALL = 0x6000,  /* Alltoall (pcomm), 0x6000-0x60ff */
+    TC_TAG_VEXCHANGE = 0x6100, /* Allgatherv, Alltoallv (pcomm), 0x6100-0x61ff */
+    TC_TAG_VRELAY = 0x4000     /* Allgatherv relayed: + (seq mod 16) x 256 + the origin
+                                  node (pcomm), 0x4000-0x4fff */
 };
+
+/* Tag @base of the call numbered @seq (its epoch: seq mod 256). */
+#define TC_TAG_EPOCH(base, seq) ((base) + (int)((seq)&0xff))
+/* The relayed Allgatherv's tag for origin node @node (< 256) of call @seq. */
+#define TC_TAG_VRELAY_OF(seq, node) (TC_TAG_VRELAY + (int)(((seq)&0xf) << 8) + (node))
 
 #endif

@@ -19,6 +19,9 @@ static int rank_at(const tc_vexchange_t *op, int b, int j)
     return op->rank_at[(size_t)(((b % N) + N) % N) * (size_t)op->ppn + (size_t)j];
 }
 
+/* This call's tag for the slices' messages (coll/tags: its epoch). */
+static int vx_tag(const tc_vexchange_t *op) { return TC_TAG_EPOCH(TC_TAG_VEXCHANGE, op->seq); }
+
 /* A failure of ours before our messages are through (several nodes):
  * kept, and returned once they are, so the local processes (which give up
  * when we fail) have posted theirs and no other node waits for a message
@@ -225,8 +228,9 @@ static tc_status_t block_read(tc_shm_t *s, uint64_t cookie, size_t off, char *to
 /* Room for @n pieces (every step's, received and sent). */
 static tc_status_t reqs_alloc(tc_vexchange_t *op, size_t n)
 {
+    TC_RETURN_IF_FAILED(tc_pieces_init(&op->net, op->ctx->pcomm, n));
     op->netup = 1;
-    return tc_pieces_init(&op->net, op->ctx->pcomm, n);
+    return TC_OK;
 }
 
 /* Post the message of @bytes at @buf to (@send) or from rank @peer, piece
@@ -239,7 +243,7 @@ static tc_status_t post_msg(tc_vexchange_t *op, char *buf, size_t bytes, int pee
     TC_RETURN_IF_FAILED(tc_pieces_post(&op->net, buf, bytes, peer, tag, send, &first));
     for (int q = first; relay && q < op->net.n; q++)
         op->relayp[op->nrelay++] =
-            (tc_vx_piece_t){ q, tag - TC_TAG_VRELAY, first, op->net.p[q].buf, op->net.p[q].len };
+            (tc_vx_piece_t){ q, tag & 0xff, first, op->net.p[q].buf, op->net.p[q].len };
     return TC_OK;
 }
 
@@ -263,11 +267,11 @@ static tc_status_t post_direct(tc_vexchange_t *op)
     for (int k = 1; k < N; k++) { /* (every receive first: the pieces arrive to a posted one) */
         const int from = rank_at(op, a - k, i);
         TC_RETURN_IF_FAILED(
-            post_msg(op, op->out + op->off[from], op->len[from], from, TC_TAG_VEXCHANGE, 0, 0));
+            post_msg(op, op->out + op->off[from], op->len[from], from, vx_tag(op), 0, 0));
     }
     for (int k = 1; k < N; k++) {
         const int to = rank_at(op, a + k, i);
-        TC_RETURN_IF_FAILED(post_msg(op, (char *)op->in, op->own, to, TC_TAG_VEXCHANGE, 1, 0));
+        TC_RETURN_IF_FAILED(post_msg(op, (char *)op->in, op->own, to, vx_tag(op), 1, 0));
     }
     return TC_OK;
 }
@@ -304,14 +308,14 @@ static tc_status_t post_relay(tc_vexchange_t *op)
             const int r = (b + 1 + t) % N;
             part_of(op->len[o], t, N, &lo, &hi);
             TC_RETURN_IF_FAILED(post_msg(op, op->out + op->off[o] + lo, hi - lo,
-                                         r == a ? o : rank_at(op, r, i), TC_TAG_VRELAY + b, 0,
-                                         r == a));
+                                         r == a ? o : rank_at(op, r, i),
+                                         TC_TAG_VRELAY_OF(op->seq, b), 0, r == a));
         }
     }
     for (int t = 0; t < N - 1; t++) { /* ours, to the relays */
         part_of(op->own, t, N, &lo, &hi);
         TC_RETURN_IF_FAILED(post_msg(op, (char *)op->in + lo, hi - lo, rank_at(op, a + 1 + t, i),
-                                     TC_TAG_VRELAY + a, 1, 0));
+                                     TC_TAG_VRELAY_OF(op->seq, a), 1, 0));
     }
     return TC_OK;
 }
@@ -338,7 +342,7 @@ static tc_status_t relay_forward(tc_vexchange_t *op)
             if (c == p->node) continue;
             TC_RETURN_IF_FAILED(tc_pieces_send1(&op->net, ok ? p->buf : &one,
                                                 ok ? p->len : p->len == 0, rank_at(op, c, i),
-                                                TC_TAG_VRELAY + p->node));
+                                                TC_TAG_VRELAY_OF(op->seq, p->node)));
         }
     }
     return TC_OK;
@@ -465,7 +469,7 @@ static tc_status_t post_alltoallv(tc_vexchange_t *op, tc_status_t bad)
     for (int k = steps; k >= 1; k--) r -= op->mlen[steps + k - 1]; /* (the messages in) */
     for (int k = 1; k < N; k++) {                                  /* (every receive first) */
         const int from = rank_at(op, a - k, i);
-        TC_RETURN_IF_FAILED(post_msg(op, r, op->mlen[steps + k - 1], from, TC_TAG_VEXCHANGE, 0, 0));
+        TC_RETURN_IF_FAILED(post_msg(op, r, op->mlen[steps + k - 1], from, vx_tag(op), 0, 0));
         r += op->mlen[steps + k - 1];
     }
     for (int k = 1; k < N; k++) {
@@ -481,7 +485,7 @@ static tc_status_t post_alltoallv(tc_vexchange_t *op, tc_status_t bad)
             o += t[0];
         }
         TC_RETURN_IF_FAILED(
-            post_msg(op, msg, bad == TC_OK ? op->mlen[k - 1] : 0, to, TC_TAG_VEXCHANGE, 1, 0));
+            post_msg(op, msg, bad == TC_OK ? op->mlen[k - 1] : 0, to, vx_tag(op), 1, 0));
     }
     for (int k = 1; k < ppn && bad == TC_OK; k++) { /* our blocks from the local processes */
         const int j = (i + k) % ppn, pr = rank_at(op, a, j);
@@ -619,9 +623,10 @@ tc_status_t tc_vexchange_work(tc_vexchange_t *op)
 
 tc_status_t tc_vexchange_drain(tc_vexchange_t *op)
 {
-    if (!op->multi) return TC_OK;                                    /* (nothing between nodes) */
-    if (!op->rank_at || !op->mlen || !op->xtab) return TC_ERR_NOMEM; /* (init failed) */
-    if (!op->netup) { /* failed before our messages went: they go now */
+    if (op->ctx->map.nnodes < 2) return TC_OK; /* (nothing between nodes) */
+    if (!op->multi || !op->rank_at || !op->mlen || !op->xtab)
+        return TC_ERR_NOMEM; /* (its init failed: nothing of it went) */
+    if (!op->netup) {        /* failed before our messages went: they go now */
         op->posted = 1;
         if (op->kind == TC_VX_ALLTOALLV)
             TC_RETURN_IF_FAILED(post_alltoallv(op, TC_ERR_REMOTE)); /* (out empty) */

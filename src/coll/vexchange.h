@@ -78,8 +78,8 @@
 
 enum { TC_VX_GATHERV = 0, TC_VX_SCATTERV, TC_VX_ALLGATHERV, TC_VX_ALLTOALLV };
 
-/* Allgatherv relayed: the nodes the tags allow (coll/tags TC_TAG_VRELAY). */
-#define TC_VX_RELAY_NODES 0x1c00
+/* Allgatherv relayed: the nodes the tags allow (coll/tags TC_TAG_VRELAY_OF). */
+#define TC_VX_RELAY_NODES 256
 
 /* A piece a relay received, to forward once it has landed. */
 typedef struct tc_vx_piece {
