@@ -271,6 +271,14 @@ static inline void tc_ctx_eager(tc_ctx_t *c, uint64_t seq, int *slot, uint64_t *
     *wait = seq > E && seq - E > c->eager_base ? seq - E : c->eager_base;
 }
 
+/** @rc of a single-copy read or write sized by our count in a peer's
+ *  exposed buffer: beyond its bounds means the peer's count is not ours
+ *  (TC_ERR_TRUNCATE, as between nodes); any other status as it is. */
+static inline tc_status_t tc_counted(tc_status_t rc)
+{
+    return rc == TC_ERR_BOUNDS ? TC_ERR_TRUNCATE : rc;
+}
+
 /** Cancel and complete the @n point-to-point requests at @r that a
  *  collective left in flight when it failed (MPI_REQUEST_NULL ones are
  *  skipped), so no receive still writes into a buffer that is reused or

@@ -45,10 +45,6 @@ int tc_exchange_fits(const tc_ctx_t *c, int kind, size_t block)
 /* This call's tag for the slices' messages (coll/tags: its epoch). */
 static int xc_tag(const tc_exchange_t *op) { return TC_TAG_EPOCH(TC_TAG_ALLTOALL, op->seq); }
 
-/* A copy into or out of a peer's exposed buffer beyond its bounds: the
- * peer's count is not ours (TC_ERR_TRUNCATE, as between nodes). */
-static tc_status_t counted(tc_status_t rc) { return rc == TC_ERR_BOUNDS ? TC_ERR_TRUNCATE : rc; }
-
 /* The per-slice exchange's tables and staging (several nodes). */
 static tc_status_t init_sliced(tc_exchange_t *op)
 {
@@ -219,7 +215,7 @@ static tc_status_t alltoall_push(tc_exchange_t *op)
     for (; op->next < n - 1; op->next++) {
         int j = (me + 1 + op->next) % n;
         int to = op->multi ? op->rank_at[(size_t)m->node * (size_t)n + (size_t)j] : j;
-        TC_RETURN_IF_FAILED(counted(
+        TC_RETURN_IF_FAILED(tc_counted(
             tc_region_write(s, op->cookies[j], (size_t)m->rank * b, op->in + (size_t)to * b, b)));
     }
     return TC_OK;
@@ -243,12 +239,12 @@ static tc_status_t post_steps(tc_exchange_t *op, tc_status_t bad)
         TC_RETURN_IF_FAILED(tc_pieces_post(&op->net, op->rstage + (size_t)(k - 1) * msg, msg, from,
                                            xc_tag(op), 0, NULL));
     }
+    /* a local process's send buffer of another length than ours (its
+     * block not ours: counts that disagree) would be read at our offsets,
+     * wrong: it must end at size blocks of ours (its last byte read, one
+     * system call; the next refused, no copy) */
+    const size_t end = (size_t)m->size * b;
     for (int j = 0; j < ppn && bad == TC_OK; j++) {
-        /* a local process's send buffer of another length than ours (its
-         * block not ours: counts that disagree) would be read at our
-         * offsets, wrong: it must end at size blocks of ours (its last
-         * byte read, one system call; the next refused, no copy) */
-        const size_t end = (size_t)m->size * b;
         char last;
         if (j != i && (tc_region_read(s, op->incs[j], end - 1, &last, 1) != TC_OK ||
                        tc_region_read(s, op->incs[j], end, &last, 1) != TC_ERR_BOUNDS))
@@ -261,8 +257,8 @@ static tc_status_t post_steps(tc_exchange_t *op, tc_status_t bad)
             if (j == i)
                 memcpy(out + (size_t)j * b, op->in + (size_t)to * b, b);
             else
-                bad =
-                    counted(tc_region_read(s, op->incs[j], (size_t)to * b, out + (size_t)j * b, b));
+                bad = tc_counted(
+                    tc_region_read(s, op->incs[j], (size_t)to * b, out + (size_t)j * b, b));
         }
         TC_RETURN_IF_FAILED(
             tc_pieces_post(&op->net, out, bad == TC_OK ? msg : 0, to, xc_tag(op), 1, NULL));
@@ -308,10 +304,10 @@ static tc_status_t sc_work(tc_exchange_t *op)
     if (!cookie) return TC_INPROGRESS;
     if (op->kind == TC_XC_SCATTER) {
         TC_RETURN_IF_FAILED(
-            counted(tc_region_read(s, cookie, (size_t)me * op->block, op->out, op->block)));
+            tc_counted(tc_region_read(s, cookie, (size_t)me * op->block, op->out, op->block)));
     } else {
         TC_RETURN_IF_FAILED(
-            counted(tc_region_write(s, cookie, (size_t)me * op->block, op->in, op->block)));
+            tc_counted(tc_region_write(s, cookie, (size_t)me * op->block, op->in, op->block)));
     }
     return TC_OK;
 }

@@ -214,17 +214,6 @@ static tc_status_t expose_alltoallv(tc_vexchange_t *op)
  * wraps); above it the table is garbage. */
 #define TC_VX_LEN_MAX ((size_t)1 << 48)
 
-static size_t pieces(size_t bytes) { return tc_pieces_of(bytes); }
-
-/* Local process @j's block (@len bytes, its exposed region @cookie from
- * @off) into @to: a region too short means its count is not ours for it
- * (TC_ERR_TRUNCATE, as between nodes). */
-static tc_status_t block_read(tc_shm_t *s, uint64_t cookie, size_t off, char *to, size_t len)
-{
-    const tc_status_t rc = tc_region_read(s, cookie, off, to, len);
-    return rc == TC_ERR_BOUNDS ? TC_ERR_TRUNCATE : rc;
-}
-
 /* Room for @n pieces (every step's, received and sent). */
 static tc_status_t reqs_alloc(tc_vexchange_t *op, size_t n)
 {
@@ -261,8 +250,8 @@ static tc_status_t post_direct(tc_vexchange_t *op)
 {
     const tc_nodemap_t *m = &op->ctx->map;
     const int N = m->nnodes, a = m->node, i = m->lrank;
-    size_t nq = (size_t)(N - 1) * pieces(op->own);
-    for (int k = 1; k < N; k++) nq += pieces(op->len[rank_at(op, a - k, i)]);
+    size_t nq = (size_t)(N - 1) * tc_pieces_of(op->own);
+    for (int k = 1; k < N; k++) nq += tc_pieces_of(op->len[rank_at(op, a - k, i)]);
     TC_RETURN_IF_FAILED(reqs_alloc(op, nq));
     for (int k = 1; k < N; k++) { /* (every receive first: the pieces arrive to a posted one) */
         const int from = rank_at(op, a - k, i);
@@ -296,8 +285,8 @@ static tc_status_t post_relay(tc_vexchange_t *op)
         const size_t len = b == a ? op->own : op->len[rank_at(op, b, i)];
         for (int t = 0; t < N - 1; t++) {
             part_of(len, t, N, &lo, &hi);
-            nq += pieces(hi - lo); /* (sent by b, received, or relayed to N - 2) */
-            if ((b + 1 + t) % N == a && b != a) nr += pieces(hi - lo);
+            nq += tc_pieces_of(hi - lo); /* (sent by b, received, or relayed to N - 2) */
+            if ((b + 1 + t) % N == a && b != a) nr += tc_pieces_of(hi - lo);
         }
     }
     TC_RETURN_IF_FAILED(reqs_alloc(op, nq + nr * (size_t)(N - 2)));
@@ -391,7 +380,8 @@ static tc_status_t sliced_allgatherv(tc_vexchange_t *op)
         for (int k = 1; k < ppn && op->fail == TC_OK; k++) {
             const int j = (me + k) % ppn, r = rank_at(op, a, j);
             if (!op->len[r]) continue;
-            defer(op, block_read(s, op->cookies[j], 0, op->out + op->off[r], op->len[r]));
+            defer(op, tc_counted(
+                          tc_region_read(s, op->cookies[j], 0, op->out + op->off[r], op->len[r])));
             s->bytes_sc += op->len[r];
         }
     }
@@ -460,7 +450,7 @@ static tc_status_t post_alltoallv(tc_vexchange_t *op, tc_status_t bad)
         op->mlen[k - 1] = out;
         op->mlen[steps + k - 1] = in;
         total += out + in;
-        nq += pieces(out) + pieces(in);
+        nq += tc_pieces_of(out) + tc_pieces_of(in);
     }
     TC_RETURN_IF_FAILED(reqs_alloc(op, nq));
     char *o = op->sstage = tc_ctx_buf(op->ctx, TC_BUF_NET, total + 1);
@@ -592,7 +582,8 @@ static tc_status_t copy(tc_vexchange_t *op)
     for (int k = 1; k < n; k++) {
         const int j = (me + k) % n; /* (one node: local rank = rank) */
         if (!op->len[j]) continue;
-        TC_RETURN_IF_FAILED(block_read(s, op->cookies[j], 0, op->out + op->off[j], op->len[j]));
+        TC_RETURN_IF_FAILED(
+            tc_counted(tc_region_read(s, op->cookies[j], 0, op->out + op->off[j], op->len[j])));
         s->bytes_sc += op->len[j];
     }
     return TC_OK;
