@@ -339,8 +339,9 @@ tc_status_t tc_exchange_work(tc_exchange_t *op)
 
 tc_status_t tc_exchange_drain(tc_exchange_t *op)
 {
-    if (!op->multi) return TC_OK;                       /* (nothing between nodes) */
-    if (!op->net.p || !op->sstage) return TC_ERR_NOMEM; /* (init failed: nothing went) */
+    if (op->ctx->map.nnodes < 2) return TC_OK; /* (nothing between nodes) */
+    if (!op->multi || !op->net.p || !op->sstage)
+        return TC_ERR_NOMEM; /* (its init failed: nothing of it went) */
     if (!op->posted) TC_RETURN_IF_FAILED(post_steps(op, TC_ERR_REMOTE)); /* (out empty) */
     return tc_pieces_progress(&op->net);
 }
