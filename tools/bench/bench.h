@@ -43,9 +43,14 @@
 
 /* ---- options.c: the command line and the collectives --------------------------- */
 
+#define BENCH_MAX_SIZES 64
+
 typedef struct opts {
     const char *coll;
     size_t min, max, pool;
+    size_t sizes[BENCH_MAX_SIZES]; /* the sizes measured, ascending: --sizes, or --min doubling
+                                      to --max */
+    int nsizes;
     int reps, iters, root;
     const char *csv;
     int overlap;

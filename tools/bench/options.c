@@ -110,7 +110,8 @@ void usage(FILE *f)
     fprintf(
         f,
         "usage: topocoll_bench [--coll C] [--min SIZE]\n"
-        "                      [--max SIZE] [--reps R] [--iters N] [--root R] [--pool SIZE]\n"
+        "                      [--max SIZE | --sizes LIST] [--reps R] [--iters N] [--root R] "
+        "[--pool SIZE]\n"
         "                      [--csv FILE] [--mech] [--link RATE] [--net] [--warm | --imb] [--nb "
         "| --persist]\n"
         "       topocoll_bench --overlap [--size 2M] [--reps R] [--csv FILE]\n"
@@ -122,6 +123,7 @@ void usage(FILE *f)
         "(mpiexec -np N topocoll_bench ...).  SIZE: bytes, K/M/G suffixes.\n"
         "\n"
         "  --coll C        the collective (default bcast; the list below)\n"
+        "  --sizes LIST    these sizes instead (comma-separated, ascending: 8,64K,1M)\n"
         "  --min, --max    message sizes, doubling (default 4K..16M; allgather, gather,\n"
         "                  scatter, alltoall: per-rank block; gatherv, scatterv,\n"
         "                  allgatherv: rank r's block is (r + 1) x SIZE; reductions and\n"
@@ -215,19 +217,58 @@ static int opt_link(const char *arg, double *out)
     return 0;
 }
 
-static const struct option long_opts[] = {
-    { "coll", required_argument, 0, 'c' },  { "min", required_argument, 0, 'm' },
-    { "max", required_argument, 0, 'M' },   { "reps", required_argument, 0, 'r' },
-    { "iters", required_argument, 0, 'i' }, { "root", required_argument, 0, 'R' },
-    { "pool", required_argument, 0, 'p' },  { "csv", required_argument, 0, 'o' },
-    { "overlap", no_argument, 0, 'O' },     { "size", required_argument, 0, 's' },
-    { "mech", no_argument, 0, 'X' },        { "help", no_argument, 0, 'h' },
-    { "link", required_argument, 0, 'L' },  { "net", no_argument, 0, 'N' },
-    { "version", no_argument, 0, 'V' },     { "comm-churn", no_argument, 0, 'C' },
-    { "calls", required_argument, 0, 'k' }, { "warm", no_argument, 0, 'W' },
-    { "imb", no_argument, 0, 'I' },         { "nb", no_argument, 0, 'B' },
-    { "persist", no_argument, 0, 'P' },     { 0, 0, 0, 0 }
-};
+/* --sizes' value: a comma-separated list of ascending sizes (K/M/G), at
+ * most BENCH_MAX_SIZES; else a message and -1. */
+static int opt_sizes(const char *arg, opts_t *o)
+{
+    char buf[1024];
+    if (strlen(arg) >= sizeof(buf)) {
+        fprintf(stderr, "topocoll_bench: --sizes: list too long\n");
+        return -1;
+    }
+    strcpy(buf, arg);
+    o->nsizes = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        size_t v;
+        if (opt_size("sizes", t, 1, &v) != 0) return -1;
+        if (o->nsizes == BENCH_MAX_SIZES || (o->nsizes && v <= o->sizes[o->nsizes - 1])) {
+            fprintf(stderr, "topocoll_bench: --sizes %s: at most %d sizes, ascending\n", arg,
+                    BENCH_MAX_SIZES);
+            return -1;
+        }
+        o->sizes[o->nsizes++] = v;
+    }
+    if (o->nsizes == 0) {
+        fprintf(stderr, "topocoll_bench: --sizes %s: no size\n", arg);
+        return -1;
+    }
+    return 0;
+}
+
+static const struct option long_opts[] = { { "coll", required_argument, 0, 'c' },
+                                           { "min", required_argument, 0, 'm' },
+                                           { "max", required_argument, 0, 'M' },
+                                           { "reps", required_argument, 0, 'r' },
+                                           { "iters", required_argument, 0, 'i' },
+                                           { "root", required_argument, 0, 'R' },
+                                           { "pool", required_argument, 0, 'p' },
+                                           { "csv", required_argument, 0, 'o' },
+                                           { "overlap", no_argument, 0, 'O' },
+                                           { "size", required_argument, 0, 's' },
+                                           { "mech", no_argument, 0, 'X' },
+                                           { "help", no_argument, 0, 'h' },
+                                           { "link", required_argument, 0, 'L' },
+                                           { "net", no_argument, 0, 'N' },
+                                           { "version", no_argument, 0, 'V' },
+                                           { "comm-churn", no_argument, 0, 'C' },
+                                           { "calls", required_argument, 0, 'k' },
+                                           { "warm", no_argument, 0, 'W' },
+                                           { "imb", no_argument, 0, 'I' },
+                                           { "nb", no_argument, 0, 'B' },
+                                           { "persist", no_argument, 0, 'P' },
+                                           { "sizes", required_argument, 0, 'Z' },
+                                           { 0, 0, 0, 0 } };
 
 /* One option @ch (getopt_long's answer): 0, 1 (--help, --version: done)
  * or -1 (message printed). */
@@ -254,6 +295,7 @@ static int parse_one(int ch, char **argv, opts_t *o)
     case 'P': o->nb = 2; return 0;
     case 'k': return opt_int("calls", optarg, 0, &o->churn_calls);
     case 'L': return opt_link(optarg, &o->link);
+    case 'Z': return opt_sizes(optarg, o);
     case 's':
         if (opt_size("size", optarg, 8, &o->size) != 0) return -1;
         o->size_set = 1;
@@ -268,8 +310,14 @@ static int parse_one(int ch, char **argv, opts_t *o)
 /* --root is checked against the size of MPI_COMM_WORLD later. */
 int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){ "bcast", 4096, 16 << 20, 64 << 20, 11, 0, 0, NULL,   0,
-                   2 << 20, 0,    0,        0,        0,  1, 0, R_COLD, 0 };
+    *o = (opts_t){ .coll = "bcast",
+                   .min = 4096,
+                   .max = 16 << 20,
+                   .pool = 64 << 20,
+                   .reps = 11,
+                   .size = 2 << 20,
+                   .churn_calls = 1,
+                   .regime = R_COLD };
     int ch;
     opterr = 0; /* our messages, on stderr */
     while ((ch = getopt_long(argc, argv, ":hV", long_opts, NULL)) != -1) {
@@ -299,5 +347,8 @@ int parse(int argc, char **argv, opts_t *o)
         fprintf(stderr, "topocoll_bench: --min %zu is above --max %zu\n", o->min, o->max);
         return -1;
     }
+    if (o->nsizes == 0) /* --min doubling to --max */
+        for (size_t v = o->min; v <= o->max && o->nsizes < BENCH_MAX_SIZES; v *= 2)
+            o->sizes[o->nsizes++] = v;
     return 0;
 }

@@ -522,7 +522,7 @@ static int check(const bench_t *b, size_t bytes, char *sbuf, char *rbuf, size_t 
                  size_t rbytes)
 {
     int bad = validate(b->coll, sbuf, rbuf, sbytes, rbytes, b->o->root, b->rank);
-    if (bytes == b->o->min) prime(b->coll, sbuf, rbuf, sbytes, b->o->root);
+    if (bytes == b->o->sizes[0]) prime(b->coll, sbuf, rbuf, sbytes, b->o->root);
     if (bad && b->rank == 0)
         fprintf(stderr, "topocoll_bench: VALIDATION FAILED at %zu bytes\n", bytes);
     return bad;
@@ -614,8 +614,8 @@ int bench_warm(const bench_t *b)
     warm_t w = { calloc((size_t)o->reps, sizeof(*w.tn)), calloc((size_t)o->reps, sizeof(*w.tt)),
                  malloc((size_t)o->reps * sizeof(double)), calloc((size_t)o->reps, sizeof(double)),
                  calloc((size_t)o->reps, sizeof(double)) };
-    for (size_t bytes = o->min; bytes <= o->max; bytes *= 2) {
-        size_t sbytes, rbytes;
+    for (int i = 0; i < o->nsizes; i++) {
+        size_t bytes = o->sizes[i], sbytes, rbytes;
         buf_bytes(b->coll, bytes, b->size, &sbytes, &rbytes);
         if (sbytes == 0) continue;
         row_t row = { 0 };
@@ -730,8 +730,8 @@ int bench_cold(const bench_t *b)
 {
     int invalid = 0;
     if (b->rank == 0) out_cold_header(b);
-    for (size_t bytes = b->o->min; bytes <= b->o->max; bytes *= 2) {
-        size_t sbytes, rbytes;
+    for (int i = 0; i < b->o->nsizes; i++) {
+        size_t bytes = b->o->sizes[i], sbytes, rbytes;
         buf_bytes(b->coll, bytes, b->size, &sbytes, &rbytes);
         if (sbytes == 0) continue;
         row_t row = { 0 };
