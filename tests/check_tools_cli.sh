@@ -43,6 +43,25 @@ for tool in "$@"; do
   if [ $rc -ne 2 ] || [ -s "$tmp/out" ] || ! grep -q -- "${badval[0]} 12Q" "$tmp/err"; then
     bad "$name ${badval[*]}: rc $rc, want 2, empty stdout, the value named on stderr"
   fi
+  case $name in
+    topocoll_info)   # the cost model (no MPI): a table, and its bad values
+      run "$tool" --model 4x2 --link 100M 1M
+      if [ $rc -ne 0 ] || ! grep -q '^cost model' "$tmp/out" || ! grep -q '^allreduce  *1048576 ' "$tmp/out"; then
+        bad "$name --model 4x2 --link 100M 1M: rc $rc, want 0 and the model's table"
+      fi
+      for v in "--model 4x0" "--link 5Q" "--emulate 2:x" "--check /nonexistent.csv"; do
+        # shellcheck disable=SC2086
+        run "$tool" --model 2x2 $v
+        if [ $rc -ne 2 ] || [ -s "$tmp/out" ] || ! grep -q -- "${v#* }" "$tmp/err"; then
+          bad "$name --model 2x2 $v: rc $rc, want 2, empty stdout, the value named on stderr"
+        fi
+      done ;;
+    topocoll_bench)
+      run "$tool" --sizes 8,4
+      if [ $rc -ne 2 ] || [ -s "$tmp/out" ] || ! grep -q -- "--sizes 8,4" "$tmp/err"; then
+        bad "$name --sizes 8,4: rc $rc, want 2 (not ascending), the value named on stderr"
+      fi ;;
+  esac
   [ $fail = 0 ] && echo "check_tools_cli: $name: --help, -h, --version, -V, a bad option, a bad value: ok"
 done
 [ $fail = 0 ] && echo "check_tools_cli: all passed"

@@ -4,14 +4,89 @@
  * equations (progress-threads paper, sections 4 to 6), and against the
  * paper's own figures.  No MPI.
  */
+#include "coll/cost.h"
 #include "coll/model.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "check.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-3)
+
+/* coll/cost against figures worked out by hand from its formulas (cost.h):
+ * alpha 10 us, link 1e8 B/s, 1 us on a node, copy and MPI_SUM 1e9 B/s. */
+static void cost_model(void)
+{
+    tc_cost_params_t p;
+    tc_cost_defaults(&p, 8e8);
+    CHECK(p.link == 1e8 && p.chain_min == 128u << 10, "defaults: link %g", p.link);
+    p.alpha = 10e-6, p.alpha_node = 1e-6, p.copy = 1e9, p.op = 1e9, p.xtune_max = 0;
+    tc_cost_t c;
+#define T(fn, coll, n, pp, b, want)                                                     \
+    do {                                                                                \
+        CHECK(fn(coll, n, pp, b, &p, &c) == 0 && fabs(c.t - (want)) < 1e-9,             \
+              #fn " %s %dx%d %zu B: %.9f s, want %.9f", tc_cost_coll_name(coll), n, pp, \
+              (size_t)(b), c.t, (double)(want));                                        \
+    } while (0)
+    /* chain of 3 hops, 32 segments of 32 KiB: (3 + 31)(10e-6 + 32768 / 1e8), then the
+     * node reads the last segment: 1e-6 + 32768 / 1e9 */
+    T(tc_cost_topocoll, TC_COST_BCAST, 4, 2, 1 << 20, 34 * 337.68e-6 + 33.768e-6);
+    /* native: tuned's fixed decision at 8 ranks, 1 MiB: linear; the root's 6
+     * sends to other nodes one after the other on its link, the last lands
+     * 6 n / link + alpha after the start */
+    T(tc_cost_native, TC_COST_BCAST, 4, 2, 1 << 20, 6 * 10.48576e-3 + 10e-6);
+    CHECK(strcmp(c.alg, "linear") == 0 && c.wire == 6 * 1048576.0 && c.wire_all == c.wire,
+          "native 8-rank Bcast: %s, wire %.0f", c.alg, c.wire);
+    /* at 16 ranks and 4 MiB, scatter + allgather: the root's node sends n / 2 +
+     * n / 4 + n / 8 (its scatter steps to other nodes), then the doubling
+     * sends 2 x (2, 4, 8) x n / 16 a node: 2.625 n in all, as topocoll_bench
+     * --net counted (11.03 MB at 16 x 4 MiB, 8 hosts x 2) */
+    CHECK(tc_cost_native(TC_COST_BCAST, 8, 2, 4 << 20, &p, &c) == 0 &&
+              strcmp(c.alg, "scatter + allgather") == 0 && c.wire == 2.625 * (4 << 20),
+          "native 16-rank Bcast of 4 MiB: %s, wire %.0f", c.alg, c.wire);
+    /* Reduce's binomial tree is the in-order one: at 4 ranks 0 <- 1, 2 and
+     * 2 <- 3: one vector crosses (Open MPI moved 65766 B for 64 KiB) */
+    CHECK(tc_cost_native(TC_COST_REDUCE, 2, 2, 65536, &p, &c) == 0 && c.wire == 65536.0,
+          "native 4-rank Reduce of 64 KiB: %s, wire %.0f", c.alg, c.wire);
+    /* Rabenseifner at 4 ranks: distance 1 (n / 2, on the node), then 2 (n / 4
+     * from each rank), and back: n a node (Open MPI moved 66152 B for 64 KiB) */
+    CHECK(tc_cost_native(TC_COST_ALLREDUCE, 2, 2, 65536, &p, &c) == 0 && c.wire == 65536.0,
+          "native 4-rank Allreduce of 64 KiB: %s, wire %.0f", c.alg, c.wire);
+    /* on 2 nodes no chain: lg(2) X(n) + the node's read of a segment of n / 8 */
+    T(tc_cost_topocoll, TC_COST_BCAST, 2, 2, 1 << 20, 10e-6 + 10.48576e-3 + 1e-6 + 131072e-9);
+    /* Allreduce: fold 1e-6 + 524288 x 2e-9; rings 6 (10e-6 + 1 MiB / 4e8); the slices'
+     * sums 3 x 131072e-9; the reads 1e-6 + 524288e-9 */
+    T(tc_cost_topocoll, TC_COST_ALLREDUCE, 4, 2, 1 << 20,
+      1.049576e-3 + 6 * 2.63144e-3 + 0.393216e-3 + 0.525288e-3);
+    /* 8 B at or below the flat maximum: the native recursive doubling at 8
+     * ranks: distance 1 on the node (I(8) + 8 / op), 2 and 4 between nodes
+     * (2 ranks x 8 B on the link: alpha + 16 / link, + 8 / op) */
+    T(tc_cost_topocoll, TC_COST_ALLREDUCE, 4, 2, 8, 1.016e-6 + 2 * (10.16e-6 + 8e-9));
+    CHECK(strncmp(c.alg, "native", 6) == 0, "8 B Allreduce: %s", c.alg);
+    /* Alltoall of 64 KiB blocks: pack and place 2 x 3 x 2 blocks, the node's own
+     * 1, 3 messages of P^2 b: 1e-6 + 13 x 65536e-9 + 3 (10e-6 + 4 x 65536 / 1e8) */
+    T(tc_cost_topocoll, TC_COST_ALLTOALL, 4, 2, 65536, 1e-6 + 13 * 65536e-9 + 3 * 2631.44e-6);
+    CHECK(c.wire == 3 * 4 * 65536.0, "Alltoall wire %.0f", c.wire);
+    CHECK(fabs(tc_cost_bound(TC_COST_ALLTOALL, 4, 2, 65536, &p) - 3 * 4 * 65536 / 1e8) < 1e-12,
+          "Alltoall bound");
+    CHECK(fabs(tc_cost_bound(TC_COST_ALLREDUCE, 4, 2, 1 << 20, &p) - 1.5 * 1048576 / 1e8) < 1e-12,
+          "Allreduce bound");
+    /* emulation: 8 ranks on 2 cores wait 3 x sched more per message: the
+     * 2-node binomial Bcast of 8 B, X(8) + the flag: (10 + 30) + (1 + 30) us + 8 B */
+    p.cores = 2, p.sched = 10e-6, p.cpu = 0;
+    T(tc_cost_topocoll, TC_COST_BCAST, 4, 2, 8, 2 * (40e-6 + 8e-8) + 31e-6 + 8e-9);
+    /* and its floor: the node copies 4 x 1 x 1 MiB over 2 cores at 1e9 B/s, and
+     * 3 MiB on the links at 1e6 B/s */
+    p.sched = 0, p.cpu = 1e6;
+    T(tc_cost_topocoll, TC_COST_BCAST, 4, 2, 1 << 20, 3 * 1048576 / 1e6 + 4 * 1048576 / 2e9);
+    CHECK(tc_cost_native(TC_COST_NCOLLS, 4, 2, 8, &p, &c) == -1 &&
+              tc_cost_topocoll(TC_COST_BCAST, 0, 2, 8, &p, &c) == -1,
+          "bad collective, bad shape");
+    CHECK(tc_cost_coll("alltoall") == TC_COST_ALLTOALL && tc_cost_coll("gatherv") == -1, "names");
+#undef T
+}
 
 int main(void)
 {
@@ -117,6 +192,7 @@ int main(void)
     CHECK(tc_place_numa(2, -1, 1) == 1 && tc_place_numa(2, -1, 0) == 0, "numa: 3 on 2 cores");
     CHECK(tc_place_oddeven(2, -1, 1) == 1, "odd-even: 3 on 2 cores");
 
+    cost_model();
     printf("test_model: %d checks, %d failures\n", tc_checks, tc_failures);
     return tc_failures != 0;
 }

@@ -41,6 +41,7 @@
 #include "coll/xtune.h"
 #include "hier/hier.h"
 #include "coll/model.h"
+#include "info_model.h"
 #include "coll/plan.h"
 #include "progress/progress.h"
 #include "nbc/nbc.h"
@@ -396,41 +397,99 @@ typedef struct opts {
     int config, markdown;   /* --config [--markdown] */
     size_t sizes[MAXSIZES]; /* SIZE...: the message sizes of the methods' table */
     int nsizes;
+    info_model_t cost; /* --model NxP: the cost model (no MPI), cost.nodes > 0 */
 } opts_t;
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: mpiexec -np N topocoll_info [--model SIZE] [--comm-cores C] [SIZE...]\n"
-            "       topocoll_info --config [--markdown]\n"
-            "       topocoll_info --help | --version\n"
-            "\n"
-            "What topocoll sees and decides for this run: topology, binding, (virtual) nodes and\n"
-            "leaders, intra-node transfers, the method of each collective per message SIZE\n"
-            "(bytes, K/M/G suffixes; default 8 4K 16K 64K 256K 1M 16M), the network interfaces\n"
-            "and the leaders of every TOPOCOLL_LEADERS policy.\n"
-            "\n"
-            "  --model SIZE      Bcast size of the inter-socket link count (default 4M)\n"
-            "  --comm-cores C    also the split-tree model's table and the progress threads'\n"
-            "                    placement for C communication cores per node\n"
-            "  --config          every TOPOCOLL_* parameter: default, value now and its source\n"
-            "                    (no mpiexec needed)\n"
-            "  --markdown        with --config: the markdown table of docs/tuning.md\n"
-            "  -h, --help        this help\n"
-            "  -V, --version     the version\n");
+    fprintf(
+        f,
+        "usage: mpiexec -np N topocoll_info [--model SIZE] [--comm-cores C] [SIZE...]\n"
+        "       topocoll_info --config [--markdown]\n"
+        "       topocoll_info --model NODESxPPN [--link RATE] [--alpha US]\n"
+        "                     [--emulate CORES:SCHED_US:CPU_MBPS] [--check CSV [--fit]] [SIZE...]\n"
+        "       topocoll_info --help | --version\n"
+        "\n"
+        "What topocoll sees and decides for this run: topology, binding, (virtual) nodes and\n"
+        "leaders, intra-node transfers, the method of each collective per message SIZE\n"
+        "(bytes, K/M/G suffixes; default 8 4K 16K 64K 256K 1M 16M), the network interfaces\n"
+        "and the leaders of every TOPOCOLL_LEADERS policy.\n"
+        "\n"
+        "  --model SIZE      Bcast size of the inter-socket link count (default 4M)\n"
+        "  --model NxP       no MPI: the cost model's time of each collective, native and\n"
+        "                    topocoll, on N nodes of P processes (SIZE...: default 8 64K 1M\n"
+        "                    4M; docs/scaling.md)\n"
+        "  --link RATE       the nodes' link in bits/s (1G, 100M; default 1G)\n"
+        "  --alpha US        latency of a message between nodes (default 25)\n"
+        "  --emulate C:S:M   emulated hosts sharing C cores: S us more per message and\n"
+        "                    process beyond a core, M MB/s through all links together\n"
+        "  --check CSV       the model against scripts/scale_bench.sh's summary CSV\n"
+        "  --fit             with --check: --emulate's S and M fitted on the Bcast rows\n"
+        "  --comm-cores C    also the split-tree model's table and the progress threads'\n"
+        "                    placement for C communication cores per node\n"
+        "  --config          every TOPOCOLL_* parameter: default, value now and its source\n"
+        "                    (no mpiexec needed)\n"
+        "  --markdown        with --config: the markdown table of docs/tuning.md\n"
+        "  -h, --help        this help\n"
+        "  -V, --version     the version\n");
+}
+
+/* The cost model's options and --model SIZE (parse_opts): 0, or -1 (message printed). */
+static int parse_model_opt(int ch, const char *arg, opts_t *o)
+{
+    long long v;
+    char *end;
+    switch (ch) {
+    case 'm':
+        if (strchr(arg, 'x') || strchr(arg, 'X')) {
+            if (info_model_shape(arg, &o->cost) != 0) {
+                fprintf(stderr, "topocoll_info: --model %s: NODESxPPN (32x24)\n", arg);
+                return -1;
+            }
+            return 0;
+        }
+        if ((v = tc_parse_size(arg)) < 1) {
+            fprintf(stderr,
+                    "topocoll_info: --model %s: not a size in bytes (K/M/G suffixes) nor "
+                    "NODESxPPN\n",
+                    arg);
+            return -1;
+        }
+        o->model = (size_t)v;
+        return 0;
+    case 'l':
+        if (info_model_rate(arg, &o->cost.link_bps) != 0) {
+            fprintf(stderr, "topocoll_info: --link %s: a rate in bits/s (1G, 100M)\n", arg);
+            return -1;
+        }
+        return 0;
+    case 'a':
+        o->cost.alpha_us = strtod(arg, &end);
+        if (end == arg || *end || !(o->cost.alpha_us > 0) || o->cost.alpha_us > 1e6) {
+            fprintf(stderr, "topocoll_info: --alpha %s: microseconds above 0\n", arg);
+            return -1;
+        }
+        return 0;
+    case 'e': o->cost.emulate = arg; break;
+    case 'k': o->cost.check = arg; break;
+    default: o->cost.fit = 1; break;
+    }
+    return 0;
 }
 
 /* 0: run; 1: done (exit 0); -1: bad usage (message printed, exit 2). */
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
-    static const struct option lo[] = { { "model", required_argument, 0, 'm' },
-                                        { "comm-cores", required_argument, 0, 'c' },
-                                        { "config", no_argument, 0, 'C' },
-                                        { "markdown", no_argument, 0, 'M' },
-                                        { "help", no_argument, 0, 'h' },
-                                        { "version", no_argument, 0, 'V' },
-                                        { 0, 0, 0, 0 } };
-    *o = (opts_t){ .model = 4u << 20, .comm_cores = -1 };
+    static const struct option lo[] = {
+        { "model", required_argument, 0, 'm' },      { "link", required_argument, 0, 'l' },
+        { "alpha", required_argument, 0, 'a' },      { "emulate", required_argument, 0, 'e' },
+        { "check", required_argument, 0, 'k' },      { "fit", no_argument, 0, 'f' },
+        { "comm-cores", required_argument, 0, 'c' }, { "config", no_argument, 0, 'C' },
+        { "markdown", no_argument, 0, 'M' },         { "help", no_argument, 0, 'h' },
+        { "version", no_argument, 0, 'V' },          { 0, 0, 0, 0 }
+    };
+    *o = (opts_t){ .model = 4u << 20, .comm_cores = -1, .cost = { .link_bps = 1e9 } };
+    int cost_opt = 0; /* --link, --alpha, --emulate, --check, --fit seen */
     int ch;
     long long v;
     char *end;
@@ -442,12 +501,13 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         case 'C': o->config = 1; break;
         case 'M': o->markdown = 1; break;
         case 'm':
-            if ((v = tc_parse_size(optarg)) < 1) {
-                fprintf(stderr, "topocoll_info: --model %s: not a size in bytes (K/M/G suffixes)\n",
-                        optarg);
-                return -1;
-            }
-            o->model = (size_t)v;
+        case 'l':
+        case 'a':
+        case 'e':
+        case 'k':
+        case 'f':
+            if (parse_model_opt(ch, optarg, o) != 0) return -1;
+            cost_opt |= ch != 'm';
             break;
         case 'c':
             v = strtol(optarg, &end, 10);
@@ -463,6 +523,11 @@ static int parse_opts(int argc, char **argv, opts_t *o)
                     ch == ':' ? "missing value" : "unknown option");
             return -1;
         }
+    }
+    if ((cost_opt && o->cost.nodes == 0 && !o->cost.check) || (o->cost.fit && !o->cost.check)) {
+        fprintf(stderr, "topocoll_info: --link, --alpha, --emulate go with --model NxP or --check; "
+                        "--fit with --check\n");
+        return -1;
     }
     if (o->markdown && !o->config) {
         fprintf(stderr, "topocoll_info: --markdown goes with --config\n");
@@ -628,6 +693,12 @@ int main(int argc, char **argv)
     if (o.config) {
         print_config(o.markdown);
         return fflush(stdout) == 0 ? 0 : 1;
+    }
+    if (o.cost.nodes > 0 || o.cost.check) {
+        o.cost.sizes = o.sizes;
+        o.cost.nsizes = o.nsizes;
+        int rc = info_model_run(&o.cost);
+        return fflush(stdout) == 0 ? rc : 1;
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

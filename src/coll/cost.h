@@ -1,0 +1,115 @@
+/*
+ * coll/cost -- a LogGP-style cost model of topocoll's algorithms across
+ * nodes and of the flat algorithms a node-unaware MPI runs in their place:
+ * the time of one call from a few measured parameters (a message's
+ * latency between nodes, the link's rate, a handoff between processes of
+ * a node, the single-copy and reduction rates) and the algorithm's shape
+ * (tree, chain, ring, pairwise exchange).  What topocoll_info --model
+ * prints, and what docs/scaling.md validates against the emulated hosts.
+ *
+ * The shapes (N nodes of P processes, R = N x P ranks placed by node,
+ * lg(x) = ceil(log2 x), X(m) = alpha + m / link a message between nodes,
+ * I(m) = alpha_node + m / copy a handoff and copy on a node):
+ *   topocoll (the plan's choices, coll/plan; HierKNEM sections 3-4):
+ *     Bcast: pipelined chain of leaders, 32 KiB segments, from
+ *       TOPOCOLL_CHAIN_MIN on more than 2 nodes: (N - 1 + k - 1) X(s) + I(s);
+ *       else a binomial tree of leaders: lg(N) X(n) + I(seg);
+ *     Reduce: the node's fold by slices, then the same trees reversed,
+ *       each stage adding its operation;
+ *     Allreduce: fold, the P slices' rings across nodes (each carrying
+ *       n / P), then each process reads the other slices:
+ *       2 (N - 1) (alpha + n / (N link)) and the folds and reads;
+ *     Allgather: the leaders' ring of node blocks, each process reading
+ *       them from its leader: (N - 1) X(P b) + (R - P) b / copy;
+ *     Alltoall: one message per slice and pair of nodes:
+ *       (N - 1) (alpha + P^2 b / link) and the packing copies;
+ *     at or below TOPOCOLL_<COLL>_FLAT_MAX: the native algorithm; above
+ *     it and up to TOPOCOLL_XTUNE_MAX the faster of both (what the
+ *     communicator's tuner measures and keeps).
+ *   native (Open MPI's tuned component, its algorithm classes; ranks
+ *   placed by slot, so a flat tree or ring crosses nodes where rank
+ *   distances reach P):
+ *     Bcast, Reduce: binomial below 2 KiB, else a pipelined chain of all
+ *       ranks (128 KiB, 64 KiB segments);
+ *     Allreduce: recursive doubling below 10,000 B, else the ring of all
+ *       ranks (2 (R - 1) steps of n / R);
+ *     Allgather: Bruck below 80 KiB in all, else the ring of all ranks;
+ *     Alltoall: linear below 3,000 B blocks, else pairwise (R - 1 steps).
+ *   The link bound: the busiest node's bytes on its link / link (the same
+ *   count as topocoll_bench --link).
+ * Emulated hosts sharing one machine's cores (cores > 0): each message and
+ * handoff waits sched x (R / cores - 1) more, and a call takes at least
+ * its bytes on every link together / cpu plus its node copies spread over
+ * the cores.
+ *
+ * Units: seconds, bytes, bytes per second.  Sizes as topocoll_bench counts
+ * them: the vector (Bcast, Reduce, Allreduce), each rank's block
+ * (Allgather, Alltoall).
+ *
+ * Owns: nothing (stateless, thread-safe).  May call: libc (math).
+ */
+#ifndef TC_COLL_COST_H
+#define TC_COLL_COST_H
+
+#include <stddef.h>
+
+/** The collectives the model knows, in this order. */
+enum {
+    TC_COST_BCAST,
+    TC_COST_REDUCE,
+    TC_COST_ALLREDUCE,
+    TC_COST_ALLGATHER,
+    TC_COST_ALLTOALL,
+    TC_COST_BARRIER,
+    TC_COST_NCOLLS
+};
+
+/** The model's parameters (see the header's comment). */
+typedef struct tc_cost_params {
+    double alpha;      /**< s: a message between nodes, one way (half an 8 B round trip) */
+    double link;       /**< B/s: a node's link, each direction */
+    double alpha_node; /**< s: a handoff between two processes of one node */
+    double copy;       /**< B/s: one process's single copy (CMA) */
+    double op;         /**< B/s: one process applying MPI_SUM to doubles, per input byte */
+    int cores;         /**< emulation: the cores every node shares; 0: each node its own */
+    double sched;      /**< s: emulation: each message's extra wait per process beyond a core */
+    double cpu;        /**< B/s: emulation: bytes on all links together the cores carry */
+    size_t chain_min;  /**< TOPOCOLL_CHAIN_MIN */
+    size_t flat_max[TC_COST_NCOLLS]; /**< TOPOCOLL_<COLL>_FLAT_MAX: native at or below */
+    size_t xtune_max;                /**< TOPOCOLL_XTUNE_MAX: the faster of both up to it */
+} tc_cost_params_t;
+
+/** One call's predicted cost. */
+typedef struct tc_cost {
+    double t;        /**< s: the call */
+    double wire;     /**< B: the busiest node's link, its busier direction */
+    double wire_all; /**< B: sent on all links together */
+    double copy_all; /**< B: copied within the nodes, all processes together */
+    const char *alg; /**< the algorithm modelled, in words */
+} tc_cost_t;
+
+/** Parameters of one node per machine with a @link_bps link (bits/s):
+ *  the latency and copy rates measured on this project's reference host
+ *  (docs/scaling.md), topocoll's default thresholds, no emulation. */
+void tc_cost_defaults(tc_cost_params_t *p, double link_bps);
+
+/** The collective's index for a topocoll_bench --coll name, or -1. */
+int tc_cost_coll(const char *name);
+/** The collective's name. */
+const char *tc_cost_coll_name(int coll);
+
+/**
+ * The native MPI's (tuned's flat algorithms) and topocoll's cost of
+ * @coll on @nodes nodes of @ppn processes, @bytes as the header says, into
+ * @out.  0, or -1 for an unknown collective or a shape below 1 x 1.
+ */
+int tc_cost_native(int coll, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p,
+                   tc_cost_t *out);
+int tc_cost_topocoll(int coll, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p,
+                     tc_cost_t *out);
+
+/** The link bound (s): the least bytes the busiest node's link must carry
+ *  for @coll, at p->link. */
+double tc_cost_bound(int coll, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p);
+
+#endif
