@@ -21,12 +21,14 @@
 # One topocoll_bench run per (rate, host count, collective, peer): the peer
 # and topocoll interleaved, every result checked, medians, the link bound
 # (--link: the busiest host's bytes / the rate) and the bytes on the wire.
-# Each run's output goes to OUTDIR/RATE-KxP-COLL-PEER.txt (the command
-# first) and .csv; OUTDIR/scale-RATE.csv gathers them (rate, hosts, ppn,
-# coll, size, peer, peer_us, topocoll_us, link_us, wire bytes) and
-# OUTDIR/scale-RATE-SIZE.png plots time against hosts, one panel per
-# collective.  OUTDIR/calib-RATE.txt holds the ping-pong between two hosts
-# (the model's latency and link rate).  Every emulated host shares this
+# Each run's output goes to OUTDIR/MPI-RATE-KxP-COLL-PEER.txt (the
+# command first) and .csv; OUTDIR/scale-MPI-RATE.csv gathers them (rate,
+# hosts, ppn, coll, size, block as the bench counts it, peer, peer_us,
+# topocoll_us, ratio, link_us, x_link, the busiest host's wire bytes, the
+# peer's and topocoll's) and OUTDIR/scale-MPI-RATE-SIZE.png plots time
+# against hosts, one panel per collective.  OUTDIR/calib-MPI-RATE.txt
+# holds the ping-pong between two hosts.  topocoll_info --check reads the
+# summary (docs/scaling.md).  Every emulated host shares this
 # machine's cores (see docs/scaling.md for what that can and cannot show).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -91,6 +93,8 @@ for rate in "${rate_l[@]}"; do
         b=$(bytes_of "$s")
         tot+=("$b")
         if [[ $c == allgather || $c == alltoall ]]; then b=$((b / np)); ((b >= 8)) || b=8; fi
+        # (two sizes that fall on one block: the first stands for both)
+        ((${#blist[@]} == 0 || b > blist[${#blist[@]} - 1])) || { tot=("${tot[@]:0:${#tot[@]}-1}"); continue; }
         blist+=("$b")
       done
       for peer in "${peer_l[@]}"; do
@@ -109,13 +113,15 @@ for rate in "${rate_l[@]}"; do
         {
           echo "# scripts/cluster.sh up $k $rate; $(printf '%q ' "${cmd[@]}" | sed "s|$root/||g")"
           echo "# $(date -u +%FT%TZ), $(uname -r), $(nproc) cores shared by every emulated host"
-          timeout 1200 "${cmd[@]}" 2>&1 | grep -v 'setpgid' || echo "# exit status $?"
+          timeout 1200 "${cmd[@]}" 2>&1 | sed '/setpgid/d' || echo "# exit status $?"
         } >"$out/$name.txt"
         # rows of the CSV in size order: bytes,native_us,topocoll_us,...
-        awk -F, -v rate="$rate" -v k="$k" -v ppn="$ppn" -v c="$c" -v peer="$peer" -v tots="${tot[*]}" '
-          BEGIN { n = split(tots, T, " ") }
+        # each CSV row to the size it stands for, by the bench's size
+        awk -F, -v rate="$rate" -v k="$k" -v ppn="$ppn" -v c="$c" -v peer="$peer" -v tots="${tot[*]}" \
+            -v blocks="${blist[*]}" '
+          BEGIN { n = split(tots, T, " "); split(blocks, B, " "); for (i = 1; i <= n; i++) of[B[i]] = T[i] }
           NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-          { r++; printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%.3f,%s,%s\n", rate, k, ppn, c, T[r], $col["bytes"],
+          ($col["bytes"] in of) { printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%s,%.3f,%s,%s\n", rate, k, ppn, c, of[$col["bytes"]], $col["bytes"],
               peer, $col["native_us"], $col["topocoll_us"], $col["native_us"] / $col["topocoll_us"],
               $col["link_us"], ($col["link_us"] > 0 ? $col["topocoll_us"] / $col["link_us"] : 0),
               $col["net_native_B"], $col["net_topocoll_B"] }' "$out/$name.csv" >>"$sum" 2>/dev/null || true

@@ -15,7 +15,7 @@ int info_model_shape(const char *arg, info_model_t *m)
     if (end == arg || (*end != 'x' && *end != 'X')) return -1;
     const char *q = end + 1;
     long p = strtol(q, &end, 10);
-    if (end == q || *end || n < 1 || p < 1 || n > (1L << 20) || p > (1L << 20)) return -1;
+    if (end == q || *end || n < 1 || p < 1 || n * p > TC_COST_MAX_RANKS) return -1;
     m->nodes = (int)n;
     m->ppn = (int)p;
     return 0;
@@ -96,8 +96,9 @@ static int table(const info_model_t *m)
     for (int c = 0; c < TC_COST_BARRIER; c++)
         for (int i = 0; i < ns; i++) {
             tc_cost_t a, b;
-            tc_cost_native(c, m->nodes, m->ppn, sizes[i], &p, &a);
-            tc_cost_topocoll(c, m->nodes, m->ppn, sizes[i], &p, &b);
+            if (tc_cost_native(c, m->nodes, m->ppn, sizes[i], &p, &a) != 0 ||
+                tc_cost_topocoll(c, m->nodes, m->ppn, sizes[i], &p, &b) != 0)
+                return 2;
             double bound = tc_cost_bound(c, m->nodes, m->ppn, sizes[i], &p);
             char ta[32], tb[32], tl[32];
             fmt_time(ta, sizeof ta, a.t);
@@ -144,8 +145,9 @@ static row_t *read_rows(const char *path, int *n)
                    coll, &size, &block, peer, &x.nat_us, &x.top_us) != 9)
             continue;
         if (strcmp(peer, "native") != 0 || info_model_rate(rate, &x.bps) != 0 ||
-            (x.coll = tc_cost_coll(coll)) < 0 || x.nat_us <= 0 || x.top_us <= 0)
-            continue;
+            (x.coll = tc_cost_coll(coll)) < 0 || !(x.nat_us > 0) || !(x.top_us > 0) ||
+            x.hosts < 2 || x.ppn < 1 || (long long)x.hosts * x.ppn > TC_COST_MAX_RANKS)
+            continue; /* not a native row between nodes the model takes */
         x.block = (size_t)block;
         x.size = (size_t)size;
         if (*n == cap) {
@@ -171,16 +173,19 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* |log(pred / meas)| of the rows of @coll (-1: all but Bcast; -2: all)
- * from @min bytes (the row's size as the bench counts it), native (@which
+/* |log(pred / meas)| of the rows of @coll (-1: all but Bcast; -2: all) on
+ * @hosts hosts (0: any; below 0: at most -@hosts) from @min bytes (the
+ * size the row stands for) (the row's size as the bench counts it), native (@which
  * bit 1) and topocoll (bit 2), into @e; the count. */
-static int errors(const row_t *r, int n, int coll, int which, size_t min,
+static int errors(const row_t *r, int n, int coll, int hosts, int which, size_t min,
                   const tc_cost_params_t *base, double *e)
 {
     int k = 0;
     for (int i = 0; i < n; i++) {
         if (coll >= 0 ? r[i].coll != coll : coll == -1 && r[i].coll == TC_COST_BCAST) continue;
-        if (r[i].size < min) continue;
+        if (r[i].size < min || (hosts > 0 && r[i].hosts != hosts) ||
+            (hosts < 0 && r[i].hosts > -hosts))
+            continue;
         tc_cost_params_t p = *base;
         p.link = r[i].bps / 8;
         tc_cost_t a, b;
@@ -199,9 +204,11 @@ static double median_of(double *e, int k)
     return k % 2 ? e[k / 2] : (e[k / 2 - 1] + e[k / 2]) / 2;
 }
 
-/* The emulation's sched and cpu minimising the median error over the
- * Bcast rows (the calibration set; the others validate). */
-static void fit(const row_t *r, int n, tc_cost_params_t *p, double *e)
+/* alpha and the emulation's sched and cpu (cores: 2 unless given)
+ * minimising the median error over the Bcast rows of at most @max_hosts
+ * hosts (0: all; the calibration set, the others validate); -1 if there
+ * is no such row. */
+static int fit(const row_t *r, int n, int max_hosts, tc_cost_params_t *p, double *e)
 {
     double best = HUGE_VAL, ba = p->alpha, bs = 0, bc = 0;
     if (p->cores < 1) p->cores = 2;
@@ -212,12 +219,68 @@ static void fit(const row_t *r, int n, tc_cost_params_t *p, double *e)
                 q.alpha = a;
                 q.sched = s;
                 q.cpu = cpu;
-                double m = median_of(e, errors(r, n, TC_COST_BCAST, 3, 0, &q, e));
+                int k = errors(r, n, TC_COST_BCAST, -max_hosts, 3, 0, &q, e);
+                if (k == 0) return -1;
+                double m = median_of(e, k);
                 if (m < best) best = m, ba = a, bs = s, bc = cpu;
             }
     p->alpha = ba;
     p->sched = bs;
     p->cpu = bc;
+    return 0;
+}
+
+/* The @idx-th smallest host count of the rows (0 first), or 0. */
+static int nth_hosts(const row_t *r, int n, int idx)
+{
+    int prev = 0;
+    for (int k = 0; k <= idx; k++) {
+        int next = 0;
+        for (int i = 0; i < n; i++)
+            if (r[i].hosts > prev && (next == 0 || r[i].hosts < next)) next = r[i].hosts;
+        if (next == 0) return 0;
+        prev = next;
+    }
+    return prev;
+}
+
+/* The errors' summary: by collective and by host count, native and topocoll. */
+static void summary(const row_t *r, int n, const tc_cost_params_t *pp, double *e)
+{
+    const tc_cost_params_t p = *pp;
+    printf("error = model / measured - 1; median |error|, share within 25%%, worst factor; "
+           "sizes as the rows count them:\n");
+    printf("  %-14s %-26s %-26s %-26s\n", "", "native, all sizes", "topocoll, all sizes",
+           "topocoll, from 64 KiB");
+    /* the rows: all, all but Bcast, each collective, then each host count */
+    for (int row = -2;; row++) {
+        int c = row < TC_COST_BARRIER ? row : -2,
+            hosts = row < TC_COST_BARRIER ? 0 : nth_hosts(r, n, row - TC_COST_BARRIER);
+        if (row >= TC_COST_BARRIER && hosts == 0) break;
+        char cell[3][40], label[32];
+        static const int which[3] = { 1, 2, 2 };
+        static const size_t min[3] = { 0, 0, 65536 };
+        int any = 0;
+        for (int j = 0; j < 3; j++) {
+            int k = errors(r, n, c, hosts, which[j], min[j], &p, e);
+            cell[j][0] = 0;
+            if (k == 0) continue;
+            any = 1;
+            double med = median_of(e, k);
+            int in = 0;
+            for (int i = 0; i < k; i++) in += e[i] <= log(1.25);
+            snprintf(cell[j], sizeof cell[j], "%3.0f%% %3.0f%% x%-5.2f (%d)", 100 * expm1(med),
+                     100.0 * in / k, exp(e[k - 1]), k);
+        }
+        if (hosts)
+            snprintf(label, sizeof label, "%d hosts", hosts);
+        else
+            snprintf(label, sizeof label, "%s",
+                     c == -2   ? "all"
+                     : c == -1 ? "all but bcast"
+                               : tc_cost_coll_name(c));
+        if (any) printf("  %-14s %-26s %-26s %-26s\n", label, cell[0], cell[1], cell[2]);
+    }
 }
 
 static int check(const info_model_t *m)
@@ -233,11 +296,17 @@ static int check(const info_model_t *m)
         return 1;
     }
     if (m->fit) {
-        fit(r, n, &p, e);
-        printf("fitted on the Bcast rows: --alpha %.1f --emulate %d:%.0f:%.0f (latency between "
+        if (fit(r, n, m->fit_hosts ? m->fit_hosts : 1 << 30, &p, e) != 0) {
+            fprintf(stderr, "topocoll_info: --check %s: no Bcast rows to fit on\n", m->check);
+            free(e);
+            free(r);
+            return 2;
+        }
+        printf("fitted on the Bcast rows%s: --alpha %.1f --emulate %d:%.0f:%.0f (latency between "
                "nodes; cores, us more per message and process beyond a core, MB/s of all links "
                "together)\n",
-               p.alpha * 1e6, p.cores, p.sched * 1e6, p.cpu / 1e6);
+               m->fit_hosts ? " of at most --fit hosts" : "", p.alpha * 1e6, p.cores, p.sched * 1e6,
+               p.cpu / 1e6);
     }
     printf("%-9s %6s %9s %9s | %11s %11s %7s | %11s %11s %7s\n", "coll", "hosts", "rate", "bytes",
            "native_us", "model_us", "err", "topocoll_us", "model_us", "err");
@@ -252,33 +321,7 @@ static int check(const info_model_t *m)
                r[i].nat_us, a.t * 1e6, 100 * (a.t * 1e6 / r[i].nat_us - 1), r[i].top_us, b.t * 1e6,
                100 * (b.t * 1e6 / r[i].top_us - 1));
     }
-    printf("error = model / measured - 1; median |error|, share within 25%%, worst factor; "
-           "sizes as the rows count them:\n");
-    printf("  %-14s %-26s %-26s %-26s\n", "", "native, all sizes", "topocoll, all sizes",
-           "topocoll, from 64 KiB");
-    for (int c = -2; c < TC_COST_BARRIER; c++) {
-        char cell[3][40];
-        static const int which[3] = { 1, 2, 2 };
-        static const size_t min[3] = { 0, 0, 65536 };
-        int any = 0;
-        for (int j = 0; j < 3; j++) {
-            int k = errors(r, n, c, which[j], min[j], &p, e);
-            cell[j][0] = 0;
-            if (k == 0) continue;
-            any = 1;
-            double med = median_of(e, k);
-            int in = 0;
-            for (int i = 0; i < k; i++) in += e[i] <= log(1.25);
-            snprintf(cell[j], sizeof cell[j], "%3.0f%% %3.0f%% x%-5.2f (%d)", 100 * expm1(med),
-                     100.0 * in / k, exp(e[k - 1]), k);
-        }
-        if (any)
-            printf("  %-14s %-26s %-26s %-26s\n",
-                   c == -2   ? "all"
-                   : c == -1 ? "all but bcast"
-                             : tc_cost_coll_name(c),
-                   cell[0], cell[1], cell[2]);
-    }
+    summary(r, n, &p, e);
     free(e);
     free(r);
     return 0;

@@ -18,7 +18,8 @@ typedef struct info_model {
     double alpha_us;     /* --alpha US: latency between nodes; <= 0: the default */
     const char *emulate; /* --emulate CORES:SCHED_US:CPU_MBPS, or NULL */
     const char *check;   /* --check CSV: predictions against a scale_bench summary */
-    int fit;             /* --fit (with --check): the emulation's sched and cpu fitted */
+    int fit;             /* --fit (with --check): alpha and the emulation's sched, cpu fitted */
+    int fit_hosts;       /* --fit=K: on the rows of at most K hosts (0: all) */
     const size_t *sizes; /* the sizes (bytes), or none: 8 64K 1M 4M */
     int nsizes;
 } info_model_t;

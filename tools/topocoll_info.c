@@ -40,6 +40,7 @@
 #include "coll/tune.h"
 #include "coll/xtune.h"
 #include "hier/hier.h"
+#include "coll/cost.h"
 #include "coll/model.h"
 #include "info_model.h"
 #include "coll/plan.h"
@@ -402,36 +403,37 @@ typedef struct opts {
 
 static void usage(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: mpiexec -np N topocoll_info [--model SIZE] [--comm-cores C] [SIZE...]\n"
-        "       topocoll_info --config [--markdown]\n"
-        "       topocoll_info --model NODESxPPN [--link RATE] [--alpha US]\n"
-        "                     [--emulate CORES:SCHED_US:CPU_MBPS] [--check CSV [--fit]] [SIZE...]\n"
-        "       topocoll_info --help | --version\n"
-        "\n"
-        "What topocoll sees and decides for this run: topology, binding, (virtual) nodes and\n"
-        "leaders, intra-node transfers, the method of each collective per message SIZE\n"
-        "(bytes, K/M/G suffixes; default 8 4K 16K 64K 256K 1M 16M), the network interfaces\n"
-        "and the leaders of every TOPOCOLL_LEADERS policy.\n"
-        "\n"
-        "  --model SIZE      Bcast size of the inter-socket link count (default 4M)\n"
-        "  --model NxP       no MPI: the cost model's time of each collective, native and\n"
-        "                    topocoll, on N nodes of P processes (SIZE...: default 8 64K 1M\n"
-        "                    4M; docs/scaling.md)\n"
-        "  --link RATE       the nodes' link in bits/s (1G, 100M; default 1G)\n"
-        "  --alpha US        latency of a message between nodes (default 25)\n"
-        "  --emulate C:S:M   emulated hosts sharing C cores: S us more per message and\n"
-        "                    process beyond a core, M MB/s through all links together\n"
-        "  --check CSV       the model against scripts/scale_bench.sh's summary CSV\n"
-        "  --fit             with --check: --emulate's S and M fitted on the Bcast rows\n"
-        "  --comm-cores C    also the split-tree model's table and the progress threads'\n"
-        "                    placement for C communication cores per node\n"
-        "  --config          every TOPOCOLL_* parameter: default, value now and its source\n"
-        "                    (no mpiexec needed)\n"
-        "  --markdown        with --config: the markdown table of docs/tuning.md\n"
-        "  -h, --help        this help\n"
-        "  -V, --version     the version\n");
+    fprintf(f,
+            "usage: mpiexec -np N topocoll_info [--model SIZE] [--comm-cores C] [SIZE...]\n"
+            "       topocoll_info --config [--markdown]\n"
+            "       topocoll_info --model NODESxPPN [--link RATE] [--alpha US]\n"
+            "                     [--emulate CORES:SCHED_US:CPU_MBPS] [--check CSV [--fit[=K]]] "
+            "[SIZE...]\n"
+            "       topocoll_info --help | --version\n"
+            "\n"
+            "What topocoll sees and decides for this run: topology, binding, (virtual) nodes and\n"
+            "leaders, intra-node transfers, the method of each collective per message SIZE\n"
+            "(bytes, K/M/G suffixes; default 8 4K 16K 64K 256K 1M 16M), the network interfaces\n"
+            "and the leaders of every TOPOCOLL_LEADERS policy.\n"
+            "\n"
+            "  --model SIZE      Bcast size of the inter-socket link count (default 4M)\n"
+            "  --model NxP       no MPI: the cost model's time of each collective, native and\n"
+            "                    topocoll, on N nodes of P processes (SIZE...: default 8 64K 1M\n"
+            "                    4M; docs/scaling.md)\n"
+            "  --link RATE       the nodes' link in bits/s (1G, 100M; default 1G)\n"
+            "  --alpha US        latency of a message between nodes (default 25)\n"
+            "  --emulate C:S:M   emulated hosts sharing C cores: S us more per message and\n"
+            "                    process beyond a core, M MB/s through all links together\n"
+            "  --check CSV       the model against scripts/scale_bench.sh's summary CSV\n"
+            "  --fit[=K]         with --check: --alpha and --emulate's S and M (2 cores unless\n"
+            "                    given) fitted on the Bcast rows (of at most K hosts)\n"
+            "  --comm-cores C    also the split-tree model's table and the progress threads'\n"
+            "                    placement for C communication cores per node\n"
+            "  --config          every TOPOCOLL_* parameter: default, value now and its source\n"
+            "                    (no mpiexec needed)\n"
+            "  --markdown        with --config: the markdown table of docs/tuning.md\n"
+            "  -h, --help        this help\n"
+            "  -V, --version     the version\n");
 }
 
 /* The cost model's options and --model SIZE (parse_opts): 0, or -1 (message printed). */
@@ -443,7 +445,8 @@ static int parse_model_opt(int ch, const char *arg, opts_t *o)
     case 'm':
         if (strchr(arg, 'x') || strchr(arg, 'X')) {
             if (info_model_shape(arg, &o->cost) != 0) {
-                fprintf(stderr, "topocoll_info: --model %s: NODESxPPN (32x24)\n", arg);
+                fprintf(stderr, "topocoll_info: --model %s: NODESxPPN (32x24), at most %d ranks\n",
+                        arg, TC_COST_MAX_RANKS);
                 return -1;
             }
             return 0;
@@ -472,7 +475,17 @@ static int parse_model_opt(int ch, const char *arg, opts_t *o)
         return 0;
     case 'e': o->cost.emulate = arg; break;
     case 'k': o->cost.check = arg; break;
-    default: o->cost.fit = 1; break;
+    default: /* --fit[=MAXHOSTS] */
+        o->cost.fit = 1;
+        if (arg) {
+            long v = strtol(arg, &end, 10);
+            if (end == arg || *end || v < 2 || v > (1L << 20)) {
+                fprintf(stderr, "topocoll_info: --fit=%s: a host count of at least 2\n", arg);
+                return -1;
+            }
+            o->cost.fit_hosts = (int)v;
+        }
+        break;
     }
     return 0;
 }
@@ -483,7 +496,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
     static const struct option lo[] = {
         { "model", required_argument, 0, 'm' },      { "link", required_argument, 0, 'l' },
         { "alpha", required_argument, 0, 'a' },      { "emulate", required_argument, 0, 'e' },
-        { "check", required_argument, 0, 'k' },      { "fit", no_argument, 0, 'f' },
+        { "check", required_argument, 0, 'k' },      { "fit", optional_argument, 0, 'f' },
         { "comm-cores", required_argument, 0, 'c' }, { "config", no_argument, 0, 'C' },
         { "markdown", no_argument, 0, 'M' },         { "help", no_argument, 0, 'h' },
         { "version", no_argument, 0, 'V' },          { 0, 0, 0, 0 }

@@ -318,6 +318,7 @@ static double step(const shape_t *s, int d, double m, tc_cost_t *o)
     double out = 0;
     for (int r = 0; r < s->P; r++) { /* node 0 stands for every node (by slot, R = N P) */
         int to = d < 0 ? r ^ -d : (r + d) % s->R;
+        if (to >= s->R) continue; /* no partner (R not a power of two) */
         if (to / s->P != 0) out += m;
     }
     o->wire_all += out * s->N;
@@ -543,7 +544,7 @@ int tc_cost_native(int coll, int nodes, int ppn, size_t bytes, const tc_cost_par
                    tc_cost_t *out)
 {
     if (coll < 0 || coll >= TC_COST_NCOLLS || nodes < 1 || ppn < 1 ||
-        (long)nodes * ppn > (1L << 24))
+        (long long)nodes * ppn > TC_COST_MAX_RANKS)
         return -1;
     shape_t s;
     shape_of(&s, nodes, ppn, bytes, p);
@@ -563,7 +564,9 @@ int tc_cost_native(int coll, int nodes, int ppn, size_t bytes, const tc_cost_par
 int tc_cost_topocoll(int coll, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p,
                      tc_cost_t *out)
 {
-    if (coll < 0 || coll >= TC_COST_NCOLLS || nodes < 1 || ppn < 1) return -1;
+    if (coll < 0 || coll >= TC_COST_NCOLLS || nodes < 1 || ppn < 1 ||
+        (long long)nodes * ppn > TC_COST_MAX_RANKS)
+        return -1;
     tc_cost_t nat;
     int alt = nodes > 1 && coll != TC_COST_BARRIER &&
               tc_cost_native(coll, nodes, ppn, bytes, p, &nat) == 0;

@@ -26,15 +26,16 @@
  *     at or below TOPOCOLL_<COLL>_FLAT_MAX: the native algorithm; above
  *     it and up to TOPOCOLL_XTUNE_MAX the faster of both (what the
  *     communicator's tuner measures and keeps).
- *   native (Open MPI's tuned component, its algorithm classes; ranks
- *   placed by slot, so a flat tree or ring crosses nodes where rank
- *   distances reach P):
- *     Bcast, Reduce: binomial below 2 KiB, else a pipelined chain of all
- *       ranks (128 KiB, 64 KiB segments);
- *     Allreduce: recursive doubling below 10,000 B, else the ring of all
- *       ranks (2 (R - 1) steps of n / R);
- *     Allgather: Bruck below 80 KiB in all, else the ring of all ranks;
- *     Alltoall: linear below 3,000 B blocks, else pairwise (R - 1 steps).
+ *   native (Open MPI's tuned component: its fixed decision's tables, the
+ *   same in 4.1.4 and later, which pick an algorithm by rank count and
+ *   size and pass no segment size; ranks placed by slot, so a flat tree
+ *   or ring crosses nodes where rank distances reach P):
+ *     trees (linear, chain, binary, split binary, binomial, Reduce's
+ *       in-order binomial, knomial of radix 4) simulated rank by rank,
+ *       whole messages, each node's link taken by one transfer at a time;
+ *     recursive doubling, Rabenseifner, rings, neighbor exchange,
+ *       pairwise, Bruck, scatter + allgather counted step by step, every
+ *       node's link carrying the bytes its ranks send off the node.
  *   The link bound: the busiest node's bytes on its link / link (the same
  *   count as topocoll_bench --link).
  * Emulated hosts sharing one machine's cores (cores > 0): each message and
@@ -52,6 +53,9 @@
 #define TC_COLL_COST_H
 
 #include <stddef.h>
+
+/** The most ranks (nodes x processes) the model takes. */
+#define TC_COST_MAX_RANKS (1 << 14)
 
 /** The collectives the model knows, in this order. */
 enum {
@@ -101,7 +105,8 @@ const char *tc_cost_coll_name(int coll);
 /**
  * The native MPI's (tuned's flat algorithms) and topocoll's cost of
  * @coll on @nodes nodes of @ppn processes, @bytes as the header says, into
- * @out.  0, or -1 for an unknown collective or a shape below 1 x 1.
+ * @out.  0, or -1 for an unknown collective, a shape below 1 x 1 or above
+ * TC_COST_MAX_RANKS ranks.
  */
 int tc_cost_native(int coll, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p,
                    tc_cost_t *out);

@@ -229,6 +229,10 @@ static int opt_sizes(const char *arg, opts_t *o)
     strcpy(buf, arg);
     o->nsizes = 0;
     char *save = NULL;
+    if (buf[0] == ',' || strstr(buf, ",,") || buf[strlen(buf) - 1] == ',') {
+        fprintf(stderr, "topocoll_bench: --sizes %s: an empty size\n", arg);
+        return -1;
+    }
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         size_t v;
         if (opt_size("sizes", t, 1, &v) != 0) return -1;
