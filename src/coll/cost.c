@@ -540,15 +540,24 @@ static void emulated(const tc_cost_params_t *p, tc_cost_t *o)
     if (floor > o->t) o->t = floor;
 }
 
-int tc_cost_native(int coll, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p,
-                   tc_cost_t *out)
+/* A call's arguments checked (-1: unknown collective, shape out of range),
+ * its shape into @s, @out zeroed. */
+static int begin(int coll, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p, shape_t *s,
+                 tc_cost_t *out)
 {
     if (coll < 0 || coll >= TC_COST_NCOLLS || nodes < 1 || ppn < 1 ||
         (long long)nodes * ppn > TC_COST_MAX_RANKS)
         return -1;
-    shape_t s;
-    shape_of(&s, nodes, ppn, bytes, p);
+    shape_of(s, nodes, ppn, bytes, p);
     *out = (tc_cost_t){ 0 };
+    return 0;
+}
+
+int tc_cost_native(int coll, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p,
+                   tc_cost_t *out)
+{
+    shape_t s;
+    if (begin(coll, nodes, ppn, bytes, p, &s, out) != 0) return -1;
     if (coll == TC_COST_BARRIER) { /* recursive doubling or Bruck */
         out->alg = "recursive doubling";
         out->t = lg(nodes) * s.a + lg(ppn) * s.an;
@@ -564,9 +573,8 @@ int tc_cost_native(int coll, int nodes, int ppn, size_t bytes, const tc_cost_par
 int tc_cost_topocoll(int coll, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p,
                      tc_cost_t *out)
 {
-    if (coll < 0 || coll >= TC_COST_NCOLLS || nodes < 1 || ppn < 1 ||
-        (long long)nodes * ppn > TC_COST_MAX_RANKS)
-        return -1;
+    shape_t s;
+    if (begin(coll, nodes, ppn, bytes, p, &s, out) != 0) return -1;
     tc_cost_t nat;
     int alt = nodes > 1 && coll != TC_COST_BARRIER &&
               tc_cost_native(coll, nodes, ppn, bytes, p, &nat) == 0;
@@ -575,9 +583,6 @@ int tc_cost_topocoll(int coll, int nodes, int ppn, size_t bytes, const tc_cost_p
         out->alg = "native (TOPOCOLL_<COLL>_FLAT_MAX)";
         return 0;
     }
-    shape_t s;
-    shape_of(&s, nodes, ppn, bytes, p);
-    *out = (tc_cost_t){ 0 };
     switch (coll) {
     case TC_COST_BCAST: topo_bcast(&s, 0, out); break;
     case TC_COST_REDUCE: topo_bcast(&s, 1, out); break;
