@@ -1,6 +1,7 @@
 /* tools/info_model -- see info_model.h. */
 #include "info_model.h"
 
+#include "base/config.h"
 #include "coll/cost.h"
 
 #include <math.h>
@@ -23,19 +24,8 @@ int info_model_shape(const char *arg, info_model_t *m)
 
 int info_model_rate(const char *arg, double *bps)
 {
-    char *end;
-    double v = strtod(arg, &end);
-    switch (*end) {
-    case 'k':
-    case 'K': v *= 1e3, end++; break;
-    case 'm':
-    case 'M': v *= 1e6, end++; break;
-    case 'g':
-    case 'G': v *= 1e9, end++; break;
-    default: break;
-    }
-    if (strncmp(end, "bit", 3) == 0) end += 3;
-    if (end == arg || *end || !(v > 0) || !isfinite(v)) return -1;
+    double v = tc_parse_rate(arg);
+    if (v < 0) return -1;
     *bps = v;
     return 0;
 }

@@ -5,7 +5,7 @@
  * emulated hosts' measurements (scripts/scale_bench.sh's CSV); the fit of
  * the emulation's two parameters.  No MPI: it runs before MPI_Init.
  *
- * May call: coll/cost, libc.
+ * May call: coll/cost, base/config (tc_parse_rate), libc.
  */
 #ifndef TC_TOOLS_INFO_MODEL_H
 #define TC_TOOLS_INFO_MODEL_H

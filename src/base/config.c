@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +16,25 @@ extern char **environ;
 
 static tc_config_t g_config; /* written once under pthread_once */
 static pthread_once_t g_config_once = PTHREAD_ONCE_INIT;
+
+double tc_parse_rate(const char *s)
+{
+    char *end;
+    if (!s) return -1;
+    double v = strtod(s, &end);
+    if (end == s) return -1;
+    switch (*end) { /* decimal, as link rates are given */
+    case 'k':
+    case 'K': v *= 1e3, end++; break;
+    case 'm':
+    case 'M': v *= 1e6, end++; break;
+    case 'g':
+    case 'G': v *= 1e9, end++; break;
+    default: break;
+    }
+    if (strncmp(end, "bit", 3) == 0) end += 3;
+    return *end || !(v > 0) || !isfinite(v) ? -1 : v;
+}
 
 long long tc_parse_size(const char *s)
 {

@@ -180,4 +180,9 @@ int tc_config_nap(const tc_config_t *cfg, int host_procs, int several_hosts);
  *  on error (no leading digit, other text, or over LLONG_MAX). */
 long long tc_parse_size(const char *s);
 
+/** Parse a link rate in bits/s such as "1G", "100M", "1gbit", "2.5e9"
+ *  (decimal K, M or G, then an optional "bit").  Returns -1 on error (no
+ *  number, other text, not above 0, not finite). */
+double tc_parse_rate(const char *s);
+
 #endif

@@ -188,29 +188,7 @@ static int opt_int(const char *opt, const char *arg, long min, int *out)
  * them; else a message and -1. */
 static int opt_link(const char *arg, double *out)
 {
-    char *end;
-    double link = strtod(arg, &end);
-    switch (*end) { /* decimal, as link rates are given */
-    case 'k':
-    case 'K':
-        link *= 1e3;
-        end++;
-        break;
-    case 'm':
-    case 'M':
-        link *= 1e6;
-        end++;
-        break;
-    case 'g':
-    case 'G':
-        link *= 1e9;
-        end++;
-        break;
-    default: break;
-    }
-    *out = link;
-    if (strncmp(end, "bit", 3) == 0) end += 3;
-    if (*end || link <= 0) {
+    if ((*out = tc_parse_rate(arg)) < 0) {
         fprintf(stderr, "topocoll_bench: --link %s: a rate in bits/s (1G, 100M, 1gbit)\n", arg);
         return -1;
     }
