@@ -219,14 +219,15 @@ static tc_status_t relay_foreign(tc_bcast_t *op, tc_bcast_part_t *p, uint64_t to
     return TC_OK;
 }
 
-/* The segments of part @p that travel in its first message: as many
- * whole ones as fit TC_BCAST_INLINE (the same for sender and receiver
- * once the header gave the sender's layout). */
+/* The segments of part @p that travel in its first message: all of them
+ * when the part fits TC_BCAST_INLINE, else none (the same for sender and
+ * receiver once the header gave the sender's layout).  Never some: a first
+ * message above the transport's eager size goes by rendezvous, and over a
+ * stream (TCP) the rest of it would queue behind every eager segment sent
+ * after it, so each node would hold the pipeline for a whole part. */
 static size_t inline_segs(const tc_bcast_part_t *p)
 {
-    if (p->nseg == 0 || p->seg > TC_BCAST_INLINE) return 0;
-    size_t k = TC_BCAST_INLINE / p->seg;
-    return k < p->nseg ? k : p->nseg;
+    return p->len <= TC_BCAST_INLINE ? p->nseg : 0;
 }
 
 /* Part @p's stage for its first message: the header and up to

@@ -60,8 +60,8 @@
 #define TC_BCAST_MAXPART TC_CTL_PARTS /* rails a broadcast is split over */
 
 /* The first message of a part on each link between nodes: this header (the
- * sender's byte count of the whole broadcast), with the first segments
- * behind it, as many whole ones as fit TC_BCAST_INLINE (one message for a
+ * sender's byte count of the whole broadcast), with the part's segments
+ * behind it when the part fits TC_BCAST_INLINE (one message for a
  * broadcast up to 64 KiB), else alone before the segments.  The receiver posts it
  * TC_BCAST_INLINE bytes beyond the header, so it is never truncated, and
  * posts the segments only once the header said the sender's layout: the
