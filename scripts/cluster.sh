@@ -11,9 +11,18 @@ usage() {
   cat <<'EOF'
 usage: scripts/cluster.sh COMMAND [ARGS]
 
-  up K [RATE]        make K hosts (RATE: a tc rate such as 1gbit or 100mbit,
+  up K [RATE] [--switches S [--uplink RATE]]
+                     make K hosts (RATE: a tc rate such as 1gbit or 100mbit,
                      applied with tbf on both ends of each host's link);
-                     prints CLUSTER_ID=... for the other commands
+                     prints CLUSTER_ID=... for the other commands.
+                     --switches S: a two-level network: the hosts in S
+                     blocks of consecutive hosts, each block on its own
+                     switch (a bridge), the switches joined by a core
+                     switch (the launcher's bridge) through one uplink
+                     each, shaped at --uplink (default RATE) both ways;
+                     topology.conf in the state directory describes it
+                     (Slurm syntax: run --env
+                     TOPOCOLL_NETWORK_TOPOLOGY=$CLUSTER_STATE/topology.conf)
   down               remove the cluster: kill what runs on its hosts, delete
                      the namespaces, veths, bridge, /etc/netns entries, state
   run [OPTIONS] [--] PROG ARGS...
@@ -102,7 +111,7 @@ die() { echo "cluster: $*" >&2; exit 1; }
 skip() { echo "cluster: SKIPPED: cannot make network namespaces here ($*)"; exit "$SKIP"; }
 
 # ---- state --------------------------------------------------------------------
-# $state/state (sourced): ID K RATE PREFIX BRIDGE BRADDR
+# $state/state (sourced): ID K RATE PREFIX BRIDGE BRADDR SWITCHES UPLINK
 # $state/hosts: one line per host: INDEX NAME NAMESPACE ADDRESS ROOT_VETH
 # $state/agent: the rsh/ssh stand-in given to the launchers
 
@@ -201,11 +210,57 @@ EOF
   chmod +x "$state/agent"
 }
 
+# The switch (bridge) host @1 hangs from: the launcher's bridge on a flat
+# network; else the bridge of its block of consecutive hosts.
+switch_of() {
+  ((SWITCHES > 1)) || { echo "$BRIDGE"; return; }
+  echo "tcb${ID}S$(( ($1 - 1) * SWITCHES / K + 1 ))"
+}
+
+# Two levels: a bridge per switch, joined to the launcher's bridge (the core
+# switch) by a veth pair, shaped both ways at UPLINK; and topology.conf.
+# (Upper-case letters in these names: no cluster id has one, so no other
+# cluster's bridge or veth can bear them.)
+switches_up() {
+  local s sw up first last
+  : >"$state/topology.conf"
+  for ((s = 1; s <= SWITCHES; s++)); do
+    sw=tcb${ID}S$s up=tc${ID}U$s
+    ip link add "$sw" type bridge
+    [[ ! -w /proc/sys/net/ipv6/conf/$sw/disable_ipv6 ]] || echo 1 >"/proc/sys/net/ipv6/conf/$sw/disable_ipv6"
+    ip link add "$up" type veth peer name "tc${ID}C$s"
+    ip link set "$up" master "$sw"
+    ip link set "tc${ID}C$s" master "$BRIDGE"
+    ip link set "$sw" up
+    ip link set "$up" up
+    ip link set "tc${ID}C$s" up
+    if [[ -n $UPLINK ]]; then RATE=$UPLINK tbf "$up"; RATE=$UPLINK tbf "tc${ID}C$s"; fi
+    first=$(( ((s - 1) * K + SWITCHES - 1) / SWITCHES + 1 )) last=$(( (s * K + SWITCHES - 1) / SWITCHES ))
+    if ((first == last)); then echo "SwitchName=s$s Nodes=tc$ID-h$first"; else
+      echo "SwitchName=s$s Nodes=tc$ID-h[$first-$last]"; fi >>"$state/topology.conf"
+  done
+  echo "SwitchName=core Switches=s[1-$SWITCHES]" >>"$state/topology.conf"
+}
+
 cmd_up() {
-  (($# >= 1 && $# <= 2)) || die "usage: up K [RATE]"
-  K=$1 RATE=${2:-}
+  local usage="usage: up K [RATE] [--switches S [--uplink RATE]]"
+  (($# >= 1)) || die "$usage"
+  K=$1 RATE="" SWITCHES=1 UPLINK=""
+  shift
+  if (($#)) && [[ $1 != --* ]]; then RATE=$1; shift; fi
+  while (($#)); do
+    case $1 in
+      --switches) SWITCHES=${2:?$usage}; shift 2 ;;
+      --uplink) UPLINK=${2:?$usage}; shift 2 ;;
+      *) die "$usage" ;;
+    esac
+  done
   [[ $K =~ ^[1-9][0-9]?$ ]] || die "K=$K: 1 to 99 hosts"
   [[ -z $RATE ]] || tc_rate_bytes "$RATE" >/dev/null
+  [[ $SWITCHES =~ ^[1-9][0-9]?$ ]] && ((SWITCHES <= K)) || die "--switches $SWITCHES: 1 to K ($K)"
+  ((SWITCHES > 1)) || [[ -z $UPLINK ]] || die "--uplink needs --switches 2 or more"
+  UPLINK=${UPLINK:-$RATE}
+  [[ -z $UPLINK ]] || tc_rate_bytes "$UPLINK" >/dev/null
   ID=${CLUSTER_ID:-$(printf '%x' $$)}
   [[ $ID =~ ^[a-z0-9]{1,6}$ ]] || die "CLUSTER_ID=$ID: 1 to 6 characters [a-z0-9]"
   state=${CLUSTER_STATE:-/tmp/topocoll-cluster-$ID}
@@ -233,8 +288,8 @@ cmd_up() {
     ((t < 250)) || die "no free 10.213.N.0/24"
   fi
   BRADDR=$PREFIX.254
-  printf 'ID=%s\nK=%s\nRATE=%s\nPREFIX=%s\nBRIDGE=%s\nBRADDR=%s\n' "$ID" "$K" "$RATE" "$PREFIX" "$BRIDGE" \
-    "$BRADDR" >"$state/state"
+  printf 'ID=%s\nK=%s\nRATE=%s\nPREFIX=%s\nBRIDGE=%s\nBRADDR=%s\nSWITCHES=%s\nUPLINK=%s\n' "$ID" "$K" "$RATE" \
+    "$PREFIX" "$BRIDGE" "$BRADDR" "$SWITCHES" "$UPLINK" >"$state/state"
   : >"$state/hosts"
   local i name err
   for ((i = 1; i <= K; i++)); do
@@ -260,6 +315,7 @@ cmd_up() {
   [[ ! -w /proc/sys/net/ipv6/conf/$BRIDGE/disable_ipv6 ]] || echo 1 >"/proc/sys/net/ipv6/conf/$BRIDGE/disable_ipv6"
   ip addr add "$BRADDR/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
+  ((SWITCHES == 1)) || switches_up
   local ns veth peer
   for ((i = 1; i <= K; i++)); do
     name=$(host_field "$i" 1) ns=$(host_field "$i" 2) veth=$(host_field "$i" 4) peer=tc${ID}p$i
@@ -274,7 +330,7 @@ cmd_up() {
     ip -n "$ns" addr add "$PREFIX.$i/24" dev eth0
     ip -n "$ns" link set lo up
     ip -n "$ns" link set eth0 up
-    ip link set "$veth" master "$BRIDGE"
+    ip link set "$veth" master "$(switch_of "$i")"
     ip link set "$veth" up
     if [[ -n $RATE ]]; then
       tbf -n "$ns" eth0   # what the host sends
@@ -294,8 +350,10 @@ cmd_up() {
     reachable "$PREFIX.$i" || die "host $i ($PREFIX.$i) does not answer through $BRIDGE"
   done
   trap - EXIT
+  local net=""
+  ((SWITCHES == 1)) || net=", $SWITCHES switches, uplinks ${UPLINK:-unlimited}"
   echo "cluster $ID: $K host(s) $(host_field 1 1)..$(host_field "$K" 1) on $PREFIX.0/24" \
-       "(launcher $BRADDR on $BRIDGE), link rate ${RATE:-unlimited}${RATE:+ (tbf, both directions)}; state $state"
+       "(launcher $BRADDR on $BRIDGE), link rate ${RATE:-unlimited}${RATE:+ (tbf, both directions)}$net; state $state"
   echo "CLUSTER_ID=$ID"
 }
 
@@ -336,6 +394,10 @@ teardown() {
     if ip link show "tc${ID}p$i" >/dev/null 2>&1; then ip link delete "tc${ID}p$i" 2>/dev/null || true; fi
     if [[ -d /etc/netns/$ns ]]; then rm -rf "/etc/netns/$ns"; fi
   done
+  for ((i = 1; i <= ${SWITCHES:-1} && ${SWITCHES:-1} > 1; i++)); do
+    if ip link show "tc${ID}U$i" >/dev/null 2>&1; then ip link delete "tc${ID}U$i" 2>/dev/null || true; fi
+    if ip link show "tcb${ID}S$i" >/dev/null 2>&1; then ip link delete "tcb${ID}S$i" 2>/dev/null || true; fi
+  done
   if ip link show "$BRIDGE" >/dev/null 2>&1; then ip link delete "$BRIDGE" 2>/dev/null || true; fi
   rm -rf "$state"
 }
@@ -345,7 +407,7 @@ cmd_down() {
   load
   teardown
   local left
-  left=$( (ip netns list; ip -o link show) 2>/dev/null | grep -E "\btc$ID-h[0-9]|\btcb$ID\b|\btc${ID}[vp][0-9]" || true)
+  left=$( (ip netns list; ip -o link show) 2>/dev/null | grep -E "\btc$ID-h[0-9]|\btcb$ID\b|\btc${ID}[vpUC][0-9]|\btcb${ID}S[0-9]" || true)
   [[ -z $left ]] || die "cluster $ID: left behind after down: $left"
   echo "cluster $ID: down"
 }

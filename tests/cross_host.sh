@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/cross_host.sh BUILD_DIR MPI -- the collective test programs across
-# emulated hosts (scripts/cluster.sh: network namespaces, veths, a bridge;
-# no link shaping) under MPI (openmpi|mpich), launched by the MPI's own
-# launcher.  Every program checks its results against the native MPI and
+# emulated hosts (scripts/cluster.sh: network namespaces, veths, two leaf
+# switches under a core one, no link shaping) under MPI (openmpi|mpich),
+# launched by the MPI's own launcher.  Every program checks its results against the native MPI and
 # exits non-zero on a mismatch.
 #
 # Programs: test_bcast, test_reduce (Reduce and Allreduce), test_allgather,
@@ -14,8 +14,9 @@
 # libtopocoll_pmpi.so).  Layouts (ranks per host): 2x2 (2,2), 3 hosts of 2,
 # 2 and 1 (2,2,1), 2x2 with TOPOCOLL_VIRTUAL_NODES=2 (two virtual nodes on
 # each host; under MPICH test_reduce runs at 2x2 only, see below); test_hsplit
-# once more on 2,2,1 with TOPOCOLL_NETWORK_TOPOLOGY naming the hosts' real
-# hostnames (two leaf switches under a top one: --expect-switch).  Also: the
+# once more on 2,2,1 with TOPOCOLL_NETWORK_TOPOLOGY, the cluster's own
+# topology.conf (hosts 1 and 2 under one leaf switch, 3 under the other:
+# --expect-switch).  Also: the
 # inter-host bytes really cross the hosts' veths (a ping-pong's counters),
 # test_nic (no MPI: the XML NIC checks) on every host, and no topocoll-*
 # segment left in /dev/shm by these runs.
@@ -29,7 +30,8 @@
 # once (Bcast, Reduce/Allreduce, Allgather, Barrier, the nonblocking steps,
 # Gather/Scatter/Alltoall, the v-collectives, Scan/Exscan, Reduce_scatter),
 # each its results against the native MPI's; CROSS_HOST_RATE (a tc rate,
-# default none) shapes the links.
+# default none) shapes the links; CROSS_HOST_SWITCHES=S puts the hosts
+# under S leaf switches (default 1), CROSS_HOST_UPLINK their uplinks' rate.
 set -uo pipefail
 (($# == 2)) || { echo "usage: tests/cross_host.sh BUILD_DIR openmpi|mpich" >&2; exit 2; }
 build=$(cd "$1" && pwd) || exit 2
@@ -72,9 +74,10 @@ cleanup() {
 scale=${CROSS_HOST_SCALE:-}
 if [[ -n $scale ]]; then
   [[ $scale =~ ^([0-9]+)x([0-9]+)$ ]] || { echo "cross-host: CROSS_HOST_SCALE is KxP, not $scale" >&2; exit 2; }
-  out=$("$cluster" up "${BASH_REMATCH[1]}" ${CROSS_HOST_RATE:-} 2>&1)
+  out=$("$cluster" up "${BASH_REMATCH[1]}" ${CROSS_HOST_RATE:-} --switches "${CROSS_HOST_SWITCHES:-1}" \
+        ${CROSS_HOST_UPLINK:+--uplink "$CROSS_HOST_UPLINK"} 2>&1)
 else
-  out=$("$cluster" up 3 2>&1)
+  out=$("$cluster" up 3 --switches 2 2>&1)
 fi
 rc=$?
 if ((rc == 77)); then
@@ -273,15 +276,9 @@ if [[ kill_in_collective_2x2 =~ $filter ]]; then
   verdict kill_in_collective_2x2 "$ok" "$log" $((SECONDS - t0)) "$why"
 fi
 
-# Switch levels from a Slurm topology.conf naming the hosts' real hostnames.
-netconf=$tmp/topology.conf
-id_host=${h1%-h1}
-cat >"$netconf" <<EOF
-# the emulated hosts: 1 and 2 under one leaf switch, 3 under another
-SwitchName=leaf0 Nodes=$id_host-h[1-2]
-SwitchName=leaf1 Nodes=$id_host-h3
-SwitchName=top Switches=leaf[0-1]
-EOF
+# Switch levels from the cluster's Slurm topology.conf (its real hostnames:
+# hosts 1 and 2 under leaf switch s1, host 3 under s2).
+netconf=$CLUSTER_STATE/topology.conf
 run hsplit_3hosts_221_network_switches 'test_hsplit np=5 .*switches\).* 0 failed$' -- --hosts 2,2,1 \
   --env "TOPOCOLL_NETWORK_TOPOLOGY=$netconf" -- "$bin/test_hsplit" --expect-switch
 
