@@ -17,6 +17,11 @@
 #                        Alltoall what each rank contributes in all (its
 #                        block is SIZE / ranks, at least 8 B)
 #   --reps R             repetitions per point, the median (default 3)
+#   --switches S         a two-level network: the hosts under S switches,
+#                        joined by uplinks (scripts/cluster.sh up
+#                        --switches); files named ...-swS
+#   --uplink RATE        the uplinks' rate (default the links')
+#   --plot-only          no runs: the plots again from OUTDIR's summaries
 #
 # One topocoll_bench run per (rate, host count, collective, peer): the peer
 # and topocoll interleaved, every result checked, medians, the link bound
@@ -35,7 +40,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: scale_bench.sh OUTDIR [--mpi M] [--hosts LIST] [--rates LIST] [--colls LIST] [--peers LIST] [--sizes LIST] [--reps R]}
 shift
 mpi=openmpi hosts=2,4,8,16 ppn=2 rates=1gbit,100mbit colls=bcast,reduce,allreduce,allgather,alltoall
-peers="" sizes=8,64K,1M,4M reps=3
+peers="" sizes=8,64K,1M,4M reps=3 switches=1 uplink="" plot_only=0
 while (($#)); do
   case $1 in
     --mpi) mpi=${2:?}; shift ;;
@@ -46,14 +51,20 @@ while (($#)); do
     --peers) peers=${2:?}; shift ;;
     --sizes) sizes=${2:?}; shift ;;
     --reps) reps=${2:?}; shift ;;
+    --switches) switches=${2:?}; shift ;;
+    --uplink) uplink=${2:?}; shift ;;
+    --plot-only) plot_only=1; shift; continue ;;
     *) echo "scale_bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
 done
 [[ $mpi == openmpi || $mpi == mpich ]] || { echo "scale_bench.sh: --mpi openmpi|mpich" >&2; exit 2; }
 [[ -n $peers ]] || { [[ $mpi == openmpi ]] && peers=native,han,adapt || peers=native; }
+net=() sw=""
+((switches > 1)) || [[ -z $uplink ]] || { echo "scale_bench.sh: --uplink needs --switches 2 or more" >&2; exit 2; }
+((switches == 1)) || { net=(--switches "$switches" ${uplink:+--uplink "$uplink"}); sw=-sw$switches; }
 build=$root/build-$mpi
-[[ -x $build/topocoll_bench ]] || "$root/scripts/build.sh" "$build" "$mpi"
+((plot_only)) || [[ -x $build/topocoll_bench ]] || "$root/scripts/build.sh" "$build" "$mpi"
 mkdir -p "$out"
 export CLUSTER_ID=${CLUSTER_ID:-sb$$}
 export CLUSTER_ID=${CLUSTER_ID:0:6}
@@ -74,17 +85,22 @@ IFS=, read -ra peer_l <<<"$peers"
 IFS=, read -ra size_l <<<"$sizes"
 for rate in "${rate_l[@]}"; do
   link=${rate%bit}
-  sum=$out/scale-$mpi-$rate.csv
-  echo "rate,hosts,ppn,coll,size,block,peer,peer_us,topocoll_us,ratio,link_us,x_link,net_peer_B,net_topocoll_B" >"$sum"
-  "$cluster" down >/dev/null 2>&1 || true
-  "$cluster" up 2 "$rate" >/dev/null
-  { echo "# scripts/cluster.sh up 2 $rate; scripts/cluster.sh calib --mpi $mpi"
-    "$cluster" calib --mpi "$mpi"; } >"$out/calib-$mpi-$rate.txt" 2>&1
-  grep '^pingpong' "$out/calib-$mpi-$rate.txt" | sed "s/^/  $rate: /"
-  for k in "${host_l[@]}"; do
+  sum=$out/scale-$mpi-$rate$sw.csv
+  ((plot_only)) && host_runs=() || host_runs=("${host_l[@]}")
+  if ((plot_only)) && [[ ! -f $sum ]]; then echo "scale_bench.sh: no $sum to plot" >&2; continue; fi
+  if ((!plot_only)); then
+    echo "rate,hosts,ppn,coll,size,block,peer,peer_us,topocoll_us,ratio,link_us,x_link,net_peer_B,net_topocoll_B" >"$sum"
+    "$cluster" down >/dev/null 2>&1 || true
+    "$cluster" up 2 "$rate" >/dev/null
+    { echo "# scripts/cluster.sh up 2 $rate; scripts/cluster.sh calib --mpi $mpi"
+      "$cluster" calib --mpi "$mpi"; } >"$out/calib-$mpi-$rate.txt" 2>&1
+    grep '^pingpong' "$out/calib-$mpi-$rate.txt" | sed "s/^/  $rate: /"
+  fi
+  for k in "${host_runs[@]}"; do
+    ((k >= switches)) || continue   # (fewer hosts than switches)
     np=$((k * ppn))
     "$cluster" down >/dev/null 2>&1 || true
-    "$cluster" up "$k" "$rate" >/dev/null
+    "$cluster" up "$k" "$rate" "${net[@]}" >/dev/null
     for c in "${coll_l[@]}"; do
       # the sizes as topocoll_bench counts them (a block per rank for
       # allgather and alltoall), and what each stands for
@@ -105,13 +121,13 @@ for rate in "${rate_l[@]}"; do
           adapt) env=(--env OMPI_MCA_coll_adapt_priority=100) ;;
           *) echo "scale_bench.sh: unknown peer $peer" >&2; exit 2 ;;
         esac
-        name=$mpi-$rate-${k}x$ppn-$c-$peer
+        name=$mpi-$rate$sw-${k}x$ppn-$c-$peer
         cmd=("$cluster" run --mpi "$mpi" --hosts "${k}x$ppn" --quiet "${env[@]}" -- "$build/topocoll_bench"
              --coll "$c" --sizes "$(IFS=,; echo "${blist[*]}")" --reps "$reps" --link "$link" --net
              --csv "$out/$name.csv")
         t0=$SECONDS
         {
-          echo "# scripts/cluster.sh up $k $rate; $(printf '%q ' "${cmd[@]}" | sed "s|$root/||g")"
+          echo "# scripts/cluster.sh up $k $rate ${net[*]}; $(printf '%q ' "${cmd[@]}" | sed "s|$root/||g")"
           echo "# $(date -u +%FT%TZ), $(uname -r), $(nproc) cores shared by every emulated host"
           timeout 1200 "${cmd[@]}" 2>&1 | sed '/setpgid/d' || echo "# exit status $?"
         } >"$out/$name.txt"
@@ -131,6 +147,8 @@ for rate in "${rate_l[@]}"; do
   done
   # time against hosts, one PNG per size, one panel per collective
   if command -v gnuplot >/dev/null; then
+    cols=$((${#coll_l[@]} < 3 ? ${#coll_l[@]} : 3))
+    rows=$(((${#coll_l[@]} + cols - 1) / cols))
     for s in "${size_l[@]}"; do
       b=$(bytes_of "$s")
       panels=""
@@ -147,9 +165,9 @@ for rate in "${rate_l[@]}"; do
         panels+="$line"$'\n'
       done
       gnuplot <<EOF || true
-set terminal pngcairo size 1500,900 font ',10'
-set output '$out/scale-$mpi-$rate-$s.png'
-set multiplot layout 2,3 title "$mpi, $s, ${ppn} ranks per host, links at $rate: time per call (us) against hosts; $(nproc) cores shared by all hosts"
+set terminal pngcairo size $((cols < 2 ? 900 : 500 * cols)),$((450 * rows)) font ',10'
+set output '$out/scale-$mpi-$rate$sw-$s.png'
+set multiplot layout $rows,$cols title "$mpi, $s, ${ppn} ranks per host, links at $rate${sw:+, $switches switches, uplinks at ${uplink:-$rate}}: time per call (us) against hosts; $(nproc) cores shared by all hosts"
 set logscale xy; set xtics (2,4,8,16,32); set xlabel 'hosts'; set ylabel 'us'; set key top left; set grid
 $panels
 unset multiplot
