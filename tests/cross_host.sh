@@ -2,8 +2,8 @@
 # tests/cross_host.sh BUILD_DIR MPI -- the collective test programs across
 # emulated hosts (scripts/cluster.sh: network namespaces, veths, two leaf
 # switches under a core one, no link shaping) under MPI (openmpi|mpich),
-# launched by the MPI's own launcher.  Every program checks its results against the native MPI and
-# exits non-zero on a mismatch.
+# launched by the MPI's own launcher.  Every program checks its results
+# against the native MPI and exits non-zero on a mismatch.
 #
 # Programs: test_bcast, test_reduce (Reduce and Allreduce), test_allgather,
 # test_barrier, test_nbsteps (nonblocking), test_nuioa (NIC-aware leaders),

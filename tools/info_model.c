@@ -22,14 +22,6 @@ int info_model_shape(const char *arg, info_model_t *m)
     return 0;
 }
 
-int info_model_rate(const char *arg, double *bps)
-{
-    double v = tc_parse_rate(arg);
-    if (v < 0) return -1;
-    *bps = v;
-    return 0;
-}
-
 /* The parameters for @m at @bps, with its overrides and emulation. */
 static int params(const info_model_t *m, double bps, tc_cost_params_t *p)
 {
@@ -134,7 +126,7 @@ static row_t *read_rows(const char *path, int *n)
         if (sscanf(line, "%31[^,],%d,%d,%31[^,],%llu,%llu,%31[^,],%lf,%lf", rate, &x.hosts, &x.ppn,
                    coll, &size, &block, peer, &x.nat_us, &x.top_us) != 9)
             continue;
-        if (strcmp(peer, "native") != 0 || info_model_rate(rate, &x.bps) != 0 ||
+        if (strcmp(peer, "native") != 0 || (x.bps = tc_parse_rate(rate)) < 0 ||
             (x.coll = tc_cost_coll(coll)) < 0 || !(x.nat_us > 0) || !(x.top_us > 0) ||
             x.hosts < 2 || x.ppn < 1 || (long long)x.hosts * x.ppn > TC_COST_MAX_RANKS)
             continue; /* not a native row between nodes the model takes */

@@ -27,9 +27,6 @@ typedef struct info_model {
 /** Parses "NxP" into @m (1 <= N, P <= 1<<20); 0, or -1. */
 int info_model_shape(const char *arg, info_model_t *m);
 
-/** Parses a rate in bits/s (1G, 100M, 1gbit); 0, or -1. */
-int info_model_rate(const char *arg, double *bps);
-
 /** Runs the mode: the table, or the check (and fit).  Returns the exit status. */
 int info_model_run(const info_model_t *m);
 

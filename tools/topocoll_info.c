@@ -461,7 +461,7 @@ static int parse_model_opt(int ch, const char *arg, opts_t *o)
         o->model = (size_t)v;
         return 0;
     case 'l':
-        if (info_model_rate(arg, &o->cost.link_bps) != 0) {
+        if ((o->cost.link_bps = tc_parse_rate(arg)) < 0) {
             fprintf(stderr, "topocoll_info: --link %s: a rate in bits/s (1G, 100M)\n", arg);
             return -1;
         }

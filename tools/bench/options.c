@@ -4,7 +4,7 @@
  */
 #include "bench.h"
 
-#include "base/config.h" /* tc_parse_size: the library's size syntax (bench.h) */
+#include "base/config.h" /* tc_parse_size, tc_parse_rate: the library's syntax (bench.h) */
 
 #include <getopt.h>
 #include <stdlib.h>
