@@ -210,18 +210,16 @@ static void exchanges(MPI_Comm comm, int b)
         CHECK(!memcmp(atv, ref, rt), "Alltoallv_init %d B start %d", b, it);
         PMPI_Alltoall(sb, b, MPI_CHAR, ref, b, MPI_CHAR, comm);
         CHECK(!memcmp(at2, ref, (size_t)b * size), "Alltoall_init %d B start %d", b, it);
-        /* on one node Allgatherv runs in topocoll from 4 KiB blocks */
+        /* on one node with single copy topocoll runs the irregular
+         * exchanges at every size (their tables kept) */
         topocoll_comm_info_t ci = TOPOCOLL_COMM_INFO_INIT;
         topocoll_comm_query(comm, &ci);
-        if (ci.enabled && ci.nnodes == 1 && b >= 4096)
-            CHECK(nb_runs(comm, TOPOCOLL_COLL_ALLGATHERV) > agv0,
-                  "Allgatherv_init %d B start %d: not topocoll's", b, it);
-        /* and Gatherv, Alltoallv at every size when asked (their tables kept) */
-        const char *force = getenv("TOPOCOLL_GATHERV_ALG");
-        if (ci.enabled && ci.nnodes == 1 && force && strcmp(force, "node") == 0)
-            CHECK(nb_runs(comm, TOPOCOLL_COLL_GATHERV) > gv0 &&
+        if (ci.enabled && ci.nnodes == 1 && ci.single_copy)
+            CHECK(nb_runs(comm, TOPOCOLL_COLL_ALLGATHERV) > agv0 &&
+                      nb_runs(comm, TOPOCOLL_COLL_GATHERV) > gv0 &&
                       nb_runs(comm, TOPOCOLL_COLL_ALLTOALLV) > atv0,
-                  "Gatherv_init, Alltoallv_init %d B start %d: not topocoll's", b, it);
+                  "Allgatherv_init, Gatherv_init, Alltoallv_init %d B start %d: not topocoll's", b,
+                  it);
     }
     for (int k = 0; k < 6; k++) MPI_Request_free(&r[k]);
     free(sb), free(bc), free(ag), free(agv), free(atv), free(ref), free(at2), free(gv);

@@ -24,6 +24,7 @@
 #include "api_int.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,11 +153,20 @@ typedef struct vx_bufs {
     int idx;
     size_t *stab; /* Alltoallv: our block for each rank, length and offset from in */
     size_t span;  /*   within span bytes */
+    int blocking; /* hold may be local: a blocking call's, no allocation */
+    _Alignas(16) char local[1024];
 } vx_bufs_t;
+
+/* @bytes for b->hold: b->local where a blocking call's fit it (a small
+ * call pays no allocation), else malloc's.  NULL: no memory. */
+static char *hold_alloc(vx_bufs_t *b, size_t bytes)
+{
+    return (b->hold = b->blocking && bytes <= sizeof(b->local) ? b->local : malloc(bytes));
+}
 
 static void bufs_free(vx_bufs_t *b)
 {
-    free(b->hold);
+    if (b->hold != b->local) free(b->hold);
     free(b->pout);
     if (b->idx) PMPI_Type_free(&b->utype);
     b->hold = b->pout = NULL;
@@ -332,7 +342,6 @@ static tc_status_t buffers_alltoallv(const vx_call_t *x, const tc_ctx_t *c, vx_b
     vx_dims_t d = { 0 };
     MPI_Aint slb, sext;
     int sts = 0;
-    memset(b, 0, sizeof(*b));
     d.table = 1;
     d.tdense = dense(x->recvtype, &d.tlb, &d.text, &d.tts);
     const int inplace = x->sendbuf == MPI_IN_PLACE;
@@ -346,7 +355,7 @@ static tc_status_t buffers_alltoallv(const vx_call_t *x, const tc_ctx_t *c, vx_b
         (d.total > (size_t)INT_MAX || stotal > (size_t)INT_MAX))
         return TC_ERR_NOMEM; /* (MPI_Pack counts in int) */
     const size_t tab = 4 * (size_t)n * sizeof(size_t);
-    if (!(b->hold = malloc(tab + packed + 1))) return TC_ERR_NOMEM;
+    if (!hold_alloc(b, tab + packed + 1)) return TC_ERR_NOMEM;
     char *tbuf = NULL;
     b->stab = (size_t *)(void *)b->hold + 2 * (size_t)n;
     tc_status_t st = table_side(x, n, &d, b, NULL, &tbuf);
@@ -355,14 +364,16 @@ static tc_status_t buffers_alltoallv(const vx_call_t *x, const tc_ctx_t *c, vx_b
     return st;
 }
 
-/* The buffers of @x on @c's rank: TC_OK or TC_ERR_NOMEM (@b freed). */
-static tc_status_t buffers(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b)
+/* The buffers of @x on @c's rank (@blocking: a blocking call's, whose
+ * small tables need no allocation): TC_OK or TC_ERR_NOMEM (@b freed). */
+static tc_status_t buffers(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b, int blocking)
 {
     const int n = c->map.size, me = c->map.rank;
     vx_dims_t d = { 0 };
     MPI_Aint bext;
+    memset(b, 0, offsetof(vx_bufs_t, local));
+    b->blocking = blocking;
     if (x->kind == TC_VX_ALLTOALLV) return buffers_alltoallv(x, c, b);
-    memset(b, 0, sizeof(*b));
     sides(x, me, &d.table, &d.block);
     d.tdense = d.table ? dense(table_type(x), &d.tlb, &d.text, &d.tts) : 1;
     d.bdense = d.block ? dense(block_type(x), &d.blb, &bext, &d.bts) : 1;
@@ -374,7 +385,7 @@ static tc_status_t buffers(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b)
     if ((!d.tdense || !d.bdense) && (d.total > (size_t)INT_MAX || d.own > (size_t)INT_MAX))
         return TC_ERR_NOMEM; /* (MPI_Pack counts in int) */
     size_t tab = d.table ? 2 * (size_t)n * sizeof(size_t) : 0;
-    if (!(b->hold = malloc(tab + pin + 1))) return TC_ERR_NOMEM;
+    if (!hold_alloc(b, tab + pin + 1)) return TC_ERR_NOMEM;
     char *packed_in = b->hold + tab, *tbuf = NULL;
     tc_status_t st = d.table ? table_side(x, n, &d, b, packed_in, &tbuf) : TC_OK;
     if (st == TC_OK && d.block) st = block_side(x, &d, b, packed_in);
@@ -437,7 +448,7 @@ static int run_blocking(const vx_call_t *x)
     if (rc != TC_API_RUN) return rc;
     tc_ctx_t *c = p.ctx;
     vx_bufs_t b;
-    tc_status_t st = buffers(x, c, &b);
+    tc_status_t st = buffers(x, c, &b, 1);
     if (st == TC_OK) {
         tc_nb_drain(c); /* this communicator's nonblocking operations come first */
         tc_coll_args_t a = args_of(x, &b, 1);
@@ -465,7 +476,7 @@ static int run_nonblocking(const vx_call_t *x, MPI_Request *request)
     if (rc != TC_API_RUN) return rc;
     vx_bufs_t b;
     tc_nb_t *op = NULL;
-    if (buffers(x, p.ctx, &b) != TC_OK || !(op = tc_api_nb_new(&p, g_kind[x->kind], x->name))) {
+    if (buffers(x, p.ctx, &b, 0) != TC_OK || !(op = tc_api_nb_new(&p, g_kind[x->kind], x->name))) {
         bufs_free(&b);
         return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
     }

@@ -16,9 +16,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define TC_CTL_PARTS    4  /* parts a producer publishes separately (Bcast's rails) */
-#define TC_TUNE_KINDS   4  /* collectives tuned online (coll/tune) */
-#define TC_TUNE_BUCKETS 12 /* size classes per collective (8 KiB-16 MiB) */
+#define TC_CTL_PARTS    4            /* parts a producer publishes separately (Bcast's rails) */
+#define TC_TUNE_KINDS   4            /* collectives tuned online (coll/tune) */
+#define TC_TUNE_BUCKETS 12           /* size classes per collective (8 KiB-16 MiB) */
+#define TC_CTL_ABORTS   TC_SHM_ITEMS /* failed collectives a line remembers */
 
 typedef struct tc_cctl {
     /* As a producer (the process whose buffer feeds the node) the owner
@@ -47,11 +48,15 @@ typedef struct tc_cctl {
     _Atomic uint64_t tune[TC_TUNE_KINDS * TC_TUNE_BUCKETS];
     _Atomic uint64_t tune_seq; /* coll/tune, local rank 0: the tuned Bcast it
                                   has started (its choice word is written) */
-    /* Failure: the last collective its owner failed, and how (a tc_status_t,
-     * written before abort_seq), so the processes waiting for it fail too
-     * (the drivers check it while they wait: tc_cctl_peer_failed). */
-    _Atomic uint64_t abort_seq;
-    _Atomic int64_t abort_status;
+    /* Failure: the collectives its owner failed, and how (a tc_status_t,
+     * written before the sequence number), so the processes waiting for it
+     * fail too (the drivers check it while they wait:
+     * tc_cctl_peer_failed).  A ring by sequence number: a process that
+     * failed a call and went on to fail the next ones must not hide the
+     * first from a process still inside it (the others may run up to the
+     * eager items' TC_SHM_ITEMS calls ahead). */
+    _Atomic uint64_t abort_seq[TC_CTL_ABORTS];
+    _Atomic int32_t abort_status[TC_CTL_ABORTS];
     _Atomic uint64_t total; /* Bcast's source: the bytes of ready_seq's message */
 } tc_cctl_t;
 
@@ -79,9 +84,10 @@ static inline void tc_cctl_abort(tc_shm_t *s, uint64_t seq, tc_status_t st)
 {
     tc_assert(st < 0 && seq > 0);
     tc_cctl_t *me = tc_cctl(s, s->me);
-    atomic_store_explicit(&me->abort_status, st, memory_order_relaxed);
+    const size_t k = (size_t)(seq % TC_CTL_ABORTS);
+    atomic_store_explicit(&me->abort_status[k], (int32_t)st, memory_order_relaxed);
     /* Release: the status before the sequence number. */
-    atomic_store_explicit(&me->abort_seq, seq, memory_order_release);
+    atomic_store_explicit(&me->abort_seq[k], seq, memory_order_release);
     tc_cctl_finish(s, seq);
 }
 
@@ -94,8 +100,9 @@ static inline tc_status_t tc_cctl_peer_failed(const tc_shm_t *s, uint64_t seq)
         if (i == s->me) continue;
         tc_cctl_t *c = tc_cctl(s, i);
         /* Acquire: pairs with the release in tc_cctl_abort. */
-        if (atomic_load_explicit(&c->abort_seq, memory_order_acquire) != seq) continue;
-        int64_t st = atomic_load_explicit(&c->abort_status, memory_order_relaxed);
+        const size_t k = (size_t)(seq % TC_CTL_ABORTS);
+        if (atomic_load_explicit(&c->abort_seq[k], memory_order_acquire) != seq) continue;
+        int64_t st = atomic_load_explicit(&c->abort_status[k], memory_order_relaxed);
         return tc_status_is_error(st) ? (tc_status_t)st : TC_ERR_PROTO;
     }
     return TC_OK;

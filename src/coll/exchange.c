@@ -90,11 +90,12 @@ tc_status_t tc_exchange_init(tc_exchange_t *op, tc_ctx_t *ctx, int kind, const v
 /* ---- Eager: the items ------------------------------------------------------- */
 
 /* 1 when local process @i's item holds bytes [0, @need) of its @bytes for
- * this call; -1 on a newer tag (a broken protocol). */
+ * this call, 0 not yet; < 0 the status of a failed tc_shm_item_avail (an
+ * item of another size: the counts differ; a newer tag). */
 static int item_has(const tc_exchange_t *op, int i, size_t bytes, size_t need)
 {
     size_t a = tc_shm_item_avail(op->ctx->shm, i, op->eager_slot, op->seq, bytes);
-    if (a == (size_t)-1) return -1;
+    if (a >= TC_SHM_ITEM_OTHERSIZE) return (int)tc_shm_item_error(a);
     return a >= need;
 }
 
@@ -122,6 +123,22 @@ static void own_block(const tc_exchange_t *op)
         memcpy(op->out, op->in + at, b);
 }
 
+/* 1 if local process @i posted for call @seq (coll/fold tc_fold_post:
+ * it took single copy). */
+static int posted(const tc_shm_t *s, int i, uint64_t seq)
+{
+    /* Acquire: pairs with the release in tc_fold_post. */
+    return atomic_load_explicit(&tc_cctl(s, i)->post_seq, memory_order_acquire) == seq;
+}
+
+/* 1 if local process @i wrote an eager item for call @seq (it took the
+ * eager path). */
+static int wrote_item(const tc_exchange_t *op, int i)
+{
+    const tc_item_line_t *l = &op->ctx->shm->ctl[i].item[tc_ctx_eager_slot(op->ctx, op->seq)];
+    return atomic_load_explicit(&l->tag, memory_order_acquire) == op->seq;
+}
+
 /* Eager: put our item (if we write one), then copy what we need out of the
  * others' items once they hold it. */
 static tc_status_t eager_work(tc_exchange_t *op)
@@ -139,7 +156,12 @@ static tc_status_t eager_work(tc_exchange_t *op)
     for (int i = 0; i < n; i++) { /* what we read, once all of it is there */
         if (!eager_reads(op, i)) continue;
         int h = item_has(op, i, ib, op->kind == TC_XC_SCATTER ? (size_t)(me + 1) * b : ib);
-        if (h <= 0) return h < 0 ? TC_ERR_PROTO : TC_INPROGRESS;
+        if (h < 0) return (tc_status_t)h;
+        /* A writer that posted for this call took single copy: its block
+         * is not ours (counts that differ across the eager size), and it
+         * waits for what we never post (sc_work). */
+        if (!h && posted(s, i, op->seq)) return TC_ERR_TRUNCATE;
+        if (!h) return TC_INPROGRESS;
     }
     const char *item;
     switch (op->kind) {
@@ -300,7 +322,18 @@ static tc_status_t sc_work(tc_exchange_t *op)
     }
     const int me = s->me;             /* (Gather, Scatter: one node, a segment) */
     if (me == op->root) return TC_OK; /* the others copy */
+    if (op->kind == TC_XC_GATHER && !op->posted) {
+        /* say we took single copy, so an eager root (counts that differ
+         * across the eager size) fails instead of waiting for our item;
+         * posting waits, as every post does, until nobody reads our
+         * previous one */
+        if (!tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
+        tc_fold_post(s, op->seq, 0, 0);
+        op->posted = 1;
+    }
     uint64_t cookie = root_cookie(op);
+    if (!cookie && op->kind == TC_XC_SCATTER && wrote_item(op, op->root))
+        return TC_ERR_TRUNCATE; /* (an eager root: our counts differ) */
     if (!cookie) return TC_INPROGRESS;
     if (op->kind == TC_XC_SCATTER) {
         TC_RETURN_IF_FAILED(
@@ -332,6 +365,13 @@ tc_status_t tc_exchange_work(tc_exchange_t *op)
          * have finished. */
         if (op->cookie && !tc_shm_all_done(s, op->seq)) return TC_INPROGRESS;
         op->state = ST_DONE;
+        /* one that failed writing or reading ours (counts that differ:
+         * our buffer is shorter than its) fails us too, and so does a
+         * Gather writer that took the eager path (its count differs) */
+        if (op->cookie && op->kind == TC_XC_GATHER)
+            for (int i = 0; i < s->nlocal; i++)
+                if (i != s->me && wrote_item(op, i)) return TC_ERR_TRUNCATE;
+        if (op->cookie) return tc_cctl_peer_failed(s, op->seq);
         /* fall through */
     default: return TC_OK;
     }

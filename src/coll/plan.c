@@ -63,28 +63,6 @@ size_t tc_plan_bcast_seg(const tc_ctx_t *ctx, size_t bytes, int root)
     return eighth > table1 ? eighth : table1;
 }
 
-/* The irregular exchanges on one node with single copy, unforced.  A
- * block costs two system calls and a region, about 7 us at np=2 here
- * where the native's shared memory takes 0.5 us up to 1 KiB and 5 us at
- * 2-4 KiB; from 4 KiB blocks single copy wins (Allgatherv 1.1-1.3x,
- * Gatherv 1.5-2x from 256 KiB).  Only Allgatherv's largest block
- * (@bytes) is known alike on every process; the others' decisions could
- * differ between ranks, so they stay native unless
- * TOPOCOLL_<COLL>_ALG=node turns them on. */
-#define TC_VX_SC_MIN (4u << 10)
-static tc_alg_t vx_default(int ci, size_t bytes, const char **why)
-{
-    if (ci != TC_CI_ALLGATHERV) {
-        *why = "no rank knows every block's size: TOPOCOLL_<COLL>_ALG=node runs it by single copy";
-        return TC_ALG_NATIVE;
-    }
-    if (bytes < TC_VX_SC_MIN) {
-        *why = "blocks under 4 KiB (the native's shared memory is faster)";
-        return TC_ALG_NATIVE;
-    }
-    return TC_ALG_NODE;
-}
-
 /* The irregular exchanges on several nodes: Allgatherv and Alltoallv by
  * the per-slice exchange (coll/vexchange) where it runs, whatever the
  * counts (no rank knows them all: Alltoallv's); the native MPI's
@@ -179,12 +157,14 @@ static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **w
     case TC_CI_SCATTERV:
     case TC_CI_ALLGATHERV:
     case TC_CI_ALLTOALLV:
+        /* one node: every size (each block's sender picks its item or
+         * single copy by the block's size: coll/vexchange) */
         if (multi) return vx_multi(c, ci, why);
         if (!c->shm || !c->all_sc) {
             *why = "no single copy";
             return TC_ALG_NATIVE;
         }
-        return tc_plan_forced(c, ci) == TC_ALG_NODE ? TC_ALG_NODE : vx_default(ci, bytes, why);
+        return TC_ALG_NODE;
     case TC_CI_REDUCE_SCATTER_BLOCK:
     case TC_CI_REDUCE_SCATTER: return redscat_alg(c, ci, bytes, why);
     case TC_CI_BARRIER: return TC_ALG_DISSEMINATION;

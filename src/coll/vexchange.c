@@ -50,20 +50,6 @@ static void blocks_span(tc_vexchange_t *op, int n)
     op->span = any ? (size_t)(end - first) : 0;
 }
 
-/* The Gatherv or Scatterv root's table: each rank's length and offset
- * from the first block's byte (op->rbase from the buffer). */
-static tc_status_t root_table(tc_vexchange_t *op)
-{
-    const int n = op->ctx->map.size;
-    if (!(op->rtab = malloc(2 * (size_t)n * sizeof(size_t)))) return TC_ERR_NOMEM;
-    blocks_span(op, n);
-    for (int r = 0; r < n; r++) {
-        op->rtab[2 * r] = op->len[r];
-        op->rtab[2 * r + 1] = op->len[r] ? (size_t)((ptrdiff_t)op->off[r] - op->rbase) : 0;
-    }
-    return TC_OK;
-}
-
 int tc_vexchange_sliced(const tc_ctx_t *c)
 {
     return c->map.nnodes > 1 && c->minlocal == c->maxlocal && (c->all_sc || c->maxlocal == 1);
@@ -134,60 +120,19 @@ tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const
     op->seq = ++ctx->seq;
     op->state = ST_START;
     op->rcut = -1;
+    if (ctx->map.nnodes == 1) { /* the items */
+        tc_ctx_eager(ctx, op->seq, &op->eager_slot, &op->eager_wait);
+        op->vmax = tc_vexchange_eager_max(ctx);
+        return TC_OK;
+    }
     op->cookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));
     op->tcookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));
     if (!op->cookies || !op->tcookies) return TC_ERR_NOMEM;
-    if (ctx->map.nnodes > 1) return init_sliced(op); /* (Allgatherv, Alltoallv) */
-    return kind <= TC_VX_SCATTERV && ctx->map.rank == root ? root_table(op) : TC_OK;
+    return init_sliced(op); /* (Allgatherv, Alltoallv) */
 }
 
-/* 1 if we expose a buffer: every Allgatherv and Alltoallv process, the
- * root of Gatherv and Scatterv. */
-static int exposes(const tc_vexchange_t *op)
-{
-    return op->kind >= TC_VX_ALLGATHERV || op->ctx->map.rank == op->root;
-}
-
-/* Gatherv, Scatterv: the root exposes its receive (send) buffer, from its
- * first block's byte to its last's, and the table of the blocks' lengths
- * and offsets in it; each other process reads its entry (one system
- * call) and writes (reads) its block, all in parallel. */
-static tc_status_t expose_root(tc_vexchange_t *op)
-{
-    tc_shm_t *s = op->ctx->shm;
-    const int n = op->ctx->map.size, gather = op->kind == TC_VX_GATHERV;
-    if (op->span) {
-        struct iovec iov = { (gather ? op->out : (char *)op->in) + op->rbase, op->span };
-        TC_RETURN_IF_FAILED(
-            tc_region_create(s, &iov, 1, gather ? TC_RIGHT_WRITE : TC_RIGHT_READ, &op->cookie));
-    }
-    struct iovec t = { op->rtab, 2 * (size_t)n * sizeof(size_t) };
-    TC_RETURN_IF_FAILED(tc_region_create(s, &t, 1, TC_RIGHT_READ, &op->tcookie));
-    tc_fold_post(s, op->seq, op->cookie, op->tcookie);
-    return TC_OK;
-}
-
-/* A Gatherv or Scatterv non-root: our block into (out of) the root's
- * exposed buffer, at the offset its table gives, its length checked. */
-static tc_status_t copy_nonroot(tc_vexchange_t *op)
-{
-    tc_shm_t *s = op->ctx->shm;
-    const int r = op->root;
-    size_t e[2]; /* the root's length and offset for us */
-    if (!tc_fold_all_posted(s, op->seq, op->cookies, op->tcookies)) return TC_INPROGRESS;
-    TC_RETURN_IF_FAILED(
-        tc_region_read(s, op->tcookies[r], 2 * (size_t)s->me * sizeof(size_t), e, sizeof(e)));
-    if (e[0] != op->own) return TC_ERR_TRUNCATE;
-    if (!e[0]) return TC_OK;
-    if (op->kind == TC_VX_GATHERV)
-        TC_RETURN_IF_FAILED(tc_region_write(s, op->cookies[r], e[1], op->in, e[0]));
-    else
-        TC_RETURN_IF_FAILED(tc_region_read(s, op->cookies[r], e[1], op->out, e[0]));
-    s->bytes_sc += e[0];
-    return TC_OK;
-}
-
-/* Alltoallv: expose our send buffer and table, copy our own block. */
+/* Alltoallv (several nodes): expose our send buffer and table, copy our
+ * own block. */
 static tc_status_t expose_alltoallv(tc_vexchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
@@ -517,95 +462,264 @@ static tc_status_t sliced_alltoallv(tc_vexchange_t *op)
     return TC_OK;
 }
 
-/* Expose our block (readable; Scatterv: writable) and post its cookie;
- * put our own block where it goes.  Nobody reads our previous exposure
- * any more once every local process has finished the previous call. */
+/* Several nodes: expose what the local processes read (Allgatherv: our
+ * block and receive span; Alltoallv: our send buffer and table) and put
+ * our own block where it goes.  Nobody reads our previous exposure any
+ * more once every local process has finished the previous call. */
 static tc_status_t expose(tc_vexchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
-    const int me = op->ctx->map.rank;
     if (s && !tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
-    if (op->multi && op->kind == TC_VX_ALLGATHERV) return expose_sliced(op);
-    if (op->kind == TC_VX_ALLTOALLV) return expose_alltoallv(op);
-    if (op->kind != TC_VX_ALLGATHERV) { /* Gatherv, Scatterv */
-        if (me != op->root) {
-            tc_fold_post(s, op->seq, 0, 0);
-            return TC_OK;
-        }
-        TC_RETURN_IF_FAILED(expose_root(op));
-    } else {
-        if (op->own) {
-            struct iovec iov = { (void *)op->in, op->own };
-            TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie));
-        }
-        tc_fold_post(s, op->seq, op->cookie, 0);
+    return op->kind == TC_VX_ALLGATHERV ? expose_sliced(op) : expose_alltoallv(op);
+}
+
+/* ---- One node: the items (see vexchange.h) ------------------------------------ */
+
+/* An item: a header, the writer's exposed region (cookie, or 0) and its
+ * number of entries, nent entries (length, where), then the blocks it
+ * carries.  where: a carried block's offset in the item, or TC_VX_SC |
+ * the block's offset in the writer's region. */
+#define TC_VX_SC         ((uint64_t)1 << 63)
+#define TC_VX_HEAD(nent) (16 + 16 * (size_t)(nent))
+
+size_t tc_vexchange_eager_max(const tc_ctx_t *c)
+{
+    const size_t n = (size_t)c->map.lsize, slot = c->cfg->cico_slot;
+    if (slot <= TC_VX_HEAD(n)) return 0;
+    const size_t m = ((slot - TC_VX_HEAD(n)) / (n > 1 ? n - 1 : 1)) & ~(size_t)63;
+    return m < TC_VX_EAGER_MAX ? m : TC_VX_EAGER_MAX;
+}
+
+/* Entry @j of what we send (Scatterv's root, Alltoallv: one per rank;
+ * Gatherv's non-roots and Allgatherv: one, our block): its length, its
+ * first byte, its offset in the region we would expose. */
+static size_t block_out(const tc_vexchange_t *op, int j, const char **src, size_t *roff)
+{
+    if (op->kind == TC_VX_SCATTERV) {
+        *roff = op->len[j] ? (size_t)((ptrdiff_t)op->off[j] - op->rbase) : 0;
+        *src = op->in + op->off[j];
+        return op->len[j];
     }
-    /* our own block, where we hold the table (it must be as long as ours) */
-    if (op->len && op->len[me] != op->own) return TC_ERR_TRUNCATE;
-    if (op->kind == TC_VX_SCATTERV && me == op->root && op->out != op->in + op->off[me])
+    if (op->kind == TC_VX_ALLTOALLV) {
+        *roff = op->stab[2 * j + 1];
+        *src = op->in + *roff;
+        return op->stab[2 * j];
+    }
+    *roff = 0;
+    *src = op->in;
+    return op->own;
+}
+
+/* Put our item: the blocks of at most op->vmax bytes in it, the others
+ * left to single copy in our exposed buffer (its cookie in the header);
+ * the Gatherv root's entries say where each rank writes a block too long
+ * for an item, and it writes none when there is no such block.  Then
+ * our own block where it goes. */
+static tc_status_t put_item(tc_vexchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const int n = s->nlocal, me = s->me, root = me == op->root;
+    const int many = op->kind == TC_VX_ALLTOALLV || (op->kind == TC_VX_SCATTERV && root);
+    const int nent = many || (op->kind == TC_VX_GATHERV && root) ? n : 1;
+    size_t bytes = TC_VX_HEAD(nent), span = 0, roff;
+    int sc = 0; /* blocks left to single copy */
+    const char *src;
+    if (op->kind == TC_VX_GATHERV && root) {
+        for (int j = 0; j < n; j++) sc += j != me && op->len[j] > op->vmax;
+        if (!sc) return TC_OK; /* (every block comes in its writer's item) */
+        blocks_span(op, n);
+        span = op->span;
+    } else if (op->kind == TC_VX_SCATTERV && !root) {
+        return TC_OK; /* (we only read) */
+    } else {
+        for (int j = 0; j < nent; j++) {
+            const size_t l = block_out(op, j, &src, &roff);
+            if (many && j == me) continue;
+            if (l > op->vmax)
+                sc++;
+            else
+                bytes += l;
+        }
+        if (op->kind == TC_VX_SCATTERV) blocks_span(op, n);
+        span = op->kind == TC_VX_ALLGATHERV || op->kind == TC_VX_GATHERV ? op->own : op->span;
+    }
+    char *it = tc_shm_item_begin(s, bytes, op->eager_slot, op->seq, op->eager_wait);
+    if (!it) return TC_INPROGRESS;
+    uint64_t head[2] = { 0, (uint64_t)nent };
+    if (sc && span &&
+        !(op->kind == TC_VX_GATHERV && !root)) { /* (a Gatherv writer exposes nothing) */
+        const int gather = op->kind == TC_VX_GATHERV;
+        struct iovec iov = { gather                       ? op->out + op->rbase
+                             : op->kind == TC_VX_SCATTERV ? (char *)op->in + op->rbase
+                                                          : (char *)op->in,
+                             span };
+        TC_RETURN_IF_FAILED(
+            tc_region_create(s, &iov, 1, gather ? TC_RIGHT_WRITE : TC_RIGHT_READ, &op->cookie));
+        head[0] = op->cookie;
+    }
+    memcpy(it, head, sizeof(head));
+    size_t at = TC_VX_HEAD(nent);
+    for (int j = 0; j < nent; j++) {
+        uint64_t e[2];
+        if (op->kind == TC_VX_GATHERV && root) {
+            e[0] = op->len[j];
+            e[1] = TC_VX_SC | (op->len[j] ? (uint64_t)((ptrdiff_t)op->off[j] - op->rbase) : 0);
+        } else {
+            e[0] = block_out(op, j, &src, &roff);
+            if (many && j == me) {
+                e[1] = 0;
+            } else if (e[0] > op->vmax) {
+                e[1] = TC_VX_SC | roff;
+            } else {
+                e[1] = at;
+                memcpy(it + at, src, e[0]);
+                at += e[0];
+            }
+        }
+        memcpy(it + 16 + 16 * (size_t)j, e, sizeof(e));
+    }
+    tc_shm_item_publish(s, bytes, op->eager_slot, op->seq);
+    return TC_OK;
+}
+
+/* Our own block where it goes (the Gatherv, Scatterv roots, Allgatherv and
+ * Alltoallv; nothing when it is there already: MPI_IN_PLACE), its
+ * length checked against our count for ourselves. */
+static tc_status_t own_block(tc_vexchange_t *op)
+{
+    const int me = op->ctx->map.rank; /* (one node: the local rank) */
+    if (op->kind == TC_VX_ALLTOALLV) {
+        if (op->stab[2 * me] != op->len[me]) return TC_ERR_TRUNCATE;
+        if (op->len[me] && op->in + op->stab[2 * me + 1] != op->out + op->off[me])
+            memcpy(op->out + op->off[me], op->in + op->stab[2 * me + 1], op->len[me]);
+        return TC_OK;
+    }
+    if (op->kind <= TC_VX_SCATTERV && me != op->root) return TC_OK;
+    if (op->len[me] != op->own) return TC_ERR_TRUNCATE;
+    if (op->kind == TC_VX_SCATTERV && op->out != op->in + op->off[me])
         memcpy(op->out, op->in + op->off[me], op->own);
-    else if (op->kind != TC_VX_SCATTERV && op->len && op->in != op->out + op->off[me])
+    else if (op->kind != TC_VX_SCATTERV && op->in != op->out + op->off[me])
         memcpy(op->out + op->off[me], op->in, op->own);
     return TC_OK;
 }
 
-/* Alltoallv: peer @j's block for us, its length checked against ours. */
-static tc_status_t read_alltoallv(tc_vexchange_t *op, int j)
+/* Entry @e of local process @j's item, for a block of @want bytes at
+ * @buf (@write: ours, into @j's exposed buffer): copied out of the item
+ * where it carries it, else by single copy through @j's region.  The item
+ * is a peer's: every field is checked before use.  TC_INPROGRESS until
+ * the item is there; TC_ERR_TRUNCATE where its length is not @want, or
+ * where it leaves to single copy a block we expect carried (the counts
+ * differ: our rule would have carried it). */
+static tc_status_t take(tc_vexchange_t *op, int j, size_t e, char *buf, size_t want, int write)
 {
     tc_shm_t *s = op->ctx->shm;
-    size_t e[2]; /* j's length and offset for us */
-    TC_RETURN_IF_FAILED(
-        tc_region_read(s, op->tcookies[j], 2 * (size_t)s->me * sizeof(size_t), e, sizeof(e)));
-    if (e[0] != op->len[j]) return TC_ERR_TRUNCATE;
-    if (!e[0]) return TC_OK;
-    TC_RETURN_IF_FAILED(tc_region_read(s, op->cookies[j], e[1], op->out + op->off[j], e[0]));
-    s->bytes_sc += e[0];
+    const size_t size = tc_shm_item_whole(s, j, op->eager_slot, op->seq);
+    if (size == TC_SHM_ITEM_BROKEN) return TC_ERR_PROTO;
+    if (!size) return TC_INPROGRESS;
+    const char *it = tc_shm_item_data(s, j, op->eager_slot, size);
+    uint64_t head[2], ent[2];
+    if (size < TC_VX_HEAD(e + 1)) return TC_ERR_PROTO;
+    memcpy(head, it, sizeof(head));
+    memcpy(ent, it + 16 + 16 * e, sizeof(ent));
+    if (ent[0] != want) return TC_ERR_TRUNCATE;
+    const int carried = !(ent[1] & TC_VX_SC);
+    if (carried != (want <= op->vmax)) return TC_ERR_TRUNCATE;
+    if (!want) return TC_OK;
+    if (carried) {
+        if (write || ent[1] > size || want > size - ent[1]) return TC_ERR_PROTO;
+        memcpy(buf, it + ent[1], want);
+        s->bytes_cico += want;
+        return TC_OK;
+    }
+    const size_t off = (size_t)(ent[1] & ~TC_VX_SC);
+    if (!head[0]) return TC_ERR_PROTO;
+    TC_RETURN_IF_FAILED(tc_counted(write ? tc_region_write(s, head[0], off, buf, want)
+                                         : tc_region_read(s, head[0], off, buf, want)));
+    s->bytes_sc += want;
     return TC_OK;
 }
 
-/* The copies: every Allgatherv process reads each other's block, every
- * Alltoallv process its block out of each other's send buffer, the
- * Gatherv and Scatterv non-roots write or read theirs in the root's. */
-static tc_status_t copy(tc_vexchange_t *op)
+/* The Gatherv root: local process @j's block, @want bytes at our @buf:
+ * out of its item, or, left to single copy, written by @j itself (we only
+ * check its item says so for as many bytes). */
+static tc_status_t gathered(tc_vexchange_t *op, int j, char *buf, size_t want)
+{
+    if (want <= op->vmax) return take(op, j, 0, buf, want, 0);
+    tc_shm_t *s = op->ctx->shm;
+    const size_t size = tc_shm_item_whole(s, j, op->eager_slot, op->seq);
+    if (size == TC_SHM_ITEM_BROKEN || (size && size < TC_VX_HEAD(1))) return TC_ERR_PROTO;
+    if (!size) return TC_INPROGRESS;
+    uint64_t ent[2];
+    memcpy(ent, tc_shm_item_data(s, j, op->eager_slot, size) + 16, sizeof(ent));
+    return ent[0] == want && (ent[1] & TC_VX_SC) ? TC_OK : TC_ERR_TRUNCATE;
+}
+
+/* One node: put our item and our own block; then what we read, peer by
+ * peer from the one after us (resumable: op->next); then, where we
+ * exposed a buffer, wait until every local process is done with it. */
+static tc_status_t node_work(tc_vexchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
-    if (op->multi)
-        return op->kind == TC_VX_ALLTOALLV ? sliced_alltoallv(op) : sliced_allgatherv(op);
-    const int n = s->nlocal, me = s->me;
-    if (op->kind == TC_VX_ALLTOALLV) {
-        if (!tc_fold_all_posted(s, op->seq, op->cookies, op->tcookies)) return TC_INPROGRESS;
-        for (int k = 1; k < n; k++) TC_RETURN_IF_FAILED(read_alltoallv(op, (me + k) % n));
-        return TC_OK;
+    const int n = s->nlocal, me = s->me, r = op->root;
+    tc_status_t rc;
+    switch (op->state) {
+    case ST_START:
+        if ((rc = put_item(op)) != TC_OK) return rc;
+        TC_RETURN_IF_FAILED(own_block(op));
+        op->state = ST_WORK;
+        /* fall through */
+    case ST_WORK:
+        if (op->kind == TC_VX_GATHERV && me != r && op->own > op->vmax)
+            rc = take(op, r, (size_t)me, (char *)op->in, op->own, 1);
+        else if (op->kind == TC_VX_SCATTERV && me != r)
+            rc = take(op, r, (size_t)me, op->out, op->own, 0);
+        else
+            rc = TC_OK;
+        if (rc != TC_OK) return rc;
+        for (; (op->kind != TC_VX_SCATTERV) && (op->kind != TC_VX_GATHERV || me == r) &&
+               op->next < n - 1;
+             op->next++) {
+            const int j = (me + 1 + op->next) % n;
+            char *buf = op->out + op->off[j];
+            if (op->kind == TC_VX_GATHERV)
+                rc = gathered(op, j, buf, op->len[j]);
+            else
+                rc = take(op, j, op->kind == TC_VX_ALLTOALLV ? (size_t)me : 0, buf, op->len[j], 0);
+            if (rc != TC_OK) return rc;
+        }
+        tc_cctl_finish(s, op->seq);
+        op->state = ST_ACK;
+        /* fall through */
+    case ST_ACK:
+        /* an exposed buffer is read or written until the others finish */
+        if (op->cookie && !tc_shm_all_done(s, op->seq)) return TC_INPROGRESS;
+        op->state = ST_DONE;
+        /* one that failed copying out of or into ours fails us too */
+        if (op->cookie) return tc_cctl_peer_failed(s, op->seq);
+        /* fall through */
+    default: return TC_OK;
     }
-    if (op->kind != TC_VX_ALLGATHERV) return me == op->root ? TC_OK : copy_nonroot(op);
-    if (!tc_fold_all_posted(s, op->seq, op->cookies, NULL)) return TC_INPROGRESS;
-    for (int k = 1; k < n; k++) {
-        const int j = (me + k) % n; /* (one node: local rank = rank) */
-        if (!op->len[j]) continue;
-        TC_RETURN_IF_FAILED(
-            tc_counted(tc_region_read(s, op->cookies[j], 0, op->out + op->off[j], op->len[j])));
-        s->bytes_sc += op->len[j];
-    }
-    return TC_OK;
 }
 
 tc_status_t tc_vexchange_work(tc_vexchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     tc_status_t rc;
+    if (!op->multi) return node_work(op);
     switch (op->state) {
     case ST_START:
         if ((rc = expose(op)) != TC_OK) return rc;
         op->state = ST_WORK;
         /* fall through */
     case ST_WORK:
-        if ((rc = copy(op)) != TC_OK) return rc;
+        rc = op->kind == TC_VX_ALLTOALLV ? sliced_alltoallv(op) : sliced_allgatherv(op);
+        if (rc != TC_OK) return rc;
         if (s) tc_cctl_finish(s, op->seq);
         op->state = ST_ACK;
         /* fall through */
     case ST_ACK:
         /* an exposed buffer is read or written until the others finish */
-        if (s && exposes(op) && !tc_shm_all_done(s, op->seq)) return TC_INPROGRESS;
+        if (s && !tc_shm_all_done(s, op->seq)) return TC_INPROGRESS;
         op->state = ST_DONE;
         /* fall through */
     default: return TC_OK;
@@ -639,12 +753,11 @@ void tc_vexchange_fini(tc_vexchange_t *op)
     op->nrelay = op->fwd = 0;
     free(op->cookies);
     free(op->tcookies);
-    free(op->rtab);
     free(op->rank_at);
     free(op->xtab);
     free(op->mlen);
     op->cookies = op->tcookies = NULL;
-    op->rtab = op->xtab = op->mlen = NULL;
+    op->xtab = op->mlen = NULL;
     op->rank_at = NULL;
     op->sstage = NULL;
 }

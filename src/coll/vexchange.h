@@ -1,28 +1,36 @@
 /*
- * coll/vexchange -- Gatherv, Scatterv, Allgatherv and Alltoallv inside a node, by
- * single copy over exposed buffers (KNEM paper, sections 3.3 and 5.5: the
- * irregular calls are the regular ones with per-process lengths and
- * offsets into one region), as resumable state machines (init/work/fini;
- * work never blocks).  Every process copies with the counts and
- * displacements it holds, or reads the one entry it needs of a peer's
- * exposed table (no message):
+ * coll/vexchange -- Gatherv, Scatterv, Allgatherv and Alltoallv inside a node, as
+ * resumable state machines (init/work/fini; work never blocks): each
+ * block either through its sender's item in the node segment (blocks of
+ * at most tc_vexchange_eager_max bytes: copied in and out, no system
+ * call) or by single copy over the exposed buffers (KNEM paper, sections
+ * 3.3 and 5.5: the irregular calls are the regular ones with per-process
+ * lengths and offsets into one region).  No rank knows every block's
+ * size, so the sender of each block decides, by its size, and says so:
  *
- *  - Allgatherv: every process exposes its block (a readable region) and
- *    reads every other's into its receive buffer at its own displacement
- *    for that process (the displacements may differ between processes;
- *    MPI 4.0 section 6.7);
- *  - Gatherv, Scatterv: the root exposes its receive (send) buffer and its
- *    table of the blocks (each rank's length and offset, 16 bytes a rank,
- *    readable); each other process reads its entry (one system call),
- *    checks the length against its own count, and writes (reads) its
- *    block there, all at once, as Gather's writers do;
- *  - Alltoallv: every process exposes its send buffer and its send table
- *    (each peer's length and offset, 16 bytes a peer, readable); each
- *    reads peer j's entry for it (one system call), checks the length
- *    against its own count for j, and reads the block into its receive
- *    buffer at its displacement for j.  (The peer's displacements are
- *    the one thing a single-copy reader lacks: the exposed table gives
- *    them without a message.)
+ *  - every writer puts one item per call (xfer/shmseg's tagged items,
+ *    coll/ctx tc_ctx_eager): a header (the cookie of the buffer it
+ *    exposes, or 0; one entry per destination: the block's length and
+ *    where it is, in the item or at an offset of that buffer), then the
+ *    blocks it carries.  Writers: every Allgatherv and Alltoallv
+ *    process, the Scatterv root (an entry per rank), the Gatherv
+ *    non-roots (one entry: their block, or "single copy");
+ *  - a reader takes its entry, checks the length against its own count
+ *    (a length that differs, or a block left to single copy that its
+ *    rule would have carried: MPI_ERR_TRUNCATE) and copies the block out
+ *    of the item or reads it from the writer's buffer (one system call);
+ *  - Gatherv: the root exposes its receive buffer, and puts an item of
+ *    its offsets, only when one of its counts is above the carried size;
+ *    a non-root whose block is that long writes it there (one system
+ *    call), the others return once their item is written, as a native
+ *    eager send does;
+ *  - a process that exposed a buffer waits until every local process has
+ *    finished the call, and fails if one of them failed it.
+ *
+ * A call whose blocks are all small costs each process an item and the
+ * reads of the items it needs, with no wait for the others to arrive
+ * beyond them (the items' tags; a writer runs at most the items' count of
+ * calls ahead).
  *
  * Allgatherv and Alltoallv on several nodes (the same number of processes
  * on each, single copy on every node or one process per node): the
@@ -56,16 +64,16 @@
  * passes a failed piece on as one of another length; a failure of ours
  * waits until our messages are out (defer), and a slice process that
  * failed never tells its node its remote blocks have landed.  The
- * blocks between processes of one node go by single copy as on one node.
- * Gatherv and Scatterv: one node only.
+ * blocks between processes of one node go by single copy (the exposed
+ * send tables, read whole).  Gatherv and Scatterv: one node only.
  *
- * Contiguous blocks (the bindings screen what is not: native).  A zero
- * count moves nothing; an exposed buffer stays exposed until every local
- * process has finished the call.
+ * Contiguous blocks (the bindings pack what is not).  A zero count moves
+ * nothing; an exposed buffer stays exposed until every local process has
+ * finished the call.
  *
- * Owns: tc_vexchange_t.  May call: coll/ctx, coll/ctl, coll/fold (the
- * cookies' post), coll/pieces (the messages between nodes), coll/tags,
- * xfer/, PMPI, libc.
+ * Owns: tc_vexchange_t, the items' layout.  May call: coll/ctx,
+ * coll/ctl, coll/fold (the cookies' post between nodes), coll/pieces
+ * (the messages between nodes), coll/tags, xfer/, PMPI, libc.
  */
 #ifndef TC_COLL_VEXCHANGE_H
 #define TC_COLL_VEXCHANGE_H
@@ -103,8 +111,6 @@ typedef struct tc_vexchange {
     const size_t *stab; /* [2 * size]: length, offset (from @in) of our block for each rank */
     size_t span;        /* bytes of the send buffer from @in that hold them (the Gatherv,
                            Scatterv root: of its buffer from rbase) */
-    size_t *rtab;       /* the Gatherv, Scatterv root: length, offset from rbase of each
-                           rank's block (owned) */
     ptrdiff_t rbase;    /*   its first block's byte in its buffer */
     uint64_t tcookie;   /* our exposed table */
     uint64_t *tcookies; /* [nlocal] the others' */
@@ -121,7 +127,27 @@ typedef struct tc_vexchange {
     tc_vx_piece_t *relayp; /* the pieces we relay, nrelay of them, fwd forwarded */
     int nrelay, fwd, rcut; /* rcut: the message whose failure we passed on */
     tc_status_t fail;      /* a failure held until our messages are through (defer) */
+    /* One node: the items (see above) */
+    int eager_slot;      /* this call's item (coll/ctx tc_ctx_eager) */
+    uint64_t eager_wait; /*   written once every local process has finished this call */
+    size_t vmax;         /* the longest block an item carries (tc_vexchange_eager_max) */
 } tc_vexchange_t;
+
+/* One node: the longest block an item carries, at most (a header of 16
+ * bytes a rank and the blocks must also fit a CICO slot).  np=2 here,
+ * cold pool, native/topocoll from 512 B to 16 KiB units: with 2 KiB
+ * 0.97-1.54, 4 KiB 1.07-4.30, 8 KiB 1.12-5.39 (at 2-4 KiB, where the
+ * native's shared memory turns to its rendezvous); warm, 8 KiB items
+ * were slower than single copy (0.65-0.88x native at 4-8 KiB), 4 KiB
+ * 0.85-1.33x: copying a block twice between cores that share no cache
+ * costs more than one system call from about 8 KiB. */
+#define TC_VX_EAGER_MAX (4u << 10)
+
+/** One node: the longest block of @c's irregular exchanges that goes
+ *  through the sender's item (copied twice) rather than by single copy:
+ *  TC_VX_EAGER_MAX, or less where a slot must hold the node's header and
+ *  nlocal - 1 such blocks.  The same on every local process. */
+size_t tc_vexchange_eager_max(const tc_ctx_t *c);
 
 /** 1 if an Allgatherv or Alltoallv on @c runs the per-slice exchange:
  *  several nodes, as many processes on each, and single copy on every

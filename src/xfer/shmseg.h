@@ -333,6 +333,27 @@ static inline int tc_shm_item_put(tc_shm_t *s, const void *src, size_t bytes, in
     return 1;
 }
 
+/** Item @slot of this process, written in place: once
+ *  tc_shm_item_free(@wait, @seq), where its @bytes go (the caller writes
+ *  them, then tc_shm_item_publish); NULL not yet (the item's last readers
+ *  are not done).  For items whose writer builds them from several
+ *  sources (coll/vexchange: a header, then blocks). */
+static inline char *tc_shm_item_begin(tc_shm_t *s, size_t bytes, int slot, uint64_t seq,
+                                      uint64_t wait)
+{
+    return tc_shm_item_free(s, wait, seq) ? tc_shm_item_data(s, s->me, slot, bytes) : NULL;
+}
+
+/** Publish item @slot of @bytes, written since tc_shm_item_begin, under
+ *  tag @seq: whole at once (release: every byte of it before the tag). */
+static inline void tc_shm_item_publish(tc_shm_t *s, size_t bytes, int slot, uint64_t seq)
+{
+    tc_item_line_t *l = &s->ctl[s->me].item[slot];
+    atomic_store_explicit(&l->bytes, (uint64_t)bytes << 32 | bytes, memory_order_relaxed);
+    /* Release: the item and its size before its tag. */
+    atomic_store_explicit(&l->tag, seq, memory_order_release);
+}
+
 #define TC_SHM_ITEM_BROKEN    ((size_t)-1) /* a newer tag, or a count beyond the size */
 #define TC_SHM_ITEM_OTHERSIZE ((size_t)-2) /* the writer's item has another size */
 
@@ -353,6 +374,23 @@ static inline size_t tc_shm_item_avail(const tc_shm_t *s, int owner, int slot, u
     if (w >> 32 != (uint64_t)bytes) return TC_SHM_ITEM_OTHERSIZE;
     uint64_t got = w & 0xffffffffu;
     return got <= bytes ? (size_t)got : TC_SHM_ITEM_BROKEN; /* the peer's word: checked */
+}
+
+/** The size of local process @owner's item @slot for call @seq once it
+ *  is whole (acquire: its bytes visible from here on): 0 not yet;
+ *  TC_SHM_ITEM_BROKEN a newer tag, or a size the slot cannot hold (the
+ *  peer's word: checked).  For readers that do not know the size (a
+ *  header inside the item says what it holds). */
+static inline size_t tc_shm_item_whole(const tc_shm_t *s, int owner, int slot, uint64_t seq)
+{
+    tc_item_line_t *l = &s->ctl[owner].item[slot];
+    uint64_t tag = atomic_load_explicit(&l->tag, memory_order_acquire);
+    if (tag > seq) return TC_SHM_ITEM_BROKEN;
+    if (tag != seq) return 0;
+    uint64_t w = atomic_load_explicit(&l->bytes, memory_order_acquire);
+    const uint64_t size = w >> 32;
+    if (size == 0 || size > s->cico_slot) return TC_SHM_ITEM_BROKEN;
+    return (w & 0xffffffffu) == size ? (size_t)size : 0;
 }
 
 /** The status of a failed tc_shm_item_avail: TC_ERR_TRUNCATE for an item

@@ -45,10 +45,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 report=$tmp/report
 start=$EPOCHREALTIME
-# (Gatherv, Scatterv, Alltoallv and the reduce-scatters' small blocks run in
-# topocoll when asked: TOPOCOLL_<COLL>_ALG=node)
+# (the reduce-scatters' small blocks run in topocoll when asked:
+# TOPOCOLL_<COLL>_ALG=node)
 "$mpiexec" "${flags[@]}" -n "$np" env LD_PRELOAD="$lib" TOPOCOLL_REPORT=1 TOPOCOLL_REPORT_FILE="$report" \
-  TOPOCOLL_GATHERV_ALG=node TOPOCOLL_SCATTERV_ALG=node TOPOCOLL_ALLTOALLV_ALG=node \
   TOPOCOLL_REDUCE_SCATTER_ALG=node TOPOCOLL_REDUCE_SCATTER_BLOCK_ALG=node \
   "$@" "$prog" >"$tmp/log" 2>&1
 rc=$?
