@@ -120,10 +120,10 @@ tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const
     op->seq = ++ctx->seq;
     op->state = ST_START;
     op->rcut = -1;
-    if (ctx->map.nnodes == 1) { /* the items */
+    if (ctx->map.nnodes == 1 || kind == TC_VX_ALLTOALLV) { /* the items */
         tc_ctx_eager(ctx, op->seq, &op->eager_slot, &op->eager_wait);
         op->vmax = tc_vexchange_eager_max(ctx);
-        return TC_OK;
+        if (ctx->map.nnodes == 1) return TC_OK;
     }
     op->cookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));
     op->tcookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));
@@ -131,23 +131,199 @@ tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const
     return init_sliced(op); /* (Allgatherv, Alltoallv) */
 }
 
-/* Alltoallv (several nodes): expose our send buffer and table, copy our
- * own block. */
-static tc_status_t expose_alltoallv(tc_vexchange_t *op)
+/* ---- The items (one node; Alltoallv on several: see vexchange.h) -------------- */
+
+/* An item: a header, the writer's exposed region (cookie, or 0) and its
+ * number of entries, nent entries (length, where), then the blocks it
+ * carries.  where: a carried block's offset in the item, or TC_VX_SC |
+ * the block's offset in the writer's region. */
+#define TC_VX_SC         ((uint64_t)1 << 63)
+#define TC_VX_HEAD(nent) (16 + 16 * (size_t)(nent))
+
+size_t tc_vexchange_eager_max(const tc_ctx_t *c)
+{
+    const size_t n = (size_t)c->map.size, slot = c->cfg->cico_slot;
+    if (slot <= TC_VX_HEAD(n)) return 0;
+    const size_t m = ((slot - TC_VX_HEAD(n)) / (n > 1 ? n - 1 : 1)) & ~(size_t)63;
+    return m < TC_VX_EAGER_MAX ? m : TC_VX_EAGER_MAX;
+}
+
+/* Entry @j of what we send (Scatterv's root, Alltoallv: one per rank;
+ * Gatherv's non-roots and Allgatherv: one, our block): its length, its
+ * first byte, its offset in the region we would expose. */
+static size_t block_out(const tc_vexchange_t *op, int j, const char **src, size_t *roff)
+{
+    if (op->kind == TC_VX_SCATTERV) {
+        *roff = op->len[j] ? (size_t)((ptrdiff_t)op->off[j] - op->rbase) : 0;
+        *src = op->in + op->off[j];
+        return op->len[j];
+    }
+    if (op->kind == TC_VX_ALLTOALLV) {
+        *roff = op->stab[2 * j + 1];
+        *src = op->in + *roff;
+        return op->stab[2 * j];
+    }
+    *roff = 0;
+    *src = op->in;
+    return op->own;
+}
+
+/* Put our item: the blocks of at most op->vmax bytes in it, the others
+ * left to single copy in our exposed buffer (its cookie in the header);
+ * the Gatherv root's entries say where each rank writes a block too long
+ * for an item, and it writes none when there is no such block.  Then
+ * our own block where it goes. */
+static tc_status_t put_item(tc_vexchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
-    const int me = op->ctx->map.rank, n = op->ctx->map.size;
-    if (op->span && s) {
-        struct iovec iov = { (void *)op->in, op->span };
-        TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie));
+    const int n = op->ctx->map.size, me = op->ctx->map.rank, root = me == op->root;
+    const int many = op->kind == TC_VX_ALLTOALLV || (op->kind == TC_VX_SCATTERV && root);
+    const int nent = many || (op->kind == TC_VX_GATHERV && root) ? n : 1;
+    size_t bytes = TC_VX_HEAD(nent), span = 0, roff;
+    int sc = 0; /* blocks left to single copy */
+    const char *src;
+    if (op->kind == TC_VX_GATHERV && root) {
+        for (int j = 0; j < n; j++) sc += j != me && op->len[j] > op->vmax;
+        if (!sc) return TC_OK; /* (every block comes in its writer's item) */
+        blocks_span(op, n);
+        span = op->span;
+    } else if (op->kind == TC_VX_SCATTERV && !root) {
+        return TC_OK; /* (we only read) */
+    } else {
+        for (int j = 0; j < nent; j++) {
+            const size_t l = block_out(op, j, &src, &roff);
+            if (many && j == me) continue;
+            if (l > op->vmax)
+                sc++;
+            else
+                bytes += l;
+        }
+        if (op->kind == TC_VX_SCATTERV) blocks_span(op, n);
+        span = op->kind == TC_VX_ALLGATHERV || op->kind == TC_VX_GATHERV ? op->own : op->span;
     }
-    struct iovec t = { (void *)op->stab, 2 * (size_t)n * sizeof(size_t) };
-    if (s) { /* (alone on our node: nobody reads them) */
-        TC_RETURN_IF_FAILED(tc_region_create(s, &t, 1, TC_RIGHT_READ, &op->tcookie));
-        tc_fold_post(s, op->seq, op->cookie, op->tcookie);
+    char *it = tc_shm_item_begin(s, bytes, op->eager_slot, op->seq, op->eager_wait);
+    if (!it) return TC_INPROGRESS;
+    uint64_t head[2] = { 0, (uint64_t)nent };
+    if (sc && span &&
+        !(op->kind == TC_VX_GATHERV && !root)) { /* (a Gatherv writer exposes nothing) */
+        const int gather = op->kind == TC_VX_GATHERV;
+        struct iovec iov = { gather                       ? op->out + op->rbase
+                             : op->kind == TC_VX_SCATTERV ? (char *)op->in + op->rbase
+                                                          : (char *)op->in,
+                             span };
+        TC_RETURN_IF_FAILED(
+            tc_region_create(s, &iov, 1, gather ? TC_RIGHT_WRITE : TC_RIGHT_READ, &op->cookie));
+        head[0] = op->cookie;
     }
-    if (op->stab[2 * me] != op->len[me])
-        return op->multi ? defer(op, TC_ERR_TRUNCATE) : TC_ERR_TRUNCATE;
+    memcpy(it, head, sizeof(head));
+    size_t at = TC_VX_HEAD(nent);
+    for (int j = 0; j < nent; j++) {
+        uint64_t e[2];
+        if (op->kind == TC_VX_GATHERV && root) {
+            e[0] = op->len[j];
+            e[1] = TC_VX_SC | (op->len[j] ? (uint64_t)((ptrdiff_t)op->off[j] - op->rbase) : 0);
+        } else {
+            e[0] = block_out(op, j, &src, &roff);
+            if (many && j == me) {
+                e[1] = 0;
+            } else if (e[0] > op->vmax) {
+                e[1] = TC_VX_SC | roff;
+            } else {
+                e[1] = at;
+                memcpy(it + at, src, e[0]);
+                at += e[0];
+            }
+        }
+        memcpy(it + 16 + 16 * (size_t)j, e, sizeof(e));
+    }
+    tc_shm_item_publish(s, bytes, op->eager_slot, op->seq);
+    return TC_OK;
+}
+
+/* Our own block where it goes (the Gatherv, Scatterv roots, Allgatherv and
+ * Alltoallv; nothing when it is there already: MPI_IN_PLACE), its
+ * length checked against our count for ourselves. */
+static tc_status_t own_block(tc_vexchange_t *op)
+{
+    const int me = op->ctx->map.rank; /* (one node: the local rank) */
+    if (op->kind == TC_VX_ALLTOALLV) {
+        if (op->stab[2 * me] != op->len[me]) return TC_ERR_TRUNCATE;
+        if (op->len[me] && op->in + op->stab[2 * me + 1] != op->out + op->off[me])
+            memcpy(op->out + op->off[me], op->in + op->stab[2 * me + 1], op->len[me]);
+        return TC_OK;
+    }
+    if (op->kind <= TC_VX_SCATTERV && me != op->root) return TC_OK;
+    if (op->len[me] != op->own) return TC_ERR_TRUNCATE;
+    if (op->kind == TC_VX_SCATTERV && op->out != op->in + op->off[me])
+        memcpy(op->out, op->in + op->off[me], op->own);
+    else if (op->kind != TC_VX_SCATTERV && op->in != op->out + op->off[me])
+        memcpy(op->out + op->off[me], op->in, op->own);
+    return TC_OK;
+}
+
+/* Entry @e of local process @j's item, for a block of @want bytes at
+ * @buf (@write: ours, into @j's exposed buffer): copied out of the item
+ * where it carries it, else by single copy through @j's region.  The item
+ * is a peer's: every field is checked before use.  TC_INPROGRESS until
+ * the item is there; TC_ERR_TRUNCATE where its length is not @want, or
+ * where it leaves to single copy a block we expect carried (the counts
+ * differ: our rule would have carried it). */
+static tc_status_t take(tc_vexchange_t *op, int j, size_t e, char *buf, size_t want, int write)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const size_t size = tc_shm_item_whole(s, j, op->eager_slot, op->seq);
+    if (size == TC_SHM_ITEM_BROKEN) return TC_ERR_PROTO;
+    if (!size) return TC_INPROGRESS;
+    const char *it = tc_shm_item_data(s, j, op->eager_slot, size);
+    uint64_t head[2], ent[2];
+    if (size < TC_VX_HEAD(e + 1)) return TC_ERR_PROTO;
+    memcpy(head, it, sizeof(head));
+    memcpy(ent, it + 16 + 16 * e, sizeof(ent));
+    if (ent[0] != want) return TC_ERR_TRUNCATE;
+    const int carried = !(ent[1] & TC_VX_SC);
+    if (carried != (want <= op->vmax)) return TC_ERR_TRUNCATE;
+    if (!want) return TC_OK;
+    if (carried) {
+        if (write || ent[1] > size || want > size - ent[1]) return TC_ERR_PROTO;
+        memcpy(buf, it + ent[1], want);
+        s->bytes_cico += want;
+        return TC_OK;
+    }
+    const size_t off = (size_t)(ent[1] & ~TC_VX_SC);
+    if (!head[0]) return TC_ERR_PROTO;
+    TC_RETURN_IF_FAILED(tc_counted(write ? tc_region_write(s, head[0], off, buf, want)
+                                         : tc_region_read(s, head[0], off, buf, want)));
+    s->bytes_sc += want;
+    return TC_OK;
+}
+
+/* The Gatherv root: local process @j's block, @want bytes at our @buf:
+ * out of its item, or, left to single copy, written by @j itself (we only
+ * check its item says so for as many bytes). */
+static tc_status_t gathered(tc_vexchange_t *op, int j, char *buf, size_t want)
+{
+    if (want <= op->vmax) return take(op, j, 0, buf, want, 0);
+    tc_shm_t *s = op->ctx->shm;
+    const size_t size = tc_shm_item_whole(s, j, op->eager_slot, op->seq);
+    if (size == TC_SHM_ITEM_BROKEN || (size && size < TC_VX_HEAD(1))) return TC_ERR_PROTO;
+    if (!size) return TC_INPROGRESS;
+    uint64_t ent[2];
+    memcpy(ent, tc_shm_item_data(s, j, op->eager_slot, size) + 16, sizeof(ent));
+    return ent[0] == want && (ent[1] & TC_VX_SC) ? TC_OK : TC_ERR_TRUNCATE;
+}
+
+/* Alltoallv (several nodes): our item (the same as on one node: every
+ * local process reads its blocks, and slice i its node's blocks for slice
+ * i of the other nodes, out of it or from our exposed send buffer), then
+ * our own block. */
+static tc_status_t start_alltoallv(tc_vexchange_t *op)
+{
+    const int me = op->ctx->map.rank;
+    if (op->ctx->shm) { /* (alone on our node: nobody reads it) */
+        const tc_status_t rc = put_item(op);
+        if (rc != TC_OK) return rc;
+    }
+    if (op->stab[2 * me] != op->len[me]) return defer(op, TC_ERR_TRUNCATE);
     if (op->len[me] && op->in + op->stab[2 * me + 1] != op->out + op->off[me])
         memcpy(op->out + op->off[me], op->in + op->stab[2 * me + 1], op->len[me]);
     return TC_OK;
@@ -361,27 +537,72 @@ static tc_status_t sliced_allgatherv(tc_vexchange_t *op)
     return op->fail;
 }
 
-/* Alltoallv, once every local process has posted: read their send tables,
- * size each step's messages, pack and post them (the blocks our node has
- * for slice i of node a + k), and read our blocks from the local
- * processes.  A peer's table is input: each length is bounded before
- * use, the region bounds its offsets.  A failure here (a peer's garbage,
- * a copy refused; @bad: one before, nothing read) still posts every
- * message, those out empty from the failure on: the receivers fail on
- * the length instead of waiting. */
-static tc_status_t post_alltoallv(tc_vexchange_t *op, tc_status_t bad)
+/* Alltoallv: the block local process @j (@i: we) has at @where (its
+ * item's entry) into @dst, @len bytes: out of its item (op->tcookies[j]:
+ * the item's size), or by single copy from its send buffer. */
+static tc_status_t block_from(tc_vexchange_t *op, int j, int i, uint64_t where, size_t len,
+                              char *dst)
 {
     tc_shm_t *s = op->ctx->shm;
+    const size_t off = (size_t)(where & ~TC_VX_SC);
+    if (j == i) {
+        memcpy(dst, op->in + off, len);
+        return TC_OK;
+    }
+    if (where & TC_VX_SC) {
+        s->bytes_sc += len;
+        return op->cookies[j] ? tc_region_read(s, op->cookies[j], off, dst, len) : TC_ERR_PROTO;
+    }
+    const size_t size = (size_t)op->tcookies[j];
+    if (off > size || len > size - off) return TC_ERR_PROTO; /* (a peer's entry) */
+    memcpy(dst, tc_shm_item_data(s, j, op->eager_slot, size) + off, len);
+    s->bytes_cico += len;
+    return TC_OK;
+}
+
+/* Alltoallv: each local process's entries (its send table) into its row
+ * of op->xtab, and its cookie; ours from our send table, every block
+ * from our buffer.  TC_ERR_PROTO for an item too short to hold them. */
+static tc_status_t read_tables(tc_vexchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const int i = op->ctx->map.lrank, ppn = op->ppn;
+    const size_t n = (size_t)op->ctx->map.size, tw = 2 * n;
+    for (int j = 0; j < ppn; j++) {
+        size_t *row = op->xtab + (size_t)j * tw;
+        if (j == i) { /* ours: every block from our buffer */
+            for (size_t r = 0; r < n; r++) {
+                row[2 * r] = op->stab[2 * r];
+                row[2 * r + 1] = (size_t)(TC_VX_SC | op->stab[2 * r + 1]);
+            }
+            continue;
+        }
+        const size_t size = (size_t)op->tcookies[j];
+        const char *it = tc_shm_item_data(s, j, op->eager_slot, size);
+        uint64_t head[2];
+        if (size < TC_VX_HEAD(n)) return TC_ERR_PROTO;
+        memcpy(head, it, sizeof(head));
+        op->cookies[j] = head[0];
+        memcpy(row, it + 16, tw * sizeof(size_t));
+    }
+    return TC_OK;
+}
+
+/* Alltoallv, once every local process's item is there: their entries
+ * (the send tables), each step's messages sized, packed and posted (the
+ * blocks our node has for slice i of node a + k), and our blocks from the
+ * local processes.  A peer's item is input: each length is bounded before
+ * use, an offset in it by its size, one in its buffer by the region.  A
+ * failure here (a peer's garbage, a copy refused; @bad: one before,
+ * nothing read) still posts every message, those out empty from the
+ * failure on: the receivers fail on the length instead of waiting. */
+static tc_status_t post_alltoallv(tc_vexchange_t *op, tc_status_t bad)
+{
     const tc_nodemap_t *m = &op->ctx->map;
     const int N = m->nnodes, a = m->node, i = m->lrank, ppn = op->ppn, steps = N - 1;
     const size_t n = (size_t)m->size, P = (size_t)ppn, tw = 2 * n;
     size_t total = 0, nq = 0;
-    for (int j = 0; j < ppn && bad == TC_OK; j++)
-        if (j == i)
-            memcpy(op->xtab + (size_t)j * tw, op->stab, tw * sizeof(size_t));
-        else
-            bad = tc_region_read(s, op->tcookies[j], 0, op->xtab + (size_t)j * tw,
-                                 tw * sizeof(size_t));
+    if (bad == TC_OK) bad = read_tables(op);
     for (int k = 1; k < N; k++) { /* the messages' lengths, out and in */
         const int to = rank_at(op, a + k, i);
         const size_t sn = (size_t)((a - k + N) % N);
@@ -413,10 +634,7 @@ static tc_status_t post_alltoallv(tc_vexchange_t *op, tc_status_t bad)
         for (int j = 0; j < ppn && bad == TC_OK; j++) {
             const size_t *t = op->xtab + (size_t)j * tw + 2 * (size_t)to;
             if (!t[0]) continue;
-            if (j == i)
-                memcpy(o, op->in + t[1], t[0]);
-            else
-                bad = tc_region_read(s, op->cookies[j], t[1], o, t[0]);
+            bad = block_from(op, j, i, t[1], t[0], o);
             o += t[0];
         }
         TC_RETURN_IF_FAILED(
@@ -427,9 +645,8 @@ static tc_status_t post_alltoallv(tc_vexchange_t *op, tc_status_t bad)
         const size_t *t = op->xtab + (size_t)j * tw + 2 * (size_t)m->rank;
         if (t[0] != op->len[pr])
             bad = TC_ERR_TRUNCATE;
-        else if (t[0] && (bad = tc_region_read(s, op->cookies[j], t[1], op->out + op->off[pr],
-                                               t[0])) == TC_OK)
-            s->bytes_sc += t[0];
+        else if (t[0])
+            bad = tc_counted(block_from(op, j, i, t[1], t[0], op->out + op->off[pr]));
     }
     return defer(op, bad);
 }
@@ -443,9 +660,16 @@ static tc_status_t sliced_alltoallv(tc_vexchange_t *op)
     const int N = m->nnodes, a = m->node;
     const size_t P = (size_t)op->ppn;
     if (!op->posted) {
-        if (s && !tc_fold_all_posted(s, op->seq, op->cookies, op->tcookies)) return TC_INPROGRESS;
+        tc_status_t bad = TC_OK;
+        for (int j = 0; s && j < op->ppn; j++) { /* every local process's item, whole */
+            if (j == s->me) continue;
+            const size_t z = tc_shm_item_whole(s, j, op->eager_slot, op->seq);
+            if (!z) return TC_INPROGRESS;
+            if (z == TC_SHM_ITEM_BROKEN) bad = TC_ERR_PROTO;
+            op->tcookies[j] = z;
+        }
         op->posted = 1;
-        TC_RETURN_IF_FAILED(post_alltoallv(op, TC_OK));
+        TC_RETURN_IF_FAILED(post_alltoallv(op, bad));
     }
     TC_RETURN_IF_FAILED(steps_done(op));
     if (op->fail != TC_OK) return op->fail;
@@ -462,196 +686,16 @@ static tc_status_t sliced_alltoallv(tc_vexchange_t *op)
     return TC_OK;
 }
 
-/* Several nodes: expose what the local processes read (Allgatherv: our
- * block and receive span; Alltoallv: our send buffer and table) and put
- * our own block where it goes.  Nobody reads our previous exposure any
- * more once every local process has finished the previous call. */
+/* Several nodes: Allgatherv exposes what the local processes read (our
+ * block, our receive span) once nobody reads our previous exposure (every
+ * local process has finished the previous call); Alltoallv puts its
+ * item.  Then our own block where it goes. */
 static tc_status_t expose(tc_vexchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
+    if (op->kind == TC_VX_ALLTOALLV) return start_alltoallv(op);
     if (s && !tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
-    return op->kind == TC_VX_ALLGATHERV ? expose_sliced(op) : expose_alltoallv(op);
-}
-
-/* ---- One node: the items (see vexchange.h) ------------------------------------ */
-
-/* An item: a header, the writer's exposed region (cookie, or 0) and its
- * number of entries, nent entries (length, where), then the blocks it
- * carries.  where: a carried block's offset in the item, or TC_VX_SC |
- * the block's offset in the writer's region. */
-#define TC_VX_SC         ((uint64_t)1 << 63)
-#define TC_VX_HEAD(nent) (16 + 16 * (size_t)(nent))
-
-size_t tc_vexchange_eager_max(const tc_ctx_t *c)
-{
-    const size_t n = (size_t)c->map.lsize, slot = c->cfg->cico_slot;
-    if (slot <= TC_VX_HEAD(n)) return 0;
-    const size_t m = ((slot - TC_VX_HEAD(n)) / (n > 1 ? n - 1 : 1)) & ~(size_t)63;
-    return m < TC_VX_EAGER_MAX ? m : TC_VX_EAGER_MAX;
-}
-
-/* Entry @j of what we send (Scatterv's root, Alltoallv: one per rank;
- * Gatherv's non-roots and Allgatherv: one, our block): its length, its
- * first byte, its offset in the region we would expose. */
-static size_t block_out(const tc_vexchange_t *op, int j, const char **src, size_t *roff)
-{
-    if (op->kind == TC_VX_SCATTERV) {
-        *roff = op->len[j] ? (size_t)((ptrdiff_t)op->off[j] - op->rbase) : 0;
-        *src = op->in + op->off[j];
-        return op->len[j];
-    }
-    if (op->kind == TC_VX_ALLTOALLV) {
-        *roff = op->stab[2 * j + 1];
-        *src = op->in + *roff;
-        return op->stab[2 * j];
-    }
-    *roff = 0;
-    *src = op->in;
-    return op->own;
-}
-
-/* Put our item: the blocks of at most op->vmax bytes in it, the others
- * left to single copy in our exposed buffer (its cookie in the header);
- * the Gatherv root's entries say where each rank writes a block too long
- * for an item, and it writes none when there is no such block.  Then
- * our own block where it goes. */
-static tc_status_t put_item(tc_vexchange_t *op)
-{
-    tc_shm_t *s = op->ctx->shm;
-    const int n = s->nlocal, me = s->me, root = me == op->root;
-    const int many = op->kind == TC_VX_ALLTOALLV || (op->kind == TC_VX_SCATTERV && root);
-    const int nent = many || (op->kind == TC_VX_GATHERV && root) ? n : 1;
-    size_t bytes = TC_VX_HEAD(nent), span = 0, roff;
-    int sc = 0; /* blocks left to single copy */
-    const char *src;
-    if (op->kind == TC_VX_GATHERV && root) {
-        for (int j = 0; j < n; j++) sc += j != me && op->len[j] > op->vmax;
-        if (!sc) return TC_OK; /* (every block comes in its writer's item) */
-        blocks_span(op, n);
-        span = op->span;
-    } else if (op->kind == TC_VX_SCATTERV && !root) {
-        return TC_OK; /* (we only read) */
-    } else {
-        for (int j = 0; j < nent; j++) {
-            const size_t l = block_out(op, j, &src, &roff);
-            if (many && j == me) continue;
-            if (l > op->vmax)
-                sc++;
-            else
-                bytes += l;
-        }
-        if (op->kind == TC_VX_SCATTERV) blocks_span(op, n);
-        span = op->kind == TC_VX_ALLGATHERV || op->kind == TC_VX_GATHERV ? op->own : op->span;
-    }
-    char *it = tc_shm_item_begin(s, bytes, op->eager_slot, op->seq, op->eager_wait);
-    if (!it) return TC_INPROGRESS;
-    uint64_t head[2] = { 0, (uint64_t)nent };
-    if (sc && span &&
-        !(op->kind == TC_VX_GATHERV && !root)) { /* (a Gatherv writer exposes nothing) */
-        const int gather = op->kind == TC_VX_GATHERV;
-        struct iovec iov = { gather                       ? op->out + op->rbase
-                             : op->kind == TC_VX_SCATTERV ? (char *)op->in + op->rbase
-                                                          : (char *)op->in,
-                             span };
-        TC_RETURN_IF_FAILED(
-            tc_region_create(s, &iov, 1, gather ? TC_RIGHT_WRITE : TC_RIGHT_READ, &op->cookie));
-        head[0] = op->cookie;
-    }
-    memcpy(it, head, sizeof(head));
-    size_t at = TC_VX_HEAD(nent);
-    for (int j = 0; j < nent; j++) {
-        uint64_t e[2];
-        if (op->kind == TC_VX_GATHERV && root) {
-            e[0] = op->len[j];
-            e[1] = TC_VX_SC | (op->len[j] ? (uint64_t)((ptrdiff_t)op->off[j] - op->rbase) : 0);
-        } else {
-            e[0] = block_out(op, j, &src, &roff);
-            if (many && j == me) {
-                e[1] = 0;
-            } else if (e[0] > op->vmax) {
-                e[1] = TC_VX_SC | roff;
-            } else {
-                e[1] = at;
-                memcpy(it + at, src, e[0]);
-                at += e[0];
-            }
-        }
-        memcpy(it + 16 + 16 * (size_t)j, e, sizeof(e));
-    }
-    tc_shm_item_publish(s, bytes, op->eager_slot, op->seq);
-    return TC_OK;
-}
-
-/* Our own block where it goes (the Gatherv, Scatterv roots, Allgatherv and
- * Alltoallv; nothing when it is there already: MPI_IN_PLACE), its
- * length checked against our count for ourselves. */
-static tc_status_t own_block(tc_vexchange_t *op)
-{
-    const int me = op->ctx->map.rank; /* (one node: the local rank) */
-    if (op->kind == TC_VX_ALLTOALLV) {
-        if (op->stab[2 * me] != op->len[me]) return TC_ERR_TRUNCATE;
-        if (op->len[me] && op->in + op->stab[2 * me + 1] != op->out + op->off[me])
-            memcpy(op->out + op->off[me], op->in + op->stab[2 * me + 1], op->len[me]);
-        return TC_OK;
-    }
-    if (op->kind <= TC_VX_SCATTERV && me != op->root) return TC_OK;
-    if (op->len[me] != op->own) return TC_ERR_TRUNCATE;
-    if (op->kind == TC_VX_SCATTERV && op->out != op->in + op->off[me])
-        memcpy(op->out, op->in + op->off[me], op->own);
-    else if (op->kind != TC_VX_SCATTERV && op->in != op->out + op->off[me])
-        memcpy(op->out + op->off[me], op->in, op->own);
-    return TC_OK;
-}
-
-/* Entry @e of local process @j's item, for a block of @want bytes at
- * @buf (@write: ours, into @j's exposed buffer): copied out of the item
- * where it carries it, else by single copy through @j's region.  The item
- * is a peer's: every field is checked before use.  TC_INPROGRESS until
- * the item is there; TC_ERR_TRUNCATE where its length is not @want, or
- * where it leaves to single copy a block we expect carried (the counts
- * differ: our rule would have carried it). */
-static tc_status_t take(tc_vexchange_t *op, int j, size_t e, char *buf, size_t want, int write)
-{
-    tc_shm_t *s = op->ctx->shm;
-    const size_t size = tc_shm_item_whole(s, j, op->eager_slot, op->seq);
-    if (size == TC_SHM_ITEM_BROKEN) return TC_ERR_PROTO;
-    if (!size) return TC_INPROGRESS;
-    const char *it = tc_shm_item_data(s, j, op->eager_slot, size);
-    uint64_t head[2], ent[2];
-    if (size < TC_VX_HEAD(e + 1)) return TC_ERR_PROTO;
-    memcpy(head, it, sizeof(head));
-    memcpy(ent, it + 16 + 16 * e, sizeof(ent));
-    if (ent[0] != want) return TC_ERR_TRUNCATE;
-    const int carried = !(ent[1] & TC_VX_SC);
-    if (carried != (want <= op->vmax)) return TC_ERR_TRUNCATE;
-    if (!want) return TC_OK;
-    if (carried) {
-        if (write || ent[1] > size || want > size - ent[1]) return TC_ERR_PROTO;
-        memcpy(buf, it + ent[1], want);
-        s->bytes_cico += want;
-        return TC_OK;
-    }
-    const size_t off = (size_t)(ent[1] & ~TC_VX_SC);
-    if (!head[0]) return TC_ERR_PROTO;
-    TC_RETURN_IF_FAILED(tc_counted(write ? tc_region_write(s, head[0], off, buf, want)
-                                         : tc_region_read(s, head[0], off, buf, want)));
-    s->bytes_sc += want;
-    return TC_OK;
-}
-
-/* The Gatherv root: local process @j's block, @want bytes at our @buf:
- * out of its item, or, left to single copy, written by @j itself (we only
- * check its item says so for as many bytes). */
-static tc_status_t gathered(tc_vexchange_t *op, int j, char *buf, size_t want)
-{
-    if (want <= op->vmax) return take(op, j, 0, buf, want, 0);
-    tc_shm_t *s = op->ctx->shm;
-    const size_t size = tc_shm_item_whole(s, j, op->eager_slot, op->seq);
-    if (size == TC_SHM_ITEM_BROKEN || (size && size < TC_VX_HEAD(1))) return TC_ERR_PROTO;
-    if (!size) return TC_INPROGRESS;
-    uint64_t ent[2];
-    memcpy(ent, tc_shm_item_data(s, j, op->eager_slot, size) + 16, sizeof(ent));
-    return ent[0] == want && (ent[1] & TC_VX_SC) ? TC_OK : TC_ERR_TRUNCATE;
+    return expose_sliced(op);
 }
 
 /* One node: put our item and our own block; then what we read, peer by
@@ -719,7 +763,8 @@ tc_status_t tc_vexchange_work(tc_vexchange_t *op)
         /* fall through */
     case ST_ACK:
         /* an exposed buffer is read or written until the others finish */
-        if (s && !tc_shm_all_done(s, op->seq)) return TC_INPROGRESS;
+        if (s && (op->cookie || op->kind == TC_VX_ALLGATHERV) && !tc_shm_all_done(s, op->seq))
+            return TC_INPROGRESS;
         op->state = ST_DONE;
         /* fall through */
     default: return TC_OK;

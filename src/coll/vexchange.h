@@ -52,10 +52,11 @@
  *    relay forwards it, piece by piece as it lands, to the N - 2 others
  *    (the NUIOA/HierKNEM idea of spreading a large node's sends);
  *  - Alltoallv: it sends the blocks every process of node a has for to,
- *    read by single copy out of their send buffers at the offsets of
- *    their exposed send tables (read whole, once), and receives from
- *    node a - k the blocks for itself: a node sends another ppn messages
- *    instead of ppn^2.
+ *    taken out of their items or read by single copy out of their send
+ *    buffers (every local process puts the item it puts on one node: its
+ *    entries are the send table, its small blocks in it), and receives
+ *    from node a - k the blocks for itself: a node sends another ppn
+ *    messages instead of ppn^2.
  *
  * Each message goes as a stream of pieces that is never truncated
  * (coll/pieces), so a sender and a receiver whose counts disagree both
