@@ -73,6 +73,8 @@ static tc_alg_t vx_multi(const tc_ctx_t *c, int ci, const char **why)
         *why = "several nodes (Gatherv, Scatterv: one node only)";
     else if (!tc_vexchange_sliced(c))
         *why = "several nodes, unequal or without single copy";
+    else if (ci == TC_CI_ALLTOALLV && !tc_vexchange_fits(c))
+        *why = "more ranks than an item's header holds (TOPOCOLL_CICO_SLOT / 16 - 1)";
     else
         return TC_ALG_AGGREGATE;
     return TC_ALG_NATIVE;
@@ -162,6 +164,10 @@ static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **w
         if (multi) return vx_multi(c, ci, why);
         if (!c->shm || !c->all_sc) {
             *why = "no single copy";
+            return TC_ALG_NATIVE;
+        }
+        if (!tc_vexchange_fits(c)) {
+            *why = "more ranks than an item's header holds (TOPOCOLL_CICO_SLOT / 16 - 1)";
             return TC_ALG_NATIVE;
         }
         return TC_ALG_NODE;

@@ -148,6 +148,8 @@ size_t tc_vexchange_eager_max(const tc_ctx_t *c)
     return m < TC_VX_EAGER_MAX ? m : TC_VX_EAGER_MAX;
 }
 
+int tc_vexchange_fits(const tc_ctx_t *c) { return TC_VX_HEAD(c->map.size) <= c->cfg->cico_slot; }
+
 /* Entry @j of what we send (Scatterv's root, Alltoallv: one per rank;
  * Gatherv's non-roots and Allgatherv: one, our block): its length, its
  * first byte, its offset in the region we would expose. */
@@ -201,6 +203,7 @@ static tc_status_t put_item(tc_vexchange_t *op)
         if (op->kind == TC_VX_SCATTERV) blocks_span(op, n);
         span = op->kind == TC_VX_ALLGATHERV || op->kind == TC_VX_GATHERV ? op->own : op->span;
     }
+    if (bytes > s->cico_slot) return TC_ERR_PROTO; /* (the plan's tc_vexchange_fits) */
     char *it = tc_shm_item_begin(s, bytes, op->eager_slot, op->seq, op->eager_wait);
     if (!it) return TC_INPROGRESS;
     uint64_t head[2] = { 0, (uint64_t)nent };
@@ -240,25 +243,33 @@ static tc_status_t put_item(tc_vexchange_t *op)
     return TC_OK;
 }
 
-/* Our own block where it goes (the Gatherv, Scatterv roots, Allgatherv and
- * Alltoallv; nothing when it is there already: MPI_IN_PLACE), its
- * length checked against our count for ourselves. */
-static tc_status_t own_block(tc_vexchange_t *op)
+/* Our own block's length against our count for ourselves (the Gatherv,
+ * Scatterv roots, Allgatherv and Alltoallv): checked before we expose
+ * anything. */
+static tc_status_t own_check(const tc_vexchange_t *op)
 {
     const int me = op->ctx->map.rank; /* (one node: the local rank) */
+    if (op->kind == TC_VX_ALLTOALLV)
+        return op->stab[2 * me] != op->len[me] ? TC_ERR_TRUNCATE : TC_OK;
+    if (op->kind <= TC_VX_SCATTERV && me != op->root) return TC_OK;
+    return op->len[me] != op->own ? TC_ERR_TRUNCATE : TC_OK;
+}
+
+/* Our own block where it goes (own_check's; nothing when it is there
+ * already: MPI_IN_PLACE). */
+static void own_block(tc_vexchange_t *op)
+{
+    const int me = op->ctx->map.rank;
     if (op->kind == TC_VX_ALLTOALLV) {
-        if (op->stab[2 * me] != op->len[me]) return TC_ERR_TRUNCATE;
         if (op->len[me] && op->in + op->stab[2 * me + 1] != op->out + op->off[me])
             memcpy(op->out + op->off[me], op->in + op->stab[2 * me + 1], op->len[me]);
-        return TC_OK;
+        return;
     }
-    if (op->kind <= TC_VX_SCATTERV && me != op->root) return TC_OK;
-    if (op->len[me] != op->own) return TC_ERR_TRUNCATE;
+    if (op->kind <= TC_VX_SCATTERV && me != op->root) return;
     if (op->kind == TC_VX_SCATTERV && op->out != op->in + op->off[me])
         memcpy(op->out, op->in + op->off[me], op->own);
     else if (op->kind != TC_VX_SCATTERV && op->in != op->out + op->off[me])
         memcpy(op->out + op->off[me], op->in, op->own);
-    return TC_OK;
 }
 
 /* Entry @e of local process @j's item, for a block of @want bytes at
@@ -551,7 +562,8 @@ static tc_status_t block_from(tc_vexchange_t *op, int j, int i, uint64_t where, 
     }
     if (where & TC_VX_SC) {
         s->bytes_sc += len;
-        return op->cookies[j] ? tc_region_read(s, op->cookies[j], off, dst, len) : TC_ERR_PROTO;
+        return op->cookies[j] ? tc_counted(tc_region_read(s, op->cookies[j], off, dst, len))
+                              : TC_ERR_PROTO;
     }
     const size_t size = (size_t)op->tcookies[j];
     if (off > size || len > size - off) return TC_ERR_PROTO; /* (a peer's entry) */
@@ -618,9 +630,9 @@ static tc_status_t post_alltoallv(tc_vexchange_t *op, tc_status_t bad)
         total += out + in;
         nq += tc_pieces_of(out) + tc_pieces_of(in);
     }
-    TC_RETURN_IF_FAILED(reqs_alloc(op, nq));
     char *o = op->sstage = tc_ctx_buf(op->ctx, TC_BUF_NET, total + 1);
-    if (!o) return TC_ERR_NOMEM;
+    if (!o) return TC_ERR_NOMEM; /* (before reqs_alloc: drain posts the messages) */
+    TC_RETURN_IF_FAILED(reqs_alloc(op, nq));
     char *r = o + total;
     for (int k = steps; k >= 1; k--) r -= op->mlen[steps + k - 1]; /* (the messages in) */
     for (int k = 1; k < N; k++) {                                  /* (every receive first) */
@@ -701,15 +713,16 @@ static tc_status_t expose(tc_vexchange_t *op)
 /* One node: put our item and our own block; then what we read, peer by
  * peer from the one after us (resumable: op->next); then, where we
  * exposed a buffer, wait until every local process is done with it. */
-static tc_status_t node_work(tc_vexchange_t *op)
+static tc_status_t node_steps(tc_vexchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     const int n = s->nlocal, me = s->me, r = op->root;
     tc_status_t rc;
     switch (op->state) {
     case ST_START:
+        TC_RETURN_IF_FAILED(own_check(op));
         if ((rc = put_item(op)) != TC_OK) return rc;
-        TC_RETURN_IF_FAILED(own_block(op));
+        own_block(op);
         op->state = ST_WORK;
         /* fall through */
     case ST_WORK:
@@ -743,6 +756,25 @@ static tc_status_t node_work(tc_vexchange_t *op)
         /* fall through */
     default: return TC_OK;
     }
+}
+
+/* One node: node_steps, where a failure of ours after we exposed a buffer
+ * (a count that differs) is said to the local processes at once and
+ * returned once none of them copies into or out of it any more (after our
+ * item, nobody waits for anything of ours: they all finish). */
+static tc_status_t node_work(tc_vexchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    if (op->fail == TC_OK) {
+        const tc_status_t rc = node_steps(op);
+        if (rc >= 0 || !op->cookie || op->state == ST_DONE) return rc;
+        /* a region gone under our copy: its owner left after a failure,
+         * whose cause is the one to say */
+        const tc_status_t peer = rc == TC_ERR_STALE ? tc_cctl_peer_failed(s, op->seq) : TC_OK;
+        op->fail = peer != TC_OK ? peer : rc;
+        tc_cctl_abort(s, op->seq, op->fail);
+    }
+    return tc_shm_all_done(s, op->seq) ? op->fail : TC_INPROGRESS;
 }
 
 tc_status_t tc_vexchange_work(tc_vexchange_t *op)

@@ -65,8 +65,8 @@
  * passes a failed piece on as one of another length; a failure of ours
  * waits until our messages are out (defer), and a slice process that
  * failed never tells its node its remote blocks have landed.  The
- * blocks between processes of one node go by single copy (the exposed
- * send tables, read whole).  Gatherv and Scatterv: one node only.
+ * blocks between processes of one node go as on one node (Alltoallv: out
+ * of the items or by single copy).  Gatherv and Scatterv: one node only.
  *
  * Contiguous blocks (the bindings pack what is not).  A zero count moves
  * nothing; an exposed buffer stays exposed until every local process has
@@ -144,11 +144,18 @@ typedef struct tc_vexchange {
  * costs more than one system call from about 8 KiB. */
 #define TC_VX_EAGER_MAX (4u << 10)
 
-/** One node: the longest block of @c's irregular exchanges that goes
- *  through the sender's item (copied twice) rather than by single copy:
- *  TC_VX_EAGER_MAX, or less where a slot must hold the node's header and
- *  nlocal - 1 such blocks.  The same on every local process. */
+/** The longest block of @c's irregular exchanges that goes through the
+ *  sender's item (copied twice) rather than by single copy:
+ *  TC_VX_EAGER_MAX, or less where a CICO slot must hold a header of an
+ *  entry per rank of @c and size - 1 such blocks.  The same on every
+ *  process. */
 size_t tc_vexchange_eager_max(const tc_ctx_t *c);
+
+/** 1 if an item's header (16 bytes per rank of @c) fits a CICO slot: the
+ *  irregular exchanges on one node and Alltoallv on several need it
+ *  (TOPOCOLL_CICO_SLOT; 32 KiB: up to 2046 ranks).  The same on every
+ *  process. */
+int tc_vexchange_fits(const tc_ctx_t *c);
 
 /** 1 if an Allgatherv or Alltoallv on @c runs the per-slice exchange:
  *  several nodes, as many processes on each, and single copy on every
