@@ -496,14 +496,18 @@ TOPOCOLL_API int topocoll_iscan(const void *sendbuf, void *recvbuf, int count,
  * MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv semantics (MPI-4.0 sections
  * 6.5, 6.6, 6.7): blocks of per-rank counts (elements of the receive or
  * send type) at per-rank displacements (in extents), zero counts and gaps
- * included, MPI_IN_PLACE where MPI allows it.  On one node, by single copy
- * over exposed buffers (KNEM paper, sections 3.3 and 5.5), each process
- * copying with the counts and displacements it holds: Allgatherv's every
- * process reads each other's block into its receive buffer, Gatherv's
- * root reads each block, Scatterv's root writes each receiver's block.
- * Non-contiguous datatypes are packed (an indexed type over the user's).
- * Passed to the native MPI: several nodes, intercommunicators, erroneous
- * arguments after the checks MPI makes.  Only the arguments MPI makes
+ * included, MPI_IN_PLACE where MPI allows it.  On one node (with single
+ * copy), every size: each block's sender puts it in its shared-memory
+ * item when it is at most 4 KiB, else leaves it to single copy over its
+ * exposed buffer (KNEM paper, sections 3.3 and 5.5: one CMA call), and
+ * says which in the item; Gatherv's non-roots write their long blocks
+ * into the root's buffer, Scatterv's and Allgatherv's readers read them.
+ * Counts that disagree fail with MPI_ERR_TRUNCATE.  Non-contiguous
+ * datatypes are packed (an indexed type over the user's).  Allgatherv
+ * also runs across nodes of as many processes each (the per-slice
+ * exchange).  Passed to the native MPI: Gatherv and Scatterv on several
+ * nodes, communicators of more than TOPOCOLL_CICO_SLOT / 16 - 1 ranks,
+ * intercommunicators, erroneous arguments after the checks MPI makes.  Only the arguments MPI makes
  * significant on a rank are read there.  Collective; returns an MPI error
  * code.
  */
@@ -518,13 +522,15 @@ TOPOCOLL_API int topocoll_allgatherv(const void *sendbuf, int sendcount, MPI_Dat
                                      MPI_Datatype recvtype, MPI_Comm comm);
 /**
  * MPI_Alltoallv semantics (MPI-4.0 section 6.8): on one node, every
- * process exposes its send buffer and a table of its blocks (each peer's
- * length and offset); each reads its block out of every other process's
- * send buffer, the peer's table giving where (one system call), into its
- * receive buffer at its own displacement.  Counts that disagree fail with
- * MPI_ERR_TRUNCATE.  MPI_IN_PLACE, zero counts, gaps and non-contiguous
- * datatypes (packed) allowed.  Several nodes: the native MPI.  Collective;
- * returns an MPI error code.
+ * process's item holds its send table and its blocks of at most 4 KiB;
+ * each process copies its block out of every other's item, or reads it
+ * by single copy out of that process's send buffer (one system call),
+ * into its receive buffer at its own displacement.  Counts that disagree
+ * fail with MPI_ERR_TRUNCATE.  MPI_IN_PLACE, zero counts, gaps and
+ * non-contiguous datatypes (packed) allowed.  Several nodes of as many
+ * processes each: the per-slice exchange (one message per pair of slices
+ * and nodes); otherwise the native MPI.  Collective; returns an MPI error
+ * code.
  */
 TOPOCOLL_API int topocoll_alltoallv(const void *sendbuf, const int sendcounts[],
                                     const int sdispls[], MPI_Datatype sendtype, void *recvbuf,

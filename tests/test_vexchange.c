@@ -211,7 +211,7 @@ static void one_alltoallv(MPI_Comm comm, int b, int shuffle, int gap, int rev, i
     free(rd);
 }
 
-/* 1 if topocoll runs @comm's Allgatherv and Alltoallv (TOPOCOLL_*_ALG=node
+/* 1 if topocoll runs @comm's Allgatherv and Alltoallv (by default
  * on one node): single copy on one node; on several, as many processes on
  * each and single copy wherever a node holds more than one (the per-slice
  * exchange). */

@@ -244,7 +244,7 @@ static inline int tc_ctx_eager_reduce_fits(const tc_ctx_t *c, size_t span)
 }
 
 /** Eager collectives (the small Bcast, Reduce, Allreduce and Allgather of
- *  one node):
+ *  one node, the small exchanges, the irregular exchanges' items):
  *  the writers of call @seq use eager item *@slot (seq modulo the eager
  *  slots; xfer/shmseg tc_shm_item_data), tag it with @seq, and may run
  *  ahead of the readers by that many calls: a writer first waits until

@@ -113,8 +113,8 @@ typedef struct tc_vexchange {
     size_t span;        /* bytes of the send buffer from @in that hold them (the Gatherv,
                            Scatterv root: of its buffer from rbase) */
     ptrdiff_t rbase;    /*   its first block's byte in its buffer */
-    uint64_t tcookie;   /* our exposed table */
-    uint64_t *tcookies; /* [nlocal] the others' */
+    uint64_t tcookie;   /* Allgatherv on several nodes: our exposed offsets and span */
+    uint64_t *tcookies; /* [nlocal] the others' (Alltoallv on several: their items' sizes) */
     /* Allgatherv, Alltoallv on several nodes: the per-slice exchange */
     int multi, ppn, posted, next, netup; /* netup: our messages posted */
     int *rank_at;          /* [nnodes * ppn] communicator rank of (node, local rank) */
