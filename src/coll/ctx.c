@@ -2,6 +2,7 @@
 #include "ctx.h"
 
 #include "tune.h"
+#include "vexchange.h"
 #include "../base/log.h"
 
 #include <stdatomic.h>
@@ -374,6 +375,7 @@ static void ctx_build(tc_ctx_t *c, MPI_Comm comm)
         c->spin = tc_config_spin(c->cfg, c->map.host_size);
         c->nap = tc_config_nap(c->cfg, c->map.host_size, c->map.host_size < c->map.size);
         c->copy_chunk = tc_ctx_copy_chunk(tc_topo_l2_bytes(tc_topo_process()));
+        c->vx_eager_max = tc_vexchange_eager_max(c);
         if (!all_ok) {
             tc_shm_destroy(c->shm);
             c->shm = NULL;

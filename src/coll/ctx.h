@@ -118,6 +118,8 @@ typedef struct tc_ctx {
     int spin;               /* polls before a waiter yields its core */
     int nap;                /* us a waiter then sleeps (tc_config_nap), 0: never */
     size_t copy_chunk;      /* bytes a copy loop takes at a time (tc_ctx_copy_chunk) */
+    size_t vx_eager_max;    /* the longest block an irregular exchange's item
+                               carries (coll/vexchange: tc_vexchange_eager_max) */
     int all_sc;             /* 1: single copy works on every node of comm */
     int minlocal, maxlocal; /* fewest and most processes on any node */
     int blocked;            /* 1: each node holds a range of consecutive ranks */

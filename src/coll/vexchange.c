@@ -122,7 +122,7 @@ tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const
     op->rcut = -1;
     if (ctx->map.nnodes == 1 || kind == TC_VX_ALLTOALLV) { /* the items */
         tc_ctx_eager(ctx, op->seq, &op->eager_slot, &op->eager_wait);
-        op->vmax = tc_vexchange_eager_max(ctx);
+        op->vmax = ctx->vx_eager_max;
         if (ctx->map.nnodes == 1) return TC_OK;
     }
     op->cookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));

@@ -357,6 +357,20 @@ static inline void tc_shm_item_publish(tc_shm_t *s, size_t bytes, int slot, uint
 #define TC_SHM_ITEM_BROKEN    ((size_t)-1) /* a newer tag, or a count beyond the size */
 #define TC_SHM_ITEM_OTHERSIZE ((size_t)-2) /* the writer's item has another size */
 
+/* The size word of local process @owner's item @slot when its tag is
+ * @seq (acquire: the item's bytes up to its count visible from here on):
+ * 1 and *@w, 0 another call's tag not newer (not yet), -1 a newer tag. */
+static inline int tc_shm_item_word(const tc_shm_t *s, int owner, int slot, uint64_t seq,
+                                   uint64_t *w)
+{
+    tc_item_line_t *l = &s->ctl[owner].item[slot];
+    uint64_t tag = atomic_load_explicit(&l->tag, memory_order_acquire);
+    if (tag > seq) return -1;
+    if (tag != seq) return 0;
+    *w = atomic_load_explicit(&l->bytes, memory_order_acquire);
+    return 1;
+}
+
 /** Bytes of local process @owner's item @slot (of @bytes) for call @seq
  *  present now (acquire: visible from here on), never more than @bytes:
  *  0 none yet; TC_SHM_ITEM_BROKEN a newer tag or a count beyond @bytes
@@ -366,11 +380,9 @@ static inline void tc_shm_item_publish(tc_shm_t *s, size_t bytes, int slot, uint
 static inline size_t tc_shm_item_avail(const tc_shm_t *s, int owner, int slot, uint64_t seq,
                                        size_t bytes)
 {
-    tc_item_line_t *l = &s->ctl[owner].item[slot];
-    uint64_t tag = atomic_load_explicit(&l->tag, memory_order_acquire);
-    if (tag > seq) return TC_SHM_ITEM_BROKEN;
-    if (tag != seq) return 0;
-    uint64_t w = atomic_load_explicit(&l->bytes, memory_order_acquire);
+    uint64_t w = 0;
+    const int got_word = tc_shm_item_word(s, owner, slot, seq, &w);
+    if (got_word <= 0) return got_word < 0 ? TC_SHM_ITEM_BROKEN : 0;
     if (w >> 32 != (uint64_t)bytes) return TC_SHM_ITEM_OTHERSIZE;
     uint64_t got = w & 0xffffffffu;
     return got <= bytes ? (size_t)got : TC_SHM_ITEM_BROKEN; /* the peer's word: checked */
@@ -383,11 +395,9 @@ static inline size_t tc_shm_item_avail(const tc_shm_t *s, int owner, int slot, u
  *  header inside the item says what it holds). */
 static inline size_t tc_shm_item_whole(const tc_shm_t *s, int owner, int slot, uint64_t seq)
 {
-    tc_item_line_t *l = &s->ctl[owner].item[slot];
-    uint64_t tag = atomic_load_explicit(&l->tag, memory_order_acquire);
-    if (tag > seq) return TC_SHM_ITEM_BROKEN;
-    if (tag != seq) return 0;
-    uint64_t w = atomic_load_explicit(&l->bytes, memory_order_acquire);
+    uint64_t w = 0;
+    const int got_word = tc_shm_item_word(s, owner, slot, seq, &w);
+    if (got_word <= 0) return got_word < 0 ? TC_SHM_ITEM_BROKEN : 0;
     const uint64_t size = w >> 32;
     if (size == 0 || size > s->cico_slot) return TC_SHM_ITEM_BROKEN;
     return (w & 0xffffffffu) == size ? (size_t)size : 0;
