@@ -110,7 +110,8 @@ typedef enum topocoll_coll {
     TOPOCOLL_COLL_ALLTOALLV,
     TOPOCOLL_COLL_REDUCE_SCATTER_BLOCK,
     TOPOCOLL_COLL_REDUCE_SCATTER,
-    TOPOCOLL_COLL_COUNT /* collectives this version counts */
+    TOPOCOLL_COLL_ALLTOALLW, /* since 0.6 */
+    TOPOCOLL_COLL_COUNT      /* collectives this version counts */
 } topocoll_coll_t;
 #define TOPOCOLL_COLL_MAX 32 /* coll[]'s room: later collectives fit without a new layout */
 
@@ -542,6 +543,33 @@ TOPOCOLL_API int topocoll_ialltoallv(const void *sendbuf, const int sendcounts[]
                                      const int recvcounts[], const int rdispls[],
                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 /**
+ * MPI_Alltoallw semantics (MPI-4.0 section 6.8): MPI_Alltoallv with a
+ * datatype per rank on each side and displacements in bytes.  Each block
+ * goes as its bytes (counts[r] x the size of types[r]; the two sides'
+ * type signatures must match, as MPI requires), the same way as
+ * topocoll_alltoallv's: out of items or by single copy on one node, the
+ * per-slice exchange on several nodes of as many processes each, else the
+ * native MPI.  Where a side's datatypes are all contiguous its blocks are
+ * read or written in place; otherwise that side is packed (or unpacked)
+ * with a struct type of its counts, displacements and datatypes (MPI-4.0
+ * section 5.1.2).  MPI_IN_PLACE, zero counts and gaps allowed; a
+ * datatype that is MPI_DATATYPE_NULL sends the call to the native MPI
+ * (whose error it is).  Counts that disagree fail with MPI_ERR_TRUNCATE.
+ * Collective; returns an MPI error code.  Since 0.6.
+ */
+TOPOCOLL_API int topocoll_alltoallw(const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], const MPI_Datatype sendtypes[],
+                                    void *recvbuf, const int recvcounts[], const int rdispls[],
+                                    const MPI_Datatype recvtypes[], MPI_Comm comm);
+/** MPI_Ialltoallw semantics (see topocoll_alltoallw): the arrays are read
+ *  at the call (the standard lets the caller keep them until completion;
+ *  topocoll does not need them after). */
+TOPOCOLL_API int topocoll_ialltoallw(const void *sendbuf, const int sendcounts[],
+                                     const int sdispls[], const MPI_Datatype sendtypes[],
+                                     void *recvbuf, const int recvcounts[], const int rdispls[],
+                                     const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                     MPI_Request *request);
+/**
  * MPI_Reduce_scatter_block and MPI_Reduce_scatter semantics (MPI-4.0
  * sections 6.10.1, 6.10.2): every process's @sendbuf holds the blocks of
  * all ranks back to back (@recvcount elements each, or @recvcounts[r] for
@@ -681,6 +709,11 @@ TOPOCOLL_API int topocoll_reduce_scatter_init(const void *sendbuf, void *recvbuf
                                               const int recvcounts[], MPI_Datatype datatype,
                                               MPI_Op op, MPI_Comm comm, MPI_Info info,
                                               MPI_Request *request);
+TOPOCOLL_API int topocoll_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                         const int sdispls[], const MPI_Datatype sendtypes[],
+                                         void *recvbuf, const int recvcounts[], const int rdispls[],
+                                         const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                         MPI_Info info, MPI_Request *request);
 /** MPI_Start, MPI_Startall, MPI_Request_free semantics (MPI-4.0 sections
  *  3.9, 3.7.3) for topocoll's persistent requests and native ones alike;
  *  freeing an active persistent collective request (erroneous) waits for

@@ -164,7 +164,10 @@ static void exchanges(MPI_Comm comm, int b)
     size_t big = (size_t)tot + (size_t)b * size * 3 + 64;
     char *sb = calloc(big, 1), *bc = malloc(big), *ag = malloc(big), *agv = malloc(big);
     char *atv = malloc(big), *ref = malloc(big), *at2 = malloc(big), *gv = malloc(big);
-    MPI_Request r[6];
+    char *atw = malloc(big);
+    MPI_Datatype *ct = malloc(sizeof(MPI_Datatype) * (size_t)size); /* Alltoallw's: MPI_CHAR */
+    for (int q = 0; q < size; q++) ct[q] = MPI_CHAR;
+    MPI_Request r[7];
     PINIT(Bcast)(bc, b, MPI_CHAR, root, comm, MPI_INFO_NULL, &r[0]);
     PINIT(Allgather)(sb, b, MPI_CHAR, ag, b, MPI_CHAR, comm, MPI_INFO_NULL, &r[1]);
     PINIT(Allgatherv)(sb, my, MPI_CHAR, agv, cnt, dsp, MPI_CHAR, comm, MPI_INFO_NULL, &r[2]);
@@ -172,6 +175,7 @@ static void exchanges(MPI_Comm comm, int b)
     (sb, acnt, adsp, MPI_CHAR, atv, rcnt, rdsp, MPI_CHAR, comm, MPI_INFO_NULL, &r[3]);
     PINIT(Alltoall)(sb, b, MPI_CHAR, at2, b, MPI_CHAR, comm, MPI_INFO_NULL, &r[4]);
     PINIT(Gatherv)(sb, my, MPI_CHAR, gv, cnt, dsp, MPI_CHAR, root, comm, MPI_INFO_NULL, &r[5]);
+    PINIT(Alltoallw)(sb, acnt, adsp, ct, atw, rcnt, rdsp, ct, comm, MPI_INFO_NULL, &r[6]);
     for (int it = 0; it < STARTS; it++) {
         tc_fill((unsigned char *)sb, big, 31u * rank + it);
         if (rank == root) memcpy(bc, sb, b);
@@ -179,11 +183,12 @@ static void exchanges(MPI_Comm comm, int b)
         uint64_t agv0 = nb_runs(comm, TOPOCOLL_COLL_ALLGATHERV);
         uint64_t gv0 = nb_runs(comm, TOPOCOLL_COLL_GATHERV);
         uint64_t atv0 = nb_runs(comm, TOPOCOLL_COLL_ALLTOALLV);
-        MPI_Startall(6, r);
+        uint64_t atw0 = nb_runs(comm, TOPOCOLL_COLL_ALLTOALLW);
+        MPI_Startall(7, r);
         if (it % 2)
-            MPI_Waitall(6, r, sts);
+            MPI_Waitall(7, r, sts);
         else
-            for (int k = 0; k < 6; k++) MPI_Wait(&r[k], MPI_STATUS_IGNORE);
+            for (int k = 0; k < 7; k++) MPI_Wait(&r[k], MPI_STATUS_IGNORE);
         PMPI_Bcast(sb, b, MPI_CHAR, root, comm); /* (sb changes: refilled next start) */
         bad = memcmp(bc, sb, b) != 0;
         CHECK(!bad, "Bcast_init %d B start %d", b, it);
@@ -208,6 +213,7 @@ static void exchanges(MPI_Comm comm, int b)
         }
         PMPI_Alltoallv(sb, acnt, adsp, MPI_CHAR, ref, rcnt, rdsp, MPI_CHAR, comm);
         CHECK(!memcmp(atv, ref, rt), "Alltoallv_init %d B start %d", b, it);
+        CHECK(!memcmp(atw, ref, rt), "Alltoallw_init %d B start %d", b, it);
         PMPI_Alltoall(sb, b, MPI_CHAR, ref, b, MPI_CHAR, comm);
         CHECK(!memcmp(at2, ref, (size_t)b * size), "Alltoall_init %d B start %d", b, it);
         /* on one node with single copy topocoll runs the irregular
@@ -217,12 +223,15 @@ static void exchanges(MPI_Comm comm, int b)
         if (ci.enabled && ci.nnodes == 1 && ci.single_copy)
             CHECK(nb_runs(comm, TOPOCOLL_COLL_ALLGATHERV) > agv0 &&
                       nb_runs(comm, TOPOCOLL_COLL_GATHERV) > gv0 &&
-                      nb_runs(comm, TOPOCOLL_COLL_ALLTOALLV) > atv0,
-                  "Allgatherv_init, Gatherv_init, Alltoallv_init %d B start %d: not topocoll's", b,
-                  it);
+                      nb_runs(comm, TOPOCOLL_COLL_ALLTOALLV) > atv0 &&
+                      nb_runs(comm, TOPOCOLL_COLL_ALLTOALLW) > atw0,
+                  "Allgatherv_init, Gatherv_init, Alltoallv_init, Alltoallw_init %d B start %d: "
+                  "not topocoll's",
+                  b, it);
     }
-    for (int k = 0; k < 6; k++) MPI_Request_free(&r[k]);
+    for (int k = 0; k < 7; k++) MPI_Request_free(&r[k]);
     free(sb), free(bc), free(ag), free(agv), free(atv), free(ref), free(at2), free(gv);
+    free(atw), free(ct);
     free(cnt), free(dsp), free(acnt), free(adsp), free(rcnt), free(rdsp);
 }
 

@@ -1,11 +1,12 @@
 /*
- * tests/test_vexchange -- MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv, MPI_Alltoallv and
- * their nonblocking forms, through the interposed MPI calls, against
+ * tests/test_vexchange -- MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv, MPI_Alltoallv,
+ * MPI_Alltoallw and their nonblocking forms, through the interposed MPI calls, against
  * values computed here: irregular counts (rank r's block (r + 1) x b, and
  * a shuffle with zero counts and gaps between blocks), displacements that
  * differ between processes (Allgatherv), MPI_IN_PLACE, every root, a
  * non-contiguous datatype (a vector with gaps) on the table side and on
- * the block side, MPI_COMM_WORLD, a dup and a split, blocking and
+ * the block side, Alltoallw's datatypes that differ per rank (with gaps
+ * on either side, or none), MPI_COMM_WORLD, a dup and a split, blocking and
  * nonblocking.  Bytes outside the blocks must stay as they were.  The
  * communicator's counters say whether topocoll ran the calls (on one node
  * with single copy it must: "expect").
@@ -211,6 +212,87 @@ static void one_alltoallv(MPI_Comm comm, int b, int shuffle, int gap, int rev, i
     free(rd);
 }
 
+/* One Alltoallw on @comm: the blocks of one_alltoallv's counts (in
+ * ints), at byte displacements, blocks back to back with @gap ints
+ * between them, received in reversed rank order on odd ranks; @mix: 0
+ * MPI_INT everywhere; 1 the blocks to odd ranks of an even count sent as
+ * pairs of ints (contiguous) and those from odd ranks received one int
+ * every two (a resized type: the receive side has gaps); 2 those to odd
+ * ranks sent one int every two (the send side has gaps).  @inplace: the
+ * blocks to send where the received ones land (the receive types). */
+static void one_alltoallw(MPI_Comm comm, int b, int shuffle, int gap, int inplace, int mix, int nb)
+{
+    int me, size;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    MPI_Datatype pair, every2;
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &every2);
+    MPI_Type_commit(&pair);
+    MPI_Type_commit(&every2);
+    int *sc = malloc(sizeof(int) * (size_t)size), *sd = malloc(sizeof(int) * (size_t)size);
+    int *rc = malloc(sizeof(int) * (size_t)size), *rd = malloc(sizeof(int) * (size_t)size);
+    int *ss = malloc(sizeof(int) * (size_t)size), *rs = malloc(sizeof(int) * (size_t)size);
+    MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * (size_t)size);
+    MPI_Datatype *rt = malloc(sizeof(MPI_Datatype) * (size_t)size);
+    int sat = 0, rat = 0;
+    for (int k = 0; k < size; k++) {
+        const int q = k, p = me % 2 ? size - 1 - k : k;
+        const int n = a2a_count(me, q, b, shuffle), m = a2a_count(p, me, b, shuffle);
+        const int spair = mix == 1 && q % 2 && n % 2 == 0, sgap = mix == 2 && q % 2;
+        st[q] = spair ? pair : sgap ? every2 : MPI_INT;
+        sc[q] = spair ? n / 2 : n;
+        ss[q] = sgap ? 2 : 1;
+        sd[q] = sat * (int)sizeof(int);
+        sat += n * ss[q] + gap;
+        rt[p] = mix == 1 && p % 2 ? every2 : MPI_INT;
+        rs[p] = rt[p] == every2 ? 2 : 1;
+        rc[p] = m;
+        rd[p] = rat * (int)sizeof(int);
+        rat += m * rs[p] + gap;
+    }
+    const size_t rints = (size_t)rat + 4;
+    int *sbuf = malloc(sizeof(int) * ((size_t)sat + 1)), *rbuf = malloc(sizeof(int) * rints);
+    for (size_t i = 0; i < rints; i++) rbuf[i] = -7;
+    for (int q = 0; q < size; q++)
+        for (int i = 0; i < a2a_count(me, q, b, shuffle); i++)
+            sbuf[sd[q] / (int)sizeof(int) + i * ss[q]] = val2(me, q, i);
+#define RAT(p, e) rbuf[rd[p] / (int)sizeof(int) + (e)*rs[p]]
+    const void *sb = sbuf;
+    if (inplace) {
+        for (int p = 0; p < size; p++)
+            for (int e = 0; e < rc[p]; e++) RAT(p, e) = val2(me, p, e);
+        sb = MPI_IN_PLACE;
+    }
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (nb)
+        MPI_Ialltoallw(sb, sc, sd, st, rbuf, rc, rd, rt, comm, &req);
+    else
+        MPI_Alltoallw(sb, sc, sd, st, rbuf, rc, rd, rt, comm);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    int bad = 0;
+    size_t inside = 0, untouched = 0;
+    for (int p = 0; p < size; p++)
+        for (int e = 0; e < rc[p]; e++, inside++) bad += RAT(p, e) != val2(p, me, e);
+    for (size_t i = 0; i < rints; i++) untouched += rbuf[i] == -7;
+    bad += untouched != rints - inside;
+#undef RAT
+    CHECK(!bad, "%sAlltoallw b=%d shuffle=%d gap=%d inplace=%d mix=%d: %d wrong", nb ? "I" : "", b,
+          shuffle, gap, inplace, mix, bad);
+    MPI_Type_free(&pair);
+    MPI_Type_free(&every2);
+    free(sbuf);
+    free(rbuf);
+    free(sc);
+    free(sd);
+    free(rc);
+    free(rd);
+    free(ss);
+    free(rs);
+    free(st);
+    free(rt);
+}
+
 /* 1 if topocoll runs @comm's Allgatherv and Alltoallv (by default
  * on one node): single copy on one node; on several, as many processes on
  * each and single copy wherever a node holds more than one (the per-slice
@@ -275,6 +357,9 @@ static void cases(MPI_Comm comm)
                 if (!(nb && skip_nb_inplace))
                     one_alltoallv(comm, bs[bi] / 2 + 1, shuffle, gap, rev, 1, 0, nb);
                 if (bs[bi] < 70001) one_alltoallv(comm, bs[bi], shuffle, gap, rev, 0, 1, nb);
+                /* Alltoallw: each mix, in place once per size and form */
+                const int inplace = var == 1 && !(nb && skip_nb_inplace);
+                one_alltoallw(comm, bs[bi] / 2 + 1, shuffle, gap, inplace, var % 3, nb);
             }
 }
 
@@ -301,16 +386,22 @@ int main(int argc, char **argv)
         topocoll_comm_query(dup, &in);
         /* (88 calls each, 72 without in-place Ialltoallv; small: 72, 60) */
         const unsigned long long least = small ? 60 : 72;
-        if (in.nnodes == 1 && in.single_copy)
+        /* (Alltoallw: 32 calls, small 24) */
+        const unsigned long long wleast = small ? 24 : 32;
+        const unsigned long long w = in.coll[TOPOCOLL_COLL_ALLTOALLW].calls;
+        if (in.nnodes == 1 && in.single_copy) {
             for (int k = TOPOCOLL_COLL_GATHERV; k <= TOPOCOLL_COLL_ALLTOALLV; k++)
                 CHECK(in.coll[k].calls >= least, "topocoll ran %llu calls of %s on one node",
                       (unsigned long long)in.coll[k].calls, topocoll_coll_name(k));
+            CHECK(w >= wleast, "topocoll ran %llu calls of MPI_Alltoallw on one node", w);
+        }
         if (in.nnodes > 1 && runs_ours(dup))
             CHECK(in.coll[TOPOCOLL_COLL_ALLGATHERV].calls >= least &&
-                      in.coll[TOPOCOLL_COLL_ALLTOALLV].calls >= least,
-                  "topocoll ran Allgatherv (%llu) and Alltoallv (%llu) across nodes",
+                      in.coll[TOPOCOLL_COLL_ALLTOALLV].calls >= least && w >= wleast,
+                  "topocoll ran Allgatherv (%llu), Alltoallv (%llu) and Alltoallw (%llu) across "
+                  "nodes",
                   (unsigned long long)in.coll[TOPOCOLL_COLL_ALLGATHERV].calls,
-                  (unsigned long long)in.coll[TOPOCOLL_COLL_ALLTOALLV].calls);
+                  (unsigned long long)in.coll[TOPOCOLL_COLL_ALLTOALLV].calls, w);
     }
     MPI_Comm_free(&dup);
     MPI_Comm_free(&split);

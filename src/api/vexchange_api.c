@@ -12,7 +12,11 @@
  * Allgatherv process's receive side) becomes a table of byte lengths and
  * offsets: into the user's buffer when its datatype is contiguous, else
  * into a packed copy laid out block after block, packed or unpacked with
- * an indexed type over the user's (MPI 4.0 section 5.1.4).
+ * an indexed type over the user's (MPI 4.0 section 5.1.4).  MPI_Alltoallw
+ * is Alltoallv's operation with a datatype per rank: its tables come from
+ * each rank's datatype and byte displacement, and a side whose datatypes
+ * are not all contiguous is packed or unpacked with a struct type of them
+ * (MPI 4.0 section 5.1.2).
  *
  * Owns nothing beyond the calls.  May call: nbc/, coll/, base/, PMPI.
  */
@@ -42,12 +46,21 @@ typedef struct vx_call {
                                    Scatterv: send side */
     int root;
     MPI_Comm comm;
-    const int *scounts, *sdispls; /* Alltoallv: the send side */
+    const int *scounts, *sdispls;        /* Alltoallv: the send side */
+    int w;                               /* 1: Alltoallw (kind TC_VX_ALLTOALLV): */
+    const MPI_Datatype *stypes, *rtypes; /*   a datatype per rank, displacements in bytes */
 } vx_call_t;
 
-static const int g_ci[] = { TC_CI_GATHERV, TC_CI_SCATTERV, TC_CI_ALLGATHERV, TC_CI_ALLTOALLV };
-static const int g_kind[] = { TC_COLL_GATHERV, TC_COLL_SCATTERV, TC_COLL_ALLGATHERV,
-                              TC_COLL_ALLTOALLV };
+/* The call's collective (TC_CI_*) and coll/ operation (TC_COLL_*). */
+static int ci_of(const vx_call_t *x)
+{
+    static const int ci[] = { TC_CI_GATHERV, TC_CI_SCATTERV, TC_CI_ALLGATHERV, TC_CI_ALLTOALLV };
+    return x->w ? TC_CI_ALLTOALLW : ci[x->kind];
+}
+static int kind_of(const vx_call_t *x)
+{
+    return x->w ? TC_COLL_ALLTOALLW : TC_COLL_GATHERV + x->kind;
+}
 
 /* Which sides are significant on this rank (MPI 4.0 sections 6.5-6.7):
  * the table side (*@table) and the single block side (*@block). */
@@ -81,12 +94,36 @@ static MPI_Datatype block_type(const vx_call_t *x)
     return x->kind == TC_VX_SCATTERV ? x->recvtype : x->sendtype;
 }
 
+/* One side of an Alltoallw (@counts, @displs, @types for @size ranks):
+ * TC_API_RUN, TC_API_NATIVE (arrays or a datatype MPI must judge), or
+ * the error class raised. */
+static int check_wside(const vx_call_t *x, int size, const int *counts, const int *displs,
+                       const MPI_Datatype *types)
+{
+    int ts;
+    if (!counts || !displs || !types) return TC_API_NATIVE;
+    for (int r = 0; r < size; r++) {
+        if (counts[r] < 0)
+            return tc_api_arg_error(x->comm, MPI_ERR_COUNT, x->name, "negative count", counts[r]);
+        if (types[r] == MPI_DATATYPE_NULL) return TC_API_NATIVE;
+        if (PMPI_Type_size(types[r], &ts) != MPI_SUCCESS)
+            return tc_api_arg_error(x->comm, MPI_ERR_TYPE, x->name, "invalid datatype", r);
+    }
+    return TC_API_RUN;
+}
+
 /* The checks MPI's own would make on this rank's significant arguments:
  * TC_API_RUN, TC_API_NATIVE (arrays MPI must judge), or the error class
  * raised. */
 static int check_args(const vx_call_t *x, int size, int rank)
 {
     int table, block, ts;
+    if (x->w) {
+        int rc = check_wside(x, size, x->counts, x->displs, x->rtypes);
+        if (rc == TC_API_RUN && x->sendbuf != MPI_IN_PLACE)
+            rc = check_wside(x, size, x->scounts, x->sdispls, x->stypes);
+        return rc;
+    }
     if (x->kind != TC_VX_ALLGATHERV && (x->root < 0 || x->root >= size))
         return tc_api_arg_error(x->comm, MPI_ERR_ROOT, x->name, "invalid root", x->root);
     sides(x, rank, &table, &block);
@@ -364,6 +401,132 @@ static tc_status_t buffers_alltoallv(const vx_call_t *x, const tc_ctx_t *c, vx_b
     return st;
 }
 
+/* An Alltoallw side's struct type (@counts of @types at byte @displs
+ * from the buffer) in *@dt, committed: TC_OK or TC_ERR_NOMEM. */
+static tc_status_t w_struct(int n, const int *counts, const int *displs, const MPI_Datatype *types,
+                            MPI_Datatype *dt)
+{
+    MPI_Aint *at = malloc(sizeof(MPI_Aint) * (size_t)(n > 0 ? n : 1));
+    if (!at) return TC_ERR_NOMEM;
+    for (int r = 0; r < n; r++) at[r] = displs[r];
+    int rc = PMPI_Type_create_struct(n, counts, at, types, dt);
+    free(at);
+    if (rc != MPI_SUCCESS) return TC_ERR_NOMEM;
+    if (PMPI_Type_commit(dt) != MPI_SUCCESS) {
+        PMPI_Type_free(dt);
+        return TC_ERR_NOMEM;
+    }
+    return TC_OK;
+}
+
+/* An Alltoallw side: each rank's bytes into @len and, where every
+ * datatype with a count is contiguous (*@dense), its first byte's offset
+ * from the buffer into @off (else its offset in the packed stream);
+ * *@total: all the blocks' bytes. */
+static void w_side(int n, const int *counts, const int *displs, const MPI_Datatype *types,
+                   size_t *len, size_t *off, int *dense_out, size_t *total)
+{
+    MPI_Aint lb, ext;
+    int ts, all = 1;
+    *total = 0;
+    for (int r = 0; r < n; r++) {
+        const int d = dense(types[r], &lb, &ext, &ts);
+        all &= d || !counts[r];
+        len[r] = (size_t)counts[r] * (size_t)ts;
+        off[r] = len[r] ? (size_t)((MPI_Aint)displs[r] + lb) : 0;
+        *total += len[r];
+    }
+    *dense_out = all;
+    if (all) return;
+    size_t at = 0;
+    for (int r = 0; r < n; r++) {
+        off[r] = at;
+        at += len[r];
+    }
+}
+
+/* Alltoallw's send side into @b (its receive side is done): each rank's
+ * bytes @slen and offsets @soff (w_side's), from the user's buffer where
+ * @sdense, else packed into @packed with the side's struct type; in
+ * place, Alltoallv's (a copy of the receive buffer's blocks). */
+static tc_status_t w_send(const vx_call_t *x, int n, const vx_dims_t *d, vx_bufs_t *b,
+                          const size_t *slen, const size_t *soff, int sdense, char *packed)
+{
+    size_t *t = b->stab, at = 0;
+    if (x->sendbuf == MPI_IN_PLACE) return send_side(x, n, d, b, packed);
+    ptrdiff_t first = -1, end = 0;
+    for (int r = 0; sdense && r < n; r++) { /* the span from the first block's byte to the last's */
+        const ptrdiff_t o = (ptrdiff_t)soff[r], e = o + (ptrdiff_t)slen[r];
+        if (!slen[r]) continue;
+        if (first < 0 || o < first) first = o;
+        if (e > end) end = e;
+    }
+    first = first < 0 ? 0 : first;
+    for (int r = 0; r < n; r++) {
+        t[2 * r] = slen[r];
+        t[2 * r + 1] = !slen[r] ? 0 : sdense ? (size_t)((ptrdiff_t)soff[r] - first) : soff[r];
+        at += slen[r];
+    }
+    if (sdense) {
+        b->in = (const char *)x->sendbuf + first;
+        b->span = end > first ? (size_t)(end - first) : 0;
+        return TC_OK;
+    }
+    MPI_Datatype st;
+    int pos = 0;
+    TC_RETURN_IF_FAILED(w_struct(n, x->scounts, x->sdispls, x->stypes, &st));
+    PMPI_Pack(x->sendbuf, 1, st, packed, (int)at, &pos, x->comm);
+    PMPI_Type_free(&st);
+    b->in = packed;
+    b->span = at;
+    return TC_OK;
+}
+
+/* Alltoallw's buffers: Alltoallv's tables (receive: b->len, b->off, b->out;
+ * send: b->stab, b->span, b->in), a side with gaps through a packed copy
+ * (@b->hold: the tables, w_side's send-side scratch, the packed input).
+ * TC_OK or TC_ERR_NOMEM (@b freed). */
+static tc_status_t buffers_alltoallw(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b)
+{
+    const int n = c->map.size, inplace = x->sendbuf == MPI_IN_PLACE;
+    const size_t tab = 6 * (size_t)n * sizeof(size_t);
+    vx_dims_t d = { .tdense = 1 };
+    int sdense = 1;
+    size_t stotal = 0, rtotal = 0;
+    for (int r = 0; r < n; r++) { /* the shapes first: hold is allocated once */
+        MPI_Aint lb, ext;
+        int ts = 0;
+        d.tdense &= dense(x->rtypes[r], &lb, &ext, &ts) || !x->counts[r];
+        rtotal += (size_t)x->counts[r] * (size_t)ts;
+        if (inplace) continue;
+        sdense &= dense(x->stypes[r], &lb, &ext, &ts) || !x->scounts[r];
+        stotal += (size_t)x->scounts[r] * (size_t)ts;
+    }
+    if ((!d.tdense || !sdense || inplace) && (rtotal > (size_t)INT_MAX || stotal > (size_t)INT_MAX))
+        return TC_ERR_NOMEM; /* (MPI_Pack counts in int) */
+    const size_t packed = inplace ? rtotal : sdense ? 0 : stotal;
+    if (!hold_alloc(b, tab + packed + 1)) return TC_ERR_NOMEM;
+    b->len = (size_t *)(void *)b->hold;
+    b->off = b->len + n;
+    b->stab = b->off + n;
+    size_t *slen = b->stab + 2 * (size_t)n, *soff = slen + n;
+    w_side(n, x->counts, x->displs, x->rtypes, b->len, b->off, &d.tdense, &d.total);
+    if (!inplace) w_side(n, x->scounts, x->sdispls, x->stypes, slen, soff, &sdense, &stotal);
+    b->packed = packed > 0;
+    tc_status_t st = TC_OK;
+    if (!d.tdense) { /* received packed, unpacked after the call */
+        st = w_struct(n, x->counts, x->displs, x->rtypes, &b->utype);
+        b->idx = st == TC_OK;
+        if (st == TC_OK && !(b->pout = malloc(d.total + 1))) st = TC_ERR_NOMEM;
+        b->ubuf = x->recvbuf;
+        b->ucount = 1;
+    }
+    b->out = d.tdense ? (char *)x->recvbuf : b->pout;
+    if (st == TC_OK) st = w_send(x, n, &d, b, slen, soff, sdense, b->hold + tab);
+    if (st != TC_OK) bufs_free(b);
+    return st;
+}
+
 /* The buffers of @x on @c's rank (@blocking: a blocking call's, whose
  * small tables need no allocation): TC_OK or TC_ERR_NOMEM (@b freed). */
 static tc_status_t buffers(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b, int blocking)
@@ -373,6 +536,7 @@ static tc_status_t buffers(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b, 
     MPI_Aint bext;
     memset(b, 0, offsetof(vx_bufs_t, local));
     b->blocking = blocking;
+    if (x->w) return buffers_alltoallw(x, c, b);
     if (x->kind == TC_VX_ALLTOALLV) return buffers_alltoallv(x, c, b);
     sides(x, me, &d.table, &d.block);
     d.tdense = d.table ? dense(table_type(x), &d.tlb, &d.text, &d.tts) : 1;
@@ -398,6 +562,11 @@ static tc_status_t buffers(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b, 
 static int native(const vx_call_t *x, MPI_Request *request)
 {
     if (request && tc_nb_persist_pending()) return TC_NB_PERSIST_NATIVE;
+    if (x->w)
+        return request ? PMPI_Ialltoallw(x->sendbuf, x->scounts, x->sdispls, x->stypes, x->recvbuf,
+                                         x->counts, x->displs, x->rtypes, x->comm, request)
+                       : PMPI_Alltoallw(x->sendbuf, x->scounts, x->sdispls, x->stypes, x->recvbuf,
+                                        x->counts, x->displs, x->rtypes, x->comm);
     switch (x->kind) {
     case TC_VX_GATHERV:
         return request ? PMPI_Igatherv(x->sendbuf, x->sendcount, x->sendtype, x->recvbuf, x->counts,
@@ -440,9 +609,9 @@ static tc_coll_args_t args_of(const vx_call_t *x, const vx_bufs_t *b, int blocki
 static int run_blocking(const vx_call_t *x)
 {
     tc_api_call_t p;
-    int rc = tc_api_choose(screen(x, &p), &p, g_ci[x->kind], NULL);
+    int rc = tc_api_choose(screen(x, &p), &p, ci_of(x), NULL);
     if (rc == TC_API_NATIVE) {
-        tc_api_native(x->name, &p, g_ci[x->kind]);
+        tc_api_native(x->name, &p, ci_of(x));
         return native(x, NULL);
     }
     if (rc != TC_API_RUN) return rc;
@@ -452,7 +621,7 @@ static int run_blocking(const vx_call_t *x)
     if (st == TC_OK) {
         tc_nb_drain(c); /* this communicator's nonblocking operations come first */
         tc_coll_args_t a = args_of(x, &b, 1);
-        st = tc_api_run(c, g_kind[x->kind], &a);
+        st = tc_api_run(c, kind_of(x), &a);
     }
     if (st == TC_OK && b.ubuf) {
         int pos = 0, psize = 0;
@@ -468,15 +637,15 @@ static int run_nonblocking(const vx_call_t *x, MPI_Request *request)
     tc_api_call_t p;
     int rc = screen(x, &p);
     if (rc == TC_API_RUN && !request) rc = tc_api_no_request(&p);
-    rc = tc_api_choose(rc, &p, g_ci[x->kind], NULL);
+    rc = tc_api_choose(rc, &p, ci_of(x), NULL);
     if (rc == TC_API_NATIVE) {
-        tc_api_native(x->name, &p, g_ci[x->kind]);
+        tc_api_native(x->name, &p, ci_of(x));
         return native(x, request);
     }
     if (rc != TC_API_RUN) return rc;
     vx_bufs_t b;
     tc_nb_t *op = NULL;
-    if (buffers(x, p.ctx, &b, 0) != TC_OK || !(op = tc_api_nb_new(&p, g_kind[x->kind], x->name))) {
+    if (buffers(x, p.ctx, &b, 0) != TC_OK || !(op = tc_api_nb_new(&p, kind_of(x), x->name))) {
         bufs_free(&b);
         return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
     }
@@ -508,8 +677,11 @@ int topocoll_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                      MPI_Comm comm)
 {
-    vx_call_t x = { "MPI_Gatherv", TC_VX_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-                    recvtype,      recvcounts,    displs,  root,      comm,     NULL,    NULL };
+    vx_call_t x = { "MPI_Gatherv", TC_VX_GATHERV, sendbuf, sendcount,
+                    sendtype,      recvbuf,       0,       recvtype,
+                    recvcounts,    displs,        root,    comm,
+                    NULL,          NULL,          0,       NULL,
+                    NULL };
     return run_blocking(&x);
 }
 
@@ -517,8 +689,9 @@ int topocoll_scatterv(const void *sendbuf, const int sendcounts[], const int dis
                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                       int root, MPI_Comm comm)
 {
-    vx_call_t x = { "MPI_Scatterv", TC_VX_SCATTERV, sendbuf, 0,    sendtype, recvbuf, recvcount,
-                    recvtype,       sendcounts,     displs,  root, comm,     NULL,    NULL };
+    vx_call_t x = { "MPI_Scatterv", TC_VX_SCATTERV, sendbuf,    0,      sendtype, recvbuf,
+                    recvcount,      recvtype,       sendcounts, displs, root,     comm,
+                    NULL,           NULL,           0,          NULL,   NULL };
     return run_blocking(&x);
 }
 
@@ -526,10 +699,23 @@ int topocoll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                         MPI_Comm comm)
 {
-    vx_call_t x = {
-        "MPI_Allgatherv", TC_VX_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-        recvtype,         recvcounts,       displs,  0,         comm,     NULL,    NULL
-    };
+    vx_call_t x = { "MPI_Allgatherv",
+                    TC_VX_ALLGATHERV,
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvbuf,
+                    0,
+                    recvtype,
+                    recvcounts,
+                    displs,
+                    0,
+                    comm,
+                    NULL,
+                    NULL,
+                    0,
+                    NULL,
+                    NULL };
     return run_blocking(&x);
 }
 
@@ -537,8 +723,23 @@ int topocoll_igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                       MPI_Comm comm, MPI_Request *request)
 {
-    vx_call_t x = { "MPI_Igatherv", TC_VX_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-                    recvtype,       recvcounts,    displs,  root,      comm,     NULL,    NULL };
+    vx_call_t x = { "MPI_Igatherv",
+                    TC_VX_GATHERV,
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvbuf,
+                    0,
+                    recvtype,
+                    recvcounts,
+                    displs,
+                    root,
+                    comm,
+                    NULL,
+                    NULL,
+                    0,
+                    NULL,
+                    NULL };
     return run_nonblocking(&x, request);
 }
 
@@ -546,8 +747,23 @@ int topocoll_iscatterv(const void *sendbuf, const int sendcounts[], const int di
                        MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                        int root, MPI_Comm comm, MPI_Request *request)
 {
-    vx_call_t x = { "MPI_Iscatterv", TC_VX_SCATTERV, sendbuf, 0,    sendtype, recvbuf, recvcount,
-                    recvtype,        sendcounts,     displs,  root, comm,     NULL,    NULL };
+    vx_call_t x = { "MPI_Iscatterv",
+                    TC_VX_SCATTERV,
+                    sendbuf,
+                    0,
+                    sendtype,
+                    recvbuf,
+                    recvcount,
+                    recvtype,
+                    sendcounts,
+                    displs,
+                    root,
+                    comm,
+                    NULL,
+                    NULL,
+                    0,
+                    NULL,
+                    NULL };
     return run_nonblocking(&x, request);
 }
 
@@ -555,10 +771,23 @@ int topocoll_iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendty
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                          MPI_Comm comm, MPI_Request *request)
 {
-    vx_call_t x = {
-        "MPI_Iallgatherv", TC_VX_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-        recvtype,          recvcounts,       displs,  0,         comm,     NULL,    NULL
-    };
+    vx_call_t x = { "MPI_Iallgatherv",
+                    TC_VX_ALLGATHERV,
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvbuf,
+                    0,
+                    recvtype,
+                    recvcounts,
+                    displs,
+                    0,
+                    comm,
+                    NULL,
+                    NULL,
+                    0,
+                    NULL,
+                    NULL };
     return run_nonblocking(&x, request);
 }
 
@@ -566,8 +795,23 @@ int topocoll_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    vx_call_t x = { "MPI_Alltoallv", TC_VX_ALLTOALLV, sendbuf, 0, sendtype, recvbuf,    0,
-                    recvtype,        recvcounts,      rdispls, 0, comm,     sendcounts, sdispls };
+    vx_call_t x = { "MPI_Alltoallv",
+                    TC_VX_ALLTOALLV,
+                    sendbuf,
+                    0,
+                    sendtype,
+                    recvbuf,
+                    0,
+                    recvtype,
+                    recvcounts,
+                    rdispls,
+                    0,
+                    comm,
+                    sendcounts,
+                    sdispls,
+                    0,
+                    NULL,
+                    NULL };
     return run_blocking(&x);
 }
 
@@ -576,7 +820,65 @@ int topocoll_ialltoallv(const void *sendbuf, const int sendcounts[], const int s
                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                         MPI_Request *request)
 {
-    vx_call_t x = { "MPI_Ialltoallv", TC_VX_ALLTOALLV, sendbuf, 0, sendtype, recvbuf,    0,
-                    recvtype,         recvcounts,      rdispls, 0, comm,     sendcounts, sdispls };
+    vx_call_t x = { "MPI_Ialltoallv",
+                    TC_VX_ALLTOALLV,
+                    sendbuf,
+                    0,
+                    sendtype,
+                    recvbuf,
+                    0,
+                    recvtype,
+                    recvcounts,
+                    rdispls,
+                    0,
+                    comm,
+                    sendcounts,
+                    sdispls,
+                    0,
+                    NULL,
+                    NULL };
+    return run_nonblocking(&x, request);
+}
+
+int topocoll_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                       const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    vx_call_t x = { .name = "MPI_Alltoallw",
+                    .kind = TC_VX_ALLTOALLV,
+                    .sendbuf = sendbuf,
+                    .recvbuf = recvbuf,
+                    .counts = recvcounts,
+                    .displs = rdispls,
+                    .comm = comm,
+                    .scounts = sendcounts,
+                    .sdispls = sdispls,
+                    .w = 1,
+                    .stypes = sendtypes,
+                    .rtypes = recvtypes,
+                    .sendtype = MPI_BYTE,
+                    .recvtype = MPI_BYTE };
+    return run_blocking(&x);
+}
+
+int topocoll_ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                        MPI_Request *request)
+{
+    vx_call_t x = { .name = "MPI_Ialltoallw",
+                    .kind = TC_VX_ALLTOALLV,
+                    .sendbuf = sendbuf,
+                    .recvbuf = recvbuf,
+                    .counts = recvcounts,
+                    .displs = rdispls,
+                    .comm = comm,
+                    .scounts = sendcounts,
+                    .sdispls = sdispls,
+                    .w = 1,
+                    .stypes = sendtypes,
+                    .rtypes = recvtypes,
+                    .sendtype = MPI_BYTE,
+                    .recvtype = MPI_BYTE };
     return run_nonblocking(&x, request);
 }

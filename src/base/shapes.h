@@ -77,4 +77,12 @@
 #define S_ALLTOALLV_ARGS \
     sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm
 
+#define S_ALLTOALLW_C                                                          \
+    const void *sendbuf, const int sendcounts[], const int sdispls[],          \
+        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], \
+        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm
+
+#define S_ALLTOALLW_ARGS \
+    sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm
+
 #endif

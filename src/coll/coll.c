@@ -233,6 +233,8 @@ static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
                           TC_STAT_EXSCAN },
     [TC_COLL_REDUCE_SCATTER] = { "MPI_Reduce_scatter", redscat_init, redscat_work, redscat_fini,
                                  NULL, TC_STAT_REDUCE_SCATTER },
+    [TC_COLL_ALLTOALLW] = { "MPI_Alltoallw", alltoallv_init, vexchange_work, vexchange_fini, NULL,
+                            TC_STAT_ALLTOALLW, vexchange_drain },
 };
 
 const tc_coll_ops_t *tc_coll_ops(int kind) { return &g_table[kind]; }

@@ -56,6 +56,7 @@ typedef enum {
     TC_COLL_REDUCE_SCATTER,
     TC_COLL_HSCAN, /* coll/hscan: Scan by the node prefix */
     TC_COLL_HEXSCAN,
+    TC_COLL_ALLTOALLW, /* coll/vexchange's Alltoallv, counted as Alltoallw */
     TC_COLL_KINDS
 } tc_coll_kind_t;
 

@@ -73,7 +73,7 @@ static tc_alg_t vx_multi(const tc_ctx_t *c, int ci, const char **why)
         *why = "several nodes (Gatherv, Scatterv: one node only)";
     else if (!tc_vexchange_sliced(c))
         *why = "several nodes, unequal or without single copy";
-    else if (ci == TC_CI_ALLTOALLV && !tc_vexchange_fits(c))
+    else if ((ci == TC_CI_ALLTOALLV || ci == TC_CI_ALLTOALLW) && !tc_vexchange_fits(c))
         *why = "more ranks than an item's header holds (TOPOCOLL_CICO_SLOT / 16 - 1)";
     else
         return TC_ALG_AGGREGATE;
@@ -159,6 +159,7 @@ static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **w
     case TC_CI_SCATTERV:
     case TC_CI_ALLGATHERV:
     case TC_CI_ALLTOALLV:
+    case TC_CI_ALLTOALLW:
         /* one node: every size (each block's sender picks its item or
          * single copy by the block's size: coll/vexchange) */
         if (multi) return vx_multi(c, ci, why);

@@ -42,6 +42,32 @@ static void *fbuf(void *p)
     return p;
 }
 
+/* A Fortran array of datatype handles, one per rank of @comm, as C
+ * handles (MPI_ALLTOALLW's): in this thread's array @slot (0: the send
+ * side, 1: the receive side), which the thread's next such call reuses
+ * (topocoll reads the arrays at the call; Open MPI's nonblocking and
+ * persistent forms copy them into their schedules when made).  NULL where
+ * @comm is invalid or memory is short: the call then reports it. */
+static const MPI_Datatype *ftypes(const MPI_Fint *f, MPI_Fint comm, int slot)
+{
+    static _Thread_local MPI_Datatype *held[2];
+    static _Thread_local int room[2];
+    MPI_Comm c = PMPI_Comm_f2c(comm);
+    int n = 0, inter = 0;
+    if (!f || c == MPI_COMM_NULL || PMPI_Comm_test_inter(c, &inter) != MPI_SUCCESS ||
+        PMPI_Comm_size(c, &n) != MPI_SUCCESS)
+        return NULL;
+    if (inter) PMPI_Comm_remote_size(c, &n);
+    if (n > room[slot]) {
+        MPI_Datatype *t = realloc(held[slot], sizeof(MPI_Datatype) * (size_t)n);
+        if (!t) return NULL;
+        held[slot] = t;
+        room[slot] = n;
+    }
+    for (int r = 0; r < n; r++) held[slot][r] = PMPI_Type_f2c(f[r]);
+    return held[slot];
+}
+
 static void set_ierr(MPI_Fint *ierr, int rc)
 {
     if (ierr) *ierr = (MPI_Fint)rc;

@@ -7,7 +7,8 @@
  *   S_<SHAPE>_F       the Fortran parameters (mpif.h ABI: every argument by
  *                     reference, the error code last, added by the user)
  *   S_<SHAPE>_FARGS   the C call's arguments from them (handles converted,
- *                     Fortran MPI_IN_PLACE / MPI_BOTTOM by fbuf())
+ *                     Fortran MPI_IN_PLACE / MPI_BOTTOM by fbuf(); arrays of
+ *                     datatype handles by ftypes(), fortran.c)
  * A nonblocking call adds its request after these.
  *
  * Owns nothing.  May call: topocoll.h, mpi.h.
@@ -51,6 +52,20 @@ static inline size_t tc_pmpi_vbytes(const void *sendbuf, const int *counts, MPI_
         PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
         return 0;
     for (int r = 0; r < n; r++) sum += tc_pmpi_bytes(counts[r], dt);
+    return sum;
+}
+
+/* Alltoallw: the bytes this rank sends (0 in place or on bad arguments). */
+static inline size_t tc_pmpi_wbytes(const void *sendbuf, const int *counts,
+                                    const MPI_Datatype *types, MPI_Comm comm)
+{
+    int n = 0, inter = 1;
+    size_t sum = 0;
+    if (sendbuf == MPI_IN_PLACE || !counts || !types || comm == MPI_COMM_NULL ||
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+        PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+        return 0;
+    for (int r = 0; r < n; r++) sum += tc_pmpi_bytes(counts[r], types[r]);
     return sum;
 }
 
@@ -148,5 +163,14 @@ static inline size_t tc_pmpi_rsbytes(const int *counts, MPI_Datatype dt, MPI_Com
 #define S_ALLTOALLV_FARGS                                                                    \
     fbuf(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype), fbuf(recvbuf), recvcounts, \
         rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)
+
+#define S_ALLTOALLW_BYTES(ID) tc_pmpi_wbytes(sendbuf, sendcounts, sendtypes, comm)
+#define S_ALLTOALLW_F                                                                           \
+    void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, \
+        MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm
+#define S_ALLTOALLW_FARGS                                                                  \
+    fbuf(sendbuf), sendcounts, sdispls,                                                    \
+        fbuf(sendbuf) == MPI_IN_PLACE ? NULL : ftypes(sendtypes, *comm, 0), fbuf(recvbuf), \
+        recvcounts, rdispls, ftypes(recvtypes, *comm, 1), PMPI_Comm_f2c(*comm)
 
 #endif

@@ -318,6 +318,9 @@ contains
     integer :: me, np, m, i, j, p, e, root, t
     integer, allocatable :: vc(:), vd(:), vi(:), sc(:), sd(:)
     double precision, allocatable :: vs(:), vr(:), va(:), vo(:)
+    type(MPI_Datatype) :: tw
+    type(MPI_Datatype), allocatable :: wst(:), wrt(:)
+    integer, allocatable :: wsd(:), wrd(:)
     call MPI_Comm_rank(comm, me)
     call MPI_Comm_size(comm, np)
     m = blockcount(n)
@@ -439,6 +442,30 @@ contains
         if (vr(vd(p + 1) + j) /= gd(p, me * 1000 + j)) call fail('alltoallv_dp')
       end do
     end do
+    ! Alltoallw: the same blocks at byte displacements, a datatype per
+    ! rank: MPI_DOUBLE_PRECISION, or for odd ranks a contiguous type of one
+    ! (another handle of the same signature)
+    call MPI_Type_contiguous(1, MPI_DOUBLE_PRECISION, tw)
+    call MPI_Type_commit(tw)
+    allocate (wst(np), wrt(np), wsd(np), wrd(np))
+    do p = 0, np - 1
+      wst(p + 1) = MPI_DOUBLE_PRECISION
+      if (mod(p, 2) == 1) wst(p + 1) = tw
+      wrt(p + 1) = MPI_DOUBLE_PRECISION
+      if (mod(p + me, 2) == 1) wrt(p + 1) = tw
+      wsd(p + 1) = sd(p + 1) * 8
+      wrd(p + 1) = vd(p + 1) * 8
+    end do
+    vr = -1.0d300
+    call MPI_Alltoallw(va, sc, wsd, wst, vr, vc, wrd, wrt, comm, e)
+    call chk(e, 'alltoallw_dp')
+    do p = 0, np - 1
+      do j = 1, m + p
+        if (vr(vd(p + 1) + j) /= gd(p, me * 1000 + j)) call fail('alltoallw_dp')
+      end do
+    end do
+    call MPI_Type_free(tw)
+    deallocate (wst, wrt, wsd, wrd)
     ! Reduce_scatter (rank p's block: m + p elements), Reduce_scatter_block
     ! in place (m each)
     allocate (vo(t))

@@ -11,7 +11,7 @@
 #    to <tmp> (or to files named <tmp>.*, e.g. one per process), every
 #    report line there has the form
 #      topocoll: report MPI_<Name> calls=N accelerated=N bytes=N time_s=S native=N (...)
-#    and MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Allgatherv, MPI_Alltoallv,
+#    and MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Allgatherv, MPI_Alltoallv, MPI_Alltoallw,
 #    MPI_Reduce_scatter and MPI_Reduce_scatter_block each have accelerated > 0
 #    (summed over the lines).  With EXPECT_REPORT absent or 0 the report is
 #    not checked ("report check skipped").
@@ -72,7 +72,7 @@ else
   cat "${existing[@]}" >"$tmp/report.all"
   bad=$(grep '^topocoll: report MPI_' "$tmp/report.all" | grep -Ev "$form")
   [ -z "$bad" ] || { echo "$me: FAIL: malformed report lines:"; echo "$bad"; fail=1; }
-  for coll in MPI_Bcast MPI_Allreduce MPI_Reduce MPI_Allgatherv MPI_Alltoallv MPI_Reduce_scatter \
+  for coll in MPI_Bcast MPI_Allreduce MPI_Reduce MPI_Allgatherv MPI_Alltoallv MPI_Alltoallw MPI_Reduce_scatter \
     MPI_Reduce_scatter_block; do
     acc=$(grep -E "$form" "$tmp/report.all" | awk -v c="$coll" '
       $3 == c { for (i = 4; i <= NF; i++) if ($i ~ /^accelerated=/) { n++; s += substr($i, 13) } }

@@ -9,11 +9,11 @@
  * With "v": the same for the exchanges between nodes whose messages carry
  * no header (coll/pieces): an MPI_Allgatherv where one rank's send count
  * is not the others' receive count for it (twice it, then half), an
- * MPI_Alltoallv where one rank sends another twice (half) the block that
- * one expects, and an MPI_Alltoall where one rank's block is twice (half)
+ * MPI_Alltoallv and an MPI_Alltoallw where one rank sends another twice
+ * (half) the block that one expects, and an MPI_Alltoall where one rank's block is twice (half)
  * the others'.  Allgatherv must fail at that rank and at every rank of
  * the other nodes (they receive its block through their node's slice
- * process, which fails), Alltoallv at the receiving rank, Alltoall at
+ * process, which fails), Alltoallv(w) at the receiving rank, Alltoall at
  * that rank and every rank of the other nodes (its node's slice processes
  * find its send buffer's length wrong), with MPI_ERR_TRUNCATE; then each
  * runs correctly, in
@@ -113,6 +113,16 @@ static void mismatched_v(MPI_Comm comm, int x, int y, int num, int bytes)
           "Alltoallv, rank %d sending %d of %d bytes to %d: success", x, cnt[x] * num / 2, cnt[x],
           y);
     CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "Alltoallv: error class %d", cls);
+    /* Alltoallw: the same blocks, a datatype per rank (MPI_BYTE) */
+    MPI_Datatype *bt = malloc(sizeof(MPI_Datatype) * (size_t)size);
+    for (int r = 0; r < size; r++) bt[r] = MPI_BYTE;
+    rc = MPI_Alltoallw(in, scnt, sdsp, bt, out, cnt, dsp, bt, comm);
+    free(bt);
+    MPI_Error_class(rc, &cls);
+    CHECK(rc != MPI_SUCCESS || rank != y,
+          "Alltoallw, rank %d sending %d of %d bytes to %d: success", x, cnt[x] * num / 2, cnt[x],
+          y);
+    CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "Alltoallw: error class %d", cls);
     /* Gatherv, Scatterv (topocoll's on one node only): x's count off,
      * the root the rank after x.  Gatherv: the root must fail (and x where
      * its block goes by single copy); Scatterv: x must fail. */

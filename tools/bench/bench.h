@@ -83,7 +83,8 @@ enum {
  * a buffer and a root, none, a rooted reduction, a reduction to all (and
  * the scans), a block exchange to all, a rooted block exchange, the
  * irregular exchanges (rank r's block: (r + 1) x the size, vtotal;
- * Alltoallv: rank r sends (r + 1) x the size to every rank), the
+ * Alltoallv, Alltoallw (MPI_BYTE for every rank): rank r sends (r + 1) x
+ * the size to every rank), the
  * reduce-scatter with a count per rank (rank r's block: (r + 1) x u of
  * the vector's doubles). */
 enum {
@@ -97,6 +98,7 @@ enum {
     SH_SCATTERV,
     SH_ALLGV,
     SH_ALLTOALLV,
+    SH_ALLTOALLW,
     SH_REDSCAT
 };
 /* Collective @coll's --coll name ("bcast"; NULL out of range), shape. */

@@ -30,7 +30,8 @@ int coll_reduces(int coll)
 int coll_irregular(int coll)
 {
     int s = coll_shape(coll);
-    return s == SH_GATHERV || s == SH_SCATTERV || s == SH_ALLGV || s == SH_ALLTOALLV;
+    return s == SH_GATHERV || s == SH_SCATTERV || s == SH_ALLGV || s == SH_ALLTOALLV ||
+           s == SH_ALLTOALLW;
 }
 int coll_blocks(int coll)
 {
@@ -57,7 +58,9 @@ void buf_bytes(int coll, size_t bytes, int size, size_t *sb, size_t *rb)
     *rb = coll == C_ALLGATHER || coll == C_GATHER || coll == C_ALLTOALL ? all : bytes;
     if (coll_reduces(coll)) *sb = *rb = bytes / sizeof(double) * sizeof(double);
     if (coll_irregular(coll)) { /* the largest block is size x bytes */
-        *sb = coll == C_SCATTERV ? vtotal(bytes, size) : coll == C_ALLTOALLV ? all * size : all;
+        *sb = coll == C_SCATTERV                           ? vtotal(bytes, size)
+              : coll == C_ALLTOALLV || coll == C_ALLTOALLW ? all * size
+                                                           : all;
         *rb = coll == C_SCATTERV ? all : vtotal(bytes, size);
     }
 }
@@ -78,7 +81,8 @@ double must_move(int coll, size_t n, int p)
     case C_GATHERV: /* the root's (rank 0's) share of all blocks but its own */
     case C_SCATTERV:
     case C_ALLGATHERV:
-    case C_ALLTOALLV: return (double)(vtotal(n, p) - n);
+    case C_ALLTOALLV:
+    case C_ALLTOALLW: return (double)(vtotal(n, p) - n);
     default: return (double)n * (p - 1);
     }
 }
@@ -100,8 +104,9 @@ double link_bytes(int coll, size_t n)
     case C_GATHERV: /* what the other hosts' ranks hold, into (out of) root 0's host */
     case C_SCATTERV: return (double)n * g_hosts.v_units[0];
     case C_ALLGATHERV: return (double)n * g_hosts.v_units[1]; /* what the others hold, in */
-    case C_ALLTOALLV: return (double)n * g_hosts.v_units[2];  /* the busier direction */
-    default: return (double)n * g_hosts.ppn * (N - 1);        /* allgather, gather, scatter */
+    case C_ALLTOALLV:
+    case C_ALLTOALLW: return (double)n * g_hosts.v_units[2]; /* the busier direction */
+    default: return (double)n * g_hosts.ppn * (N - 1);       /* allgather, gather, scatter */
     }
 }
 

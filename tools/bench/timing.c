@@ -54,6 +54,11 @@ typedef int (*f_alltoallv)(const void *, const int *, const int *, MPI_Datatype,
                            const int *, const int *, MPI_Datatype, MPI_Comm);
 typedef int (*f_ialltoallv)(const void *, const int *, const int *, MPI_Datatype, void *,
                             const int *, const int *, MPI_Datatype, MPI_Comm, MPI_Request *);
+typedef int (*f_alltoallw)(const void *, const int *, const int *, const MPI_Datatype *, void *,
+                           const int *, const int *, const MPI_Datatype *, MPI_Comm);
+typedef int (*f_ialltoallw)(const void *, const int *, const int *, const MPI_Datatype *, void *,
+                            const int *, const int *, const MPI_Datatype *, MPI_Comm,
+                            MPI_Request *);
 typedef int (*f_redscat)(const void *, void *, const int *, MPI_Datatype, MPI_Op, MPI_Comm);
 typedef int (*f_iredscat)(const void *, void *, const int *, MPI_Datatype, MPI_Op, MPI_Comm,
                           MPI_Request *);
@@ -99,6 +104,10 @@ typedef union calls {
         f_ialltoallv nb;
     } ALLTOALLV;
     struct {
+        f_alltoallw topo, native;
+        f_ialltoallw nb;
+    } ALLTOALLW;
+    struct {
         f_redscat topo, native;
         f_iredscat nb;
     } REDSCAT;
@@ -127,6 +136,26 @@ static void vcounts(size_t b, int me, int n, int slot, int **counts, int **displ
     *displs = d[slot];
 }
 
+/* @n MPI_BYTEs: Alltoallw's datatypes (kept between calls). */
+static const MPI_Datatype *bytes_types(int n)
+{
+    static MPI_Datatype *t;
+    static int room;
+    if (n > room) {
+        free(t);
+        t = malloc(sizeof(MPI_Datatype) * (size_t)n);
+        room = t ? n : 0;
+        for (int r = 0; r < room; r++) t[r] = MPI_BYTE;
+    }
+    return t;
+}
+static int np_of(MPI_Comm w)
+{
+    int n = 1;
+    PMPI_Comm_size(w, &n);
+    return n;
+}
+
 static const calls_t g_calls[C_N] = {
 #define TC_COLL(ID, Name, lower, SHAPE, ...) \
     [C_##ID] = { .SHAPE = { topocoll_##lower, PMPI_##Name, topocoll_i##lower } },
@@ -148,7 +177,7 @@ static void counts(MPI_Comm w, int coll, size_t bytes, int *n, int *me, int **vc
         PMPI_Comm_size(w, &np);
         vcounts(bytes, -1, np, 0, vc, vd);
     }
-    if (coll == C_ALLTOALLV) vcounts(bytes, *me, np, 1, sc, sd);
+    if (coll == C_ALLTOALLV || coll == C_ALLTOALLW) vcounts(bytes, *me, np, 1, sc, sd);
     if (coll == C_REDUCE_SCATTER_BLOCK || coll == C_REDUCE_SCATTER) {
         PMPI_Comm_size(w, &np);
         if (coll == C_REDUCE_SCATTER) vcounts((size_t)*n / vtotal(1, np), -1, np, 0, vc, vd);
@@ -213,6 +242,14 @@ static int call(MPI_Comm w, int coll, int native, int nb, char *sbuf, char *rbuf
             return (native ? f->ALLGV.native : f->ALLGV.topo)(sbuf, vc[me], B, rbuf, vc, vd, B, w);
         rc = f->ALLGV.nb(sbuf, vc[me], B, rbuf, vc, vd, B, w, &r);
         break;
+    case SH_ALLTOALLW: {
+        const MPI_Datatype *T = bytes_types(np_of(w));
+        if (!nb)
+            return (native ? f->ALLTOALLW.native : f->ALLTOALLW.topo)(sbuf, sc, sd, T, rbuf, vc, vd,
+                                                                      T, w);
+        rc = f->ALLTOALLW.nb(sbuf, sc, sd, T, rbuf, vc, vd, T, w, &r);
+        break;
+    }
     case SH_REDSCAT:
         if (!nb)
             return (native ? f->REDSCAT.native : f->REDSCAT.topo)(sbuf, rbuf, vc, D, MPI_SUM, w);
@@ -295,7 +332,7 @@ int run(int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
 {
     if (coll == C_SCATTER || coll == C_ALLTOALL || coll == C_GATHERV || coll == C_ALLGATHERV)
         bytes /= (size_t)g_size;
-    if (coll == C_ALLTOALLV) bytes /= (size_t)g_size * (size_t)g_size;
+    if (coll == C_ALLTOALLV || coll == C_ALLTOALLW) bytes /= (size_t)g_size * (size_t)g_size;
     if (coll == C_SCATTERV) bytes /= vtotal(1, g_size);
     return run_on(MPI_COMM_WORLD, coll, native, sbuf, rbuf, bytes, root);
 }
