@@ -25,7 +25,8 @@
 # 1 on a failure, 77 (with a SKIPPED line) where namespaces cannot be made.
 # CROSS_HOST_FILTER=REGEX runs only the matching runs; CROSS_HOST_TIMEOUT
 # (default 300) is each run's limit in seconds.
-# CROSS_HOST_SCALE=KxP (the scale tier, not in scripts/test.sh): instead,
+# CROSS_HOST_SCALE=KxP (the scale tier; scripts/test.sh runs it at 4x2 under
+# each MPI, its cluster tier): instead,
 # K hosts of P ranks (K up to 16 here) run each collective test program
 # once (Bcast, Reduce/Allreduce, Allgather, Barrier, the nonblocking steps,
 # Gather/Scatter/Alltoall, the v-collectives, Scan/Exscan, Reduce_scatter),
