@@ -552,10 +552,12 @@ TOPOCOLL_API int topocoll_ialltoallv(const void *sendbuf, const int sendcounts[]
  * native MPI.  Where a side's datatypes are all contiguous its blocks are
  * read or written in place; otherwise that side is packed (or unpacked)
  * with a struct type of its counts, displacements and datatypes (MPI-4.0
- * section 5.1.2).  MPI_IN_PLACE, zero counts and gaps allowed; a
- * datatype that is MPI_DATATYPE_NULL sends the call to the native MPI
- * (whose error it is).  Counts that disagree fail with MPI_ERR_TRUNCATE.
- * Collective; returns an MPI error code.  Since 0.6.
+ * section 5.1.2).  MPI_IN_PLACE, zero counts and gaps allowed; the
+ * datatype of a zero count is not read (it may be MPI_DATATYPE_NULL);
+ * MPI_DATATYPE_NULL for a count above 0: MPI_ERR_TYPE.  Counts that
+ * disagree fail with MPI_ERR_TRUNCATE.  A persistent Alltoallw (and any
+ * persistent irregular exchange) packs a side with gaps again at each
+ * MPI_Start.  Collective; returns an MPI error code.  Since 0.6.
  */
 TOPOCOLL_API int topocoll_alltoallw(const void *sendbuf, const int sendcounts[],
                                     const int sdispls[], const MPI_Datatype sendtypes[],

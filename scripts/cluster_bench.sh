@@ -85,7 +85,7 @@ for map in "${maps[@]}"; do
   for c in "${colls[@]}"; do
     max=16M
     [[ $c == allgather ]] && max=2M   # blocks: each host receives 6 blocks per call
-    [[ $c == *v ]] && max=512K        # units: rank r's block is r + 1 of them (8 at most)
+    [[ $c == *v || $c == alltoallw ]] && max=512K # units: rank r's block is r + 1 of them (8 at most)
     echo "== $c, 4 hosts x 2 ranks by $map, 1 Gbit/s ($mpi)"
     bench "$mpi-4x2-$map-1gbit-$c" 4x2 "$map" 1gbit --coll "$c" --min 8 --max "$max" --reps 5 \
       --csv "$out/$mpi-4x2-$map-1gbit-$c.csv"

@@ -235,6 +235,94 @@ static void exchanges(MPI_Comm comm, int b)
     free(cnt), free(dsp), free(acnt), free(adsp), free(rcnt), free(rdsp);
 }
 
+/* The irregular exchanges whose processes pack differently (their
+ * datatypes have gaps on some ranks only, in place on some): every
+ * process must take the same path, topocoll's (one node with single copy:
+ * counted), packing again at each start.  Alltoallw: rank p's block for q
+ * is 3 + p + q + @b ints, sent one int every two on odd ranks, received
+ * so on ranks 1 mod 3, in place on the last rank's second request;
+ * Gatherv to the last rank, received one int every two, sent so by rank
+ * 1; Allgatherv in place, one int every two on rank 0. */
+static int pval(int p, int q, int i, int it) { return p * 100003 + q * 1009 + i * 7 + it * 13 + 1; }
+static void packed(MPI_Comm comm, int b)
+{
+    const int me = rank_in(comm), root = size - 1;
+    MPI_Datatype every2;
+    MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &every2);
+    MPI_Type_commit(&every2);
+    int *sc = malloc(sizeof(int) * 6 * (size_t)size), *sd = sc + size, *rc = sd + size,
+        *rd = rc + size, *gc = rd + size, *gd = gc + size;
+    MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * 2 * (size_t)size), *rt = st + size;
+    const int ss = me % 2 ? 2 : 1, rs = me % 3 == 1 ? 2 : 1;
+    int sat = 0, rat = 0, gat = 0;
+    for (int q = 0; q < size; q++) {
+        sc[q] = rc[q] = 3 + me + q + b;
+        st[q] = ss == 2 ? every2 : MPI_INT;
+        rt[q] = rs == 2 ? every2 : MPI_INT;
+        sd[q] = sat * (int)sizeof(int);
+        rd[q] = rat * (int)sizeof(int);
+        sat += sc[q] * ss;
+        rat += rc[q] * rs;
+        gc[q] = 2 + q + b; /* Gatherv, Allgatherv: rank q's block, displacements in elements */
+        gd[q] = gat;
+        gat += gc[q];
+    }
+    int *sbuf = malloc(sizeof(int) * ((size_t)sat + 1)),
+        *rbuf = malloc(sizeof(int) * 2 * ((size_t)rat + 1));
+    int *ibuf = rbuf + rat + 1, *gbuf = malloc(sizeof(int) * 2 * ((size_t)gat + 1));
+    int *abuf = malloc(sizeof(int) * 2 * ((size_t)gat + 1)),
+        *mine = malloc(sizeof(int) * 2 * ((size_t)gc[me] + 1));
+    const int inplace = me == root;
+    MPI_Request r[4];
+    PINIT(Alltoallw)(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, MPI_INFO_NULL, &r[0]);
+    PINIT(Alltoallw)
+    (inplace ? MPI_IN_PLACE : sbuf, sc, sd, st, ibuf, rc, rd, rt, comm, MPI_INFO_NULL, &r[1]);
+    PINIT(Gatherv)
+    (mine, gc[me], me == 1 ? every2 : MPI_INT, gbuf, gc, gd, every2, root, comm, MPI_INFO_NULL,
+     &r[2]);
+    PINIT(Allgatherv)
+    (MPI_IN_PLACE, 0, MPI_INT, abuf, gc, gd, me == 0 ? every2 : MPI_INT, comm, MPI_INFO_NULL,
+     &r[3]);
+    const int as = me == 0 ? 2 : 1, ms = me == 1 ? 2 : 1;
+    for (int it = 0; it < STARTS; it++) {
+        uint64_t w0 = nb_runs(comm, TOPOCOLL_COLL_ALLTOALLW),
+                 g0 = nb_runs(comm, TOPOCOLL_COLL_GATHERV);
+        for (int q = 0; q < size; q++)
+            for (int i = 0; i < sc[q]; i++) {
+                sbuf[sd[q] / (int)sizeof(int) + i * ss] = pval(me, q, i, it);
+                rbuf[rd[q] / (int)sizeof(int) + i * rs] = -7;
+                ibuf[rd[q] / (int)sizeof(int) + i * rs] = inplace ? pval(me, q, i, it) : -7;
+            }
+        for (int i = 0; i < gc[me]; i++) mine[i * ms] = pval(me, 0, i, it);
+        for (int i = 0; i < 2 * gat; i++) gbuf[i] = abuf[i] = -7;
+        for (int i = 0; i < gc[me]; i++) abuf[(gd[me] + i) * as] = pval(me, 1, i, it);
+        MPI_Startall(4, r);
+        MPI_Waitall(4, r, sts);
+        int bad = 0;
+        for (int q = 0; q < size; q++)
+            for (int i = 0; i < rc[q]; i++)
+                bad += (rbuf[rd[q] / (int)sizeof(int) + i * rs] != pval(q, me, i, it)) +
+                       (ibuf[rd[q] / (int)sizeof(int) + i * rs] != pval(q, me, i, it));
+        CHECK(!bad, "Alltoallw_init packed b=%d start %d: %d wrong", b, it, bad);
+        bad = 0;
+        for (int q = 0; q < size; q++)
+            for (int i = 0; i < gc[q]; i++) {
+                if (me == root) bad += gbuf[(gd[q] + i) * 2] != pval(q, 0, i, it);
+                bad += abuf[(gd[q] + i) * as] != pval(q, 1, i, it);
+            }
+        CHECK(!bad, "Gatherv_init, Allgatherv_init packed b=%d start %d: %d wrong", b, it, bad);
+        topocoll_comm_info_t ci = TOPOCOLL_COMM_INFO_INIT;
+        topocoll_comm_query(comm, &ci);
+        if (ci.enabled && ci.nnodes == 1 && ci.single_copy)
+            CHECK(nb_runs(comm, TOPOCOLL_COLL_ALLTOALLW) == w0 + 2 &&
+                      nb_runs(comm, TOPOCOLL_COLL_GATHERV) == g0 + 1,
+                  "packed persistent requests b=%d start %d: not topocoll's", b, it);
+    }
+    for (int k = 0; k < 4; k++) MPI_Request_free(&r[k]);
+    MPI_Type_free(&every2);
+    free(sc), free(st), free(sbuf), free(rbuf), free(gbuf), free(abuf), free(mine);
+}
+
 /* Reduce_scatter(_block), Scan, Exscan, Barrier, Scatter(v), Gather of
  * ints, started in a loop with MPI_Start each. */
 static void others(MPI_Comm comm, int n)
@@ -371,6 +459,8 @@ int main(int argc, char **argv)
     reductions(dup, 513, 1, 1); /* (not built: the native MPI's requests) */
     const int blocks[] = { 1, 100, 3000, 70001 };
     for (int i = 0; i < 4; i++) exchanges(i % 2 ? rev : MPI_COMM_WORLD, blocks[i]);
+    packed(MPI_COMM_WORLD, 1);
+    packed(rev, 3000);
     others(MPI_COMM_WORLD, 5);
     others(rev, 40000);
     MPI_Comm_free(&rev);

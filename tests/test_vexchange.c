@@ -218,18 +218,26 @@ static void one_alltoallv(MPI_Comm comm, int b, int shuffle, int gap, int rev, i
  * MPI_INT everywhere; 1 the blocks to odd ranks of an even count sent as
  * pairs of ints (contiguous) and those from odd ranks received one int
  * every two (a resized type: the receive side has gaps); 2 those to odd
- * ranks sent one int every two (the send side has gaps).  @inplace: the
- * blocks to send where the received ones land (the receive types). */
-static void one_alltoallw(MPI_Comm comm, int b, int shuffle, int gap, int inplace, int mix, int nb)
+ * ranks sent one int every two (the send side has gaps); 3 the blocks to
+ * and from odd ranks of a type whose lower bound is one int (an int one
+ * int after its origin: each block's first byte is its displacement + 4).
+ * @inplace: the blocks to send where the received ones land (the receive
+ * types).  @nulls: zero counts' datatypes are MPI_DATATYPE_NULL. */
+static void one_alltoallw(MPI_Comm comm, int b, int shuffle, int gap, int inplace, int mix, int nb,
+                          int nulls)
 {
     int me, size;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &size);
-    MPI_Datatype pair, every2;
+    MPI_Datatype pair, every2, shifted;
+    const int one = 1;
+    const MPI_Aint four = (MPI_Aint)sizeof(int);
     MPI_Type_contiguous(2, MPI_INT, &pair);
     MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &every2);
+    MPI_Type_create_hindexed(1, &one, &four, MPI_INT, &shifted);
     MPI_Type_commit(&pair);
     MPI_Type_commit(&every2);
+    MPI_Type_commit(&shifted);
     int *sc = malloc(sizeof(int) * (size_t)size), *sd = malloc(sizeof(int) * (size_t)size);
     int *rc = malloc(sizeof(int) * (size_t)size), *rd = malloc(sizeof(int) * (size_t)size);
     int *ss = malloc(sizeof(int) * (size_t)size), *rs = malloc(sizeof(int) * (size_t)size);
@@ -240,24 +248,33 @@ static void one_alltoallw(MPI_Comm comm, int b, int shuffle, int gap, int inplac
         const int q = k, p = me % 2 ? size - 1 - k : k;
         const int n = a2a_count(me, q, b, shuffle), m = a2a_count(p, me, b, shuffle);
         const int spair = mix == 1 && q % 2 && n % 2 == 0, sgap = mix == 2 && q % 2;
-        st[q] = spair ? pair : sgap ? every2 : MPI_INT;
+        const int sshift = mix == 3 && q % 2, rshift = mix == 3 && p % 2;
+        st[q] = spair ? pair : sgap ? every2 : sshift ? shifted : MPI_INT;
         sc[q] = spair ? n / 2 : n;
         ss[q] = sgap ? 2 : 1;
-        sd[q] = sat * (int)sizeof(int);
-        sat += n * ss[q] + gap;
-        rt[p] = mix == 1 && p % 2 ? every2 : MPI_INT;
+        sd[q] = sat * (int)sizeof(int); /* (shifted: its ints start one int on) */
+        sat += n * ss[q] + gap + sshift;
+        rt[p] = mix == 1 && p % 2 ? every2 : rshift ? shifted : MPI_INT;
         rs[p] = rt[p] == every2 ? 2 : 1;
         rc[p] = m;
         rd[p] = rat * (int)sizeof(int);
-        rat += m * rs[p] + gap;
+        rat += m * rs[p] + gap + rshift;
+    }
+    /* a block's first int (before any type is nulled) */
+    int *sf = malloc(sizeof(int) * (size_t)size), *rf = malloc(sizeof(int) * (size_t)size);
+    for (int q = 0; q < size; q++) {
+        sf[q] = sd[q] / (int)sizeof(int) + (st[q] == shifted);
+        rf[q] = rd[q] / (int)sizeof(int) + (rt[q] == shifted);
+        if (nulls && !sc[q]) st[q] = MPI_DATATYPE_NULL;
+        if (nulls && !rc[q]) rt[q] = MPI_DATATYPE_NULL;
     }
     const size_t rints = (size_t)rat + 4;
     int *sbuf = malloc(sizeof(int) * ((size_t)sat + 1)), *rbuf = malloc(sizeof(int) * rints);
     for (size_t i = 0; i < rints; i++) rbuf[i] = -7;
     for (int q = 0; q < size; q++)
         for (int i = 0; i < a2a_count(me, q, b, shuffle); i++)
-            sbuf[sd[q] / (int)sizeof(int) + i * ss[q]] = val2(me, q, i);
-#define RAT(p, e) rbuf[rd[p] / (int)sizeof(int) + (e)*rs[p]]
+            sbuf[sf[q] + i * ss[q]] = val2(me, q, i);
+#define RAT(p, e) rbuf[rf[p] + (e)*rs[p]]
     const void *sb = sbuf;
     if (inplace) {
         for (int p = 0; p < size; p++)
@@ -277,10 +294,13 @@ static void one_alltoallw(MPI_Comm comm, int b, int shuffle, int gap, int inplac
     for (size_t i = 0; i < rints; i++) untouched += rbuf[i] == -7;
     bad += untouched != rints - inside;
 #undef RAT
-    CHECK(!bad, "%sAlltoallw b=%d shuffle=%d gap=%d inplace=%d mix=%d: %d wrong", nb ? "I" : "", b,
-          shuffle, gap, inplace, mix, bad);
+    CHECK(!bad, "%sAlltoallw b=%d shuffle=%d gap=%d inplace=%d mix=%d nulls=%d: %d wrong",
+          nb ? "I" : "", b, shuffle, gap, inplace, mix, nulls, bad);
     MPI_Type_free(&pair);
     MPI_Type_free(&every2);
+    MPI_Type_free(&shifted);
+    free(sf);
+    free(rf);
     free(sbuf);
     free(rbuf);
     free(sc);
@@ -331,7 +351,8 @@ static void cases(MPI_Comm comm)
 {
     int size;
     MPI_Comm_size(comm, &size);
-    const int skip_nb_inplace = native_ia2a_inplace_broken(comm);
+    const int skip_nb_inplace = native_ia2a_inplace_broken(comm),
+              ours = size > 1 && runs_ours(comm);
     if (skip_nb_inplace && wrank == 0)
         printf("note: native MPI_Ialltoallv in place is broken in Open MPI (ompi#9749): not "
                "called\n");
@@ -357,9 +378,11 @@ static void cases(MPI_Comm comm)
                 if (!(nb && skip_nb_inplace))
                     one_alltoallv(comm, bs[bi] / 2 + 1, shuffle, gap, rev, 1, 0, nb);
                 if (bs[bi] < 70001) one_alltoallv(comm, bs[bi], shuffle, gap, rev, 0, 1, nb);
-                /* Alltoallw: each mix, in place once per size and form */
-                const int inplace = var == 1 && !(nb && skip_nb_inplace);
-                one_alltoallw(comm, bs[bi] / 2 + 1, shuffle, gap, inplace, var % 3, nb);
+                /* Alltoallw: each mix, in place with and without gaps
+                 * (topocoll's only: MPI_DATATYPE_NULL at zero counts) */
+                const int inplace = var <= 1 && !(nb && skip_nb_inplace);
+                one_alltoallw(comm, bs[bi] / 2 + 1, shuffle, gap, inplace, var, nb,
+                              shuffle && ours);
             }
 }
 

@@ -50,10 +50,7 @@ int tc_api_nb_keep_type(tc_nb_t *op, void *ubuf, int ucount, MPI_Datatype dt)
 
 void tc_api_nb_discard(tc_nb_t *op)
 {
-    free(op->tmp[0]);
-    free(op->tmp[1]);
-    free(op->own);
-    if (op->ubuf) PMPI_Type_free(&op->utype);
+    tc_nb_free_copies(op);
     free(op);
 }
 

@@ -97,6 +97,14 @@ static MPI_Datatype block_type(const vx_call_t *x)
 /* One side of an Alltoallw (@counts, @displs, @types for @size ranks):
  * TC_API_RUN, TC_API_NATIVE (arrays or a datatype MPI must judge), or
  * the error class raised. */
+/* Alltoallw: rank @r's datatype, MPI_BYTE where its count is 0 (then it
+ * moves nothing and may be MPI_DATATYPE_NULL, which some codes pass: a
+ * decision that read it would differ between ranks). */
+static MPI_Datatype wtype(const MPI_Datatype *types, const int *counts, int r)
+{
+    return counts[r] ? types[r] : MPI_BYTE;
+}
+
 static int check_wside(const vx_call_t *x, int size, const int *counts, const int *displs,
                        const MPI_Datatype *types)
 {
@@ -105,7 +113,10 @@ static int check_wside(const vx_call_t *x, int size, const int *counts, const in
     for (int r = 0; r < size; r++) {
         if (counts[r] < 0)
             return tc_api_arg_error(x->comm, MPI_ERR_COUNT, x->name, "negative count", counts[r]);
-        if (types[r] == MPI_DATATYPE_NULL) return TC_API_NATIVE;
+        if (!counts[r]) continue;
+        if (types[r] == MPI_DATATYPE_NULL)
+            return tc_api_arg_error(x->comm, MPI_ERR_TYPE, x->name,
+                                    "datatype is MPI_DATATYPE_NULL for a count above 0", r);
         if (PMPI_Type_size(types[r], &ts) != MPI_SUCCESS)
             return tc_api_arg_error(x->comm, MPI_ERR_TYPE, x->name, "invalid datatype", r);
     }
@@ -191,6 +202,12 @@ typedef struct vx_bufs {
     size_t *stab; /* Alltoallv: our block for each rank, length and offset from in */
     size_t span;  /*   within span bytes */
     int blocking; /* hold may be local: a blocking call's, no allocation */
+    /* a nonblocking call's packing of its input, kept for a persistent
+     * start to redo (nbc.h tc_nb_t.pk_*): pk_type is b's */
+    int pk, pk_count, pk_bytes;
+    const void *pk_src;
+    MPI_Datatype pk_type;
+    char *pk_dst;
     _Alignas(16) char local[1024];
 } vx_bufs_t;
 
@@ -206,8 +223,32 @@ static void bufs_free(vx_bufs_t *b)
     if (b->hold != b->local) free(b->hold);
     free(b->pout);
     if (b->idx) PMPI_Type_free(&b->utype);
+    if (b->pk) PMPI_Type_free(&b->pk_type);
     b->hold = b->pout = NULL;
-    b->idx = 0;
+    b->idx = b->pk = 0;
+}
+
+/* The input's packing: @count of @dt at @src into @bytes at @dst, now;
+ * a nonblocking call keeps it (b->pk_*) for a persistent start to redo.
+ * @ours: @dt is b's (made for this call), freed here when not kept; else
+ * the application's, duplicated when kept.  TC_OK or TC_ERR_NOMEM. */
+static tc_status_t pack_in(vx_bufs_t *b, const void *src, int count, MPI_Datatype dt, int ours,
+                           char *dst, size_t bytes)
+{
+    int pos = 0;
+    PMPI_Pack(src, count, dt, dst, (int)bytes, &pos, MPI_COMM_SELF);
+    if (b->blocking) {
+        if (ours) PMPI_Type_free(&dt);
+        return TC_OK;
+    }
+    if (!ours && PMPI_Type_dup(dt, &dt) != MPI_SUCCESS) return TC_ERR_NOMEM;
+    b->pk = 1;
+    b->pk_src = src;
+    b->pk_count = count;
+    b->pk_type = dt;
+    b->pk_dst = dst;
+    b->pk_bytes = (int)bytes;
+    return TC_OK;
 }
 
 /* 1 if @dt's elements lie back to back with no gap (*@lb: the first
@@ -255,13 +296,11 @@ static tc_status_t table_side(const vx_call_t *x, int n, const vx_dims_t *d, vx_
     }
     if (x->kind == TC_VX_SCATTERV) {
         *tbuf = d->tdense ? (char *)x->sendbuf : packed_in;
-        if (!d->tdense) { /* packed now: the indexed type's work is done */
-            int pos = 0;
-            PMPI_Pack(x->sendbuf, 1, b->utype, packed_in, (int)d->total, &pos, x->comm);
-            PMPI_Type_free(&b->utype);
-            b->idx = 0;
-        }
         b->in = *tbuf;
+        if (!d->tdense) { /* packed now: the indexed type goes to the packing */
+            b->idx = 0;
+            return pack_in(b, x->sendbuf, 1, b->utype, 1, packed_in, d->total);
+        }
         return TC_OK;
     }
     if (!d->tdense && !(b->pout = malloc(d->total + 1))) return TC_ERR_NOMEM;
@@ -287,9 +326,8 @@ static tc_status_t block_side(const vx_call_t *x, const vx_dims_t *d, vx_bufs_t 
         b->ucount = x->recvcount;
         b->utype = x->recvtype;
     } else if (!d->bdense) {
-        int pos = 0;
-        PMPI_Pack(x->sendbuf, x->sendcount, x->sendtype, packed_in, (int)d->own, &pos, x->comm);
         v = packed_in;
+        TC_RETURN_IF_FAILED(pack_in(b, x->sendbuf, x->sendcount, x->sendtype, 0, v, d->own));
     }
     if (x->kind == TC_VX_SCATTERV)
         b->out = v;
@@ -301,19 +339,48 @@ static tc_status_t block_side(const vx_call_t *x, const vx_dims_t *d, vx_bufs_t 
 /* The root's (Allgatherv: our) block in place, in @tbuf at our offset;
  * where the table type has gaps it is in the user's buffer: packed into
  * the stream. */
-static void in_place(const vx_call_t *x, int me, const vx_dims_t *d, vx_bufs_t *b, char *tbuf)
+static tc_status_t in_place(const vx_call_t *x, int me, const vx_dims_t *d, vx_bufs_t *b,
+                            char *tbuf)
 {
     b->own = b->len[me];
     if (x->kind == TC_VX_SCATTERV) {
         b->out = tbuf + b->off[me];
-        return;
+        return TC_OK;
     }
     b->in = tbuf + b->off[me];
-    if (!d->tdense) {
-        int pos = 0;
-        PMPI_Pack((const char *)x->recvbuf + (MPI_Aint)x->displs[me] * d->text, x->counts[me],
-                  table_type(x), b->pout + b->off[me], (int)b->len[me], &pos, x->comm);
+    if (d->tdense) return TC_OK;
+    return pack_in(b, (const char *)x->recvbuf + (MPI_Aint)x->displs[me] * d->text, x->counts[me],
+                   table_type(x), 0, b->pout + b->off[me], b->len[me]);
+}
+
+/* In place (Alltoallv, Alltoallw): the receive buffer's blocks (b->len,
+ * b->off from b->out), in rank order, into @packed: copied, or for a
+ * nonblocking call packed with a type of them (pack_in keeps it). */
+static tc_status_t pack_in_place(const vx_call_t *x, int n, const vx_dims_t *d, vx_bufs_t *b,
+                                 char *packed)
+{
+    if (b->idx) return pack_in(b, x->recvbuf, 1, b->utype, 0, packed, d->total);
+    if (b->blocking) {
+        for (size_t r = 0, at = 0; r < (size_t)n; at += b->len[r], r++)
+            memcpy(packed + at, b->out + b->off[r], b->len[r]);
+        return TC_OK;
     }
+    int *bl = malloc(sizeof(int) * (size_t)n);
+    MPI_Aint *dp = malloc(sizeof(MPI_Aint) * (size_t)n);
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    int ok = bl && dp;
+    for (int r = 0; ok && r < n; r++) {
+        bl[r] = (int)b->len[r]; /* (the total fits an int: the caller's check) */
+        dp[r] = (MPI_Aint)(ptrdiff_t)b->off[r];
+    }
+    ok = ok && PMPI_Type_create_hindexed(n, bl, dp, MPI_BYTE, &t) == MPI_SUCCESS;
+    free(bl);
+    free(dp);
+    if (ok && PMPI_Type_commit(&t) != MPI_SUCCESS) {
+        PMPI_Type_free(&t);
+        ok = 0;
+    }
+    return ok ? pack_in(b, b->out, 1, t, 1, packed, d->total) : TC_ERR_NOMEM;
 }
 
 /* Alltoallv's send side into @b (its receive side is done: b->len,
@@ -325,17 +392,14 @@ static tc_status_t send_side(const vx_call_t *x, int n, const vx_dims_t *d, vx_b
 {
     size_t *t = b->stab, at = 0;
     if (x->sendbuf == MPI_IN_PLACE) { /* the input: a copy of what the receive buffer holds */
-        int pos = 0;
-        if (b->idx) PMPI_Pack(x->recvbuf, 1, b->utype, packed, (int)d->total, &pos, x->comm);
         for (int r = 0; r < n; r++) {
-            if (!b->idx) memcpy(packed + at, b->out + b->off[r], b->len[r]);
             t[2 * r] = b->len[r];
             t[2 * r + 1] = at;
             at += b->len[r];
         }
         b->in = packed;
         b->span = at;
-        return TC_OK;
+        return pack_in_place(x, n, d, b, packed);
     }
     MPI_Aint lb, ext, first = -1, end = 0;
     int ts;
@@ -356,7 +420,6 @@ static tc_status_t send_side(const vx_call_t *x, int n, const vx_dims_t *d, vx_b
         return TC_OK;
     }
     MPI_Datatype idx;
-    int pos = 0;
     if (PMPI_Type_indexed(n, x->scounts, x->sdispls, x->sendtype, &idx) != MPI_SUCCESS ||
         PMPI_Type_commit(&idx) != MPI_SUCCESS)
         return TC_ERR_NOMEM;
@@ -365,11 +428,9 @@ static tc_status_t send_side(const vx_call_t *x, int n, const vx_dims_t *d, vx_b
         t[2 * r + 1] = at;
         at += t[2 * r];
     }
-    PMPI_Pack(x->sendbuf, 1, idx, packed, (int)at, &pos, x->comm);
-    PMPI_Type_free(&idx);
     b->in = packed;
     b->span = at;
-    return TC_OK;
+    return pack_in(b, x->sendbuf, 1, idx, 1, packed, at);
 }
 
 /* Alltoallv's buffers: TC_OK or TC_ERR_NOMEM (@b freed). */
@@ -407,10 +468,15 @@ static tc_status_t w_struct(int n, const int *counts, const int *displs, const M
                             MPI_Datatype *dt)
 {
     MPI_Aint *at = malloc(sizeof(MPI_Aint) * (size_t)(n > 0 ? n : 1));
-    if (!at) return TC_ERR_NOMEM;
-    for (int r = 0; r < n; r++) at[r] = displs[r];
-    int rc = PMPI_Type_create_struct(n, counts, at, types, dt);
+    MPI_Datatype *ty = malloc(sizeof(MPI_Datatype) * (size_t)(n > 0 ? n : 1));
+    int rc = at && ty ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    for (int r = 0; rc == MPI_SUCCESS && r < n; r++) {
+        at[r] = displs[r];
+        ty[r] = wtype(types, counts, r);
+    }
+    if (rc == MPI_SUCCESS) rc = PMPI_Type_create_struct(n, counts, at, ty, dt);
     free(at);
+    free(ty);
     if (rc != MPI_SUCCESS) return TC_ERR_NOMEM;
     if (PMPI_Type_commit(dt) != MPI_SUCCESS) {
         PMPI_Type_free(dt);
@@ -430,7 +496,7 @@ static void w_side(int n, const int *counts, const int *displs, const MPI_Dataty
     int ts, all = 1;
     *total = 0;
     for (int r = 0; r < n; r++) {
-        const int d = dense(types[r], &lb, &ext, &ts);
+        const int d = dense(wtype(types, counts, r), &lb, &ext, &ts);
         all &= d || !counts[r];
         len[r] = (size_t)counts[r] * (size_t)ts;
         off[r] = len[r] ? (size_t)((MPI_Aint)displs[r] + lb) : 0;
@@ -473,13 +539,10 @@ static tc_status_t w_send(const vx_call_t *x, int n, const vx_dims_t *d, vx_bufs
         return TC_OK;
     }
     MPI_Datatype st;
-    int pos = 0;
     TC_RETURN_IF_FAILED(w_struct(n, x->scounts, x->sdispls, x->stypes, &st));
-    PMPI_Pack(x->sendbuf, 1, st, packed, (int)at, &pos, x->comm);
-    PMPI_Type_free(&st);
     b->in = packed;
     b->span = at;
-    return TC_OK;
+    return pack_in(b, x->sendbuf, 1, st, 1, packed, at);
 }
 
 /* Alltoallw's buffers: Alltoallv's tables (receive: b->len, b->off, b->out;
@@ -496,10 +559,10 @@ static tc_status_t buffers_alltoallw(const vx_call_t *x, const tc_ctx_t *c, vx_b
     for (int r = 0; r < n; r++) { /* the shapes first: hold is allocated once */
         MPI_Aint lb, ext;
         int ts = 0;
-        d.tdense &= dense(x->rtypes[r], &lb, &ext, &ts) || !x->counts[r];
+        d.tdense &= dense(wtype(x->rtypes, x->counts, r), &lb, &ext, &ts) || !x->counts[r];
         rtotal += (size_t)x->counts[r] * (size_t)ts;
         if (inplace) continue;
-        sdense &= dense(x->stypes[r], &lb, &ext, &ts) || !x->scounts[r];
+        sdense &= dense(wtype(x->stypes, x->scounts, r), &lb, &ext, &ts) || !x->scounts[r];
         stotal += (size_t)x->scounts[r] * (size_t)ts;
     }
     if ((!d.tdense || !sdense || inplace) && (rtotal > (size_t)INT_MAX || stotal > (size_t)INT_MAX))
@@ -553,7 +616,7 @@ static tc_status_t buffers(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b, 
     char *packed_in = b->hold + tab, *tbuf = NULL;
     tc_status_t st = d.table ? table_side(x, n, &d, b, packed_in, &tbuf) : TC_OK;
     if (st == TC_OK && d.block) st = block_side(x, &d, b, packed_in);
-    if (st == TC_OK && !d.block && d.table) in_place(x, me, &d, b, tbuf);
+    if (st == TC_OK && !d.block && d.table) st = in_place(x, me, &d, b, tbuf);
     if (st != TC_OK) bufs_free(b);
     return st;
 }
@@ -658,6 +721,14 @@ static int run_nonblocking(const vx_call_t *x, MPI_Request *request)
     op->a.voff = a.voff;
     op->a.vstab = a.vstab;
     op->a.vspan = a.vspan;
+    op->repack = 1; /* (a persistent start redoes the packing: pk_*) */
+    op->pk_in = b.pk;
+    op->pk_src = b.pk_src;
+    op->pk_count = b.pk_count;
+    op->pk_type = b.pk_type;
+    op->pk_dst = b.pk_dst;
+    op->pk_bytes = b.pk_bytes;
+    b.pk = 0;
     op->tmp[0] = b.pout; /* the operation's now, freed when it completes */
     if (b.packed || b.pout)
         op->tmp[1] = b.hold; /* (a copy of the application's data) */

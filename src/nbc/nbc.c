@@ -237,6 +237,26 @@ static int op_error(tc_nb_t *op)
     return hook ? hook(op->rank, op->st, op->call) : MPI_ERR_INTERN;
 }
 
+/* @op's packed output (a.out) into the application's buffer. */
+static void unpack_out(tc_nb_t *op)
+{
+    int pos = 0, psize = 0;
+    PMPI_Pack_size(op->ucount, op->utype, MPI_COMM_SELF, &psize);
+    PMPI_Unpack(op->a.out, psize, &pos, op->ubuf, op->ucount, op->utype, MPI_COMM_SELF);
+}
+
+void tc_nb_free_copies(tc_nb_t *op)
+{
+    if (op->ubuf) PMPI_Type_free(&op->utype);
+    if (op->pk_in) PMPI_Type_free(&op->pk_type);
+    free(op->tmp[0]);
+    free(op->tmp[1]);
+    free(op->own);
+    op->tmp[0] = op->tmp[1] = op->own = NULL;
+    op->ubuf = NULL;
+    op->pk_in = 0;
+}
+
 /* Complete the operations of list @fin toward MPI (not under the lock:
  * Grequest_complete may run the free callback). */
 static void complete_list(tc_nb_t *fin)
@@ -245,7 +265,8 @@ static void complete_list(tc_nb_t *fin)
         tc_nb_t *op = fin;
         fin = op->next;
         int rc = op_error(op);
-        if (op->persistent) { /* no copies, no request: its done flag */
+        if (op->persistent) { /* no request: its done flag (copies: kept) */
+            if (rc == MPI_SUCCESS && op->ubuf) unpack_out(op);
             atomic_store_explicit(&op->rc, rc, memory_order_relaxed);
             atomic_fetch_sub_explicit(&g_nb.outstanding, 1, memory_order_release);
             /* release: the operation's writes to the application's buffers
@@ -253,16 +274,8 @@ static void complete_list(tc_nb_t *fin)
             atomic_store_explicit(&op->done, 1, memory_order_release);
             continue;
         }
-        if (rc == MPI_SUCCESS && op->ubuf) {
-            int pos = 0, psize = 0;
-            PMPI_Pack_size(op->ucount, op->utype, MPI_COMM_SELF, &psize);
-            PMPI_Unpack(op->a.out, psize, &pos, op->ubuf, op->ucount, op->utype, MPI_COMM_SELF);
-        }
-        if (op->ubuf) PMPI_Type_free(&op->utype);
-        free(op->tmp[0]);
-        free(op->tmp[1]);
-        free(op->own);
-        op->tmp[0] = op->tmp[1] = op->own = NULL;
+        if (rc == MPI_SUCCESS && op->ubuf) unpack_out(op);
+        tc_nb_free_copies(op);
         atomic_store_explicit(&op->rc, rc, memory_order_release);
         atomic_fetch_sub_explicit(&g_nb.outstanding, 1, memory_order_release);
         PMPI_Grequest_complete(op->greq);
@@ -363,7 +376,9 @@ static void direct_end(tc_nb_t *op, tc_status_t st)
     if (st != TC_OK) tc_ctx_failed(c, 0);
     op->st = st;
     op->state = NB_FINISHED;
-    atomic_store_explicit(&op->rc, op_error(op), memory_order_relaxed);
+    const int rc = op_error(op);
+    if (rc == MPI_SUCCESS && op->ubuf) unpack_out(op); /* (a persistent v-collective's) */
+    atomic_store_explicit(&op->rc, rc, memory_order_relaxed);
     atomic_store_explicit(&op->done, 1, memory_order_release);
 }
 

@@ -75,6 +75,14 @@ typedef struct tc_nb {
     char *own;    /* owned memory the call derived from its arguments alone
                      (the v-collectives' tables), freed with the operation
                      (a persistent one: with its request) */
+    /* The v-collectives (repack: 1): a persistent start packs the input
+     * again (pk_in: pk_count of pk_type at pk_src into pk_bytes at pk_dst,
+     * one of tmp; pk_type owned) and each completion unpacks the output
+     * (ubuf), so their packed copies need not send them native */
+    int repack, pk_in, pk_count, pk_bytes;
+    const void *pk_src;
+    MPI_Datatype pk_type;
+    char *pk_dst;
     /* persistent (MPI 4.0 section 6.13): made once, started many times */
     int persistent;      /* 1: greq is the application's handle, never completed
                             until the request is freed (nbc/persist) */
@@ -88,6 +96,9 @@ typedef struct tc_nb {
     MPI_Comm ucomm;      /* persistent: the application's communicator (errors) */
     tc_coll_state_t u;   /* the operation's state (not zeroed: its init sets it) */
 } tc_nb_t;
+
+/** Free what @op owns besides itself: its copies, tables, kept types. */
+void tc_nb_free_copies(tc_nb_t *op);
 
 /** A new operation of @kind (tc_coll_kind_t) on @ctx (enabled), started by
  *  @call ("MPI_Ibcast"), zeroed but for the kind and the context; NULL
@@ -107,7 +118,8 @@ int tc_nb_start(tc_nb_t *op, MPI_Request *req);
  * instead, started by tc_nb_pstart as often as the application likes with
  * no screening, no plan, no allocation and no MPI request per start.  A
  * call that would go native or needs packed copies (non-contiguous
- * buffers, which must be packed at each start) returns
+ * buffers, which must be packed at each start) but for the v-collectives,
+ * which redo them at each start (repack), returns
  * TC_NB_PERSIST_NATIVE and the binding makes the native persistent
  * request.  The application's handle is a generalized request that
  * completes only when it is freed; the completion calls below recognise

@@ -158,10 +158,14 @@ static void tc_nb_persist_orphan(tc_ctx_t *c);
 static int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req)
 {
     tl_taking = 0;
-    /* Native: packed copies (they would be made again at each start), and
-     * reductions through MPI_Reduce_local, which keep the datatype's and
-     * the op's handles (the application may free both after the init). */
-    if (op->tmp[0] || op->tmp[1] || op->ubuf || (op->t.extent && !op->t.kernel))
+    /* Native: packed copies (they would be made again at each start) but
+     * the v-collectives' (repack: redone at each start), and reductions
+     * through MPI_Reduce_local, which keep the datatype's and the op's
+     * handles (the application may free both after the init).  The
+     * v-collectives must not go native by their copies: whether a process
+     * packs depends on its own datatypes, and every process of the call
+     * must take the same path. */
+    if (((op->tmp[0] || op->tmp[1] || op->ubuf) && !op->repack) || (op->t.extent && !op->t.kernel))
         return TC_NB_PERSIST_NATIVE;
     int rc = PMPI_Grequest_start(handle_query, handle_free, handle_cancel, NULL, &op->greq);
     if (rc != MPI_SUCCESS) return rc;
@@ -199,10 +203,7 @@ int tc_nb_start(tc_nb_t *op, MPI_Request *req)
     int rc = tc_nb_attach(op);
     if (rc == MPI_SUCCESS) rc = tl_taking ? tc_nb_persist_make(op, req) : tc_nb_launch(op, req);
     if (rc != MPI_SUCCESS) { /* (the persistent mode's native answer included) */
-        free(op->tmp[0]);
-        free(op->tmp[1]);
-        free(op->own);
-        if (op->ubuf) PMPI_Type_free(&op->utype);
+        tc_nb_free_copies(op);
         free(op);
     }
     return rc;
@@ -233,6 +234,12 @@ int tc_nb_pstart(MPI_Request req, int *rc, MPI_Comm *comm)
         tc_warn("%s: MPI_Start after an earlier start of it failed", op->call);
         *rc = MPI_ERR_OTHER;
         return 1;
+    }
+    if (op->pk_in) { /* the input as the application holds it now */
+        int pos = 0;
+        *rc = PMPI_Pack(op->pk_src, op->pk_count, op->pk_type, op->pk_dst, op->pk_bytes, &pos,
+                        MPI_COMM_SELF);
+        if (*rc != MPI_SUCCESS) return 1;
     }
     /* what the engine set in the last start; the state's init sets the rest */
     op->next = NULL;
@@ -310,7 +317,7 @@ int tc_nb_pfree(MPI_Request *req, int *rc)
     pthread_mutex_unlock(&g_np.lock);
     PMPI_Grequest_complete(op->greq);
     *rc = PMPI_Request_free(&op->greq);
-    free(op->own);
+    tc_nb_free_copies(op);
     free(op);
     *req = MPI_REQUEST_NULL;
     return 1;
