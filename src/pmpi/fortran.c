@@ -27,6 +27,8 @@
 
 #include <mpi-ext.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #pragma GCC visibility push(default)
@@ -42,30 +44,97 @@ static void *fbuf(void *p)
     return p;
 }
 
+/* ---- MPI_ALLTOALLW's arrays of datatype handles ------------------------------
+ * ftypes() converts one for the call being made (this thread's conv[]);
+ * after the call conv_after() frees them, or for a nonblocking or
+ * persistent call hands them to the held list until its request
+ * completes or is freed: Open MPI's own nonblocking and persistent
+ * Alltoallw (where the call goes native) keeps the arrays' address and
+ * reads them again at completion to release the derived datatypes
+ * (ompi_coll_base_retain_datatypes_w), as its Fortran binding allows.  The
+ * completion calls below drop what the requests they complete held
+ * (held_release). */
+static _Thread_local MPI_Datatype *conv[2];
+
+typedef struct held {
+    MPI_Fint req; /* the request, in Fortran */
+    MPI_Datatype *t[2];
+    struct held *next;
+} held_t;
+static struct {
+    pthread_mutex_t lock;
+    _Atomic int n;
+    held_t *head;
+} g_held = { PTHREAD_MUTEX_INITIALIZER, 0, NULL };
+
 /* A Fortran array of datatype handles, one per rank of @comm, as C
- * handles (MPI_ALLTOALLW's): in this thread's array @slot (0: the send
- * side, 1: the receive side), which the thread's next such call reuses
- * (topocoll reads the arrays at the call; Open MPI's nonblocking and
- * persistent forms copy them into their schedules when made).  NULL where
- * @comm is invalid or memory is short: the call then reports it. */
+ * handles in conv[@slot] (0: the send side, 1: the receive side) for the
+ * call being made.  NULL where @comm is invalid or memory is short: the
+ * call then reports an error. */
 static const MPI_Datatype *ftypes(const MPI_Fint *f, MPI_Fint comm, int slot)
 {
-    static _Thread_local MPI_Datatype *held[2];
-    static _Thread_local int room[2];
     MPI_Comm c = PMPI_Comm_f2c(comm);
     int n = 0, inter = 0;
+    free(conv[slot]); /* (a conversion whose call never came: none) */
+    conv[slot] = NULL;
     if (!f || c == MPI_COMM_NULL || PMPI_Comm_test_inter(c, &inter) != MPI_SUCCESS ||
         PMPI_Comm_size(c, &n) != MPI_SUCCESS)
         return NULL;
     if (inter) PMPI_Comm_remote_size(c, &n);
-    if (n > room[slot]) {
-        MPI_Datatype *t = realloc(held[slot], sizeof(MPI_Datatype) * (size_t)n);
-        if (!t) return NULL;
-        held[slot] = t;
-        room[slot] = n;
+    if (!(conv[slot] = malloc(sizeof(MPI_Datatype) * (size_t)(n > 0 ? n : 1)))) return NULL;
+    for (int r = 0; r < n; r++) conv[slot][r] = PMPI_Type_f2c(f[r]);
+    return conv[slot];
+}
+
+/* After a collective's call: this thread's converted arrays (if any)
+ * freed, or held until @req (a nonblocking or persistent request the call
+ * made, in Fortran; @pending 0: none) completes or is freed. */
+static void conv_after(int pending, MPI_Fint req)
+{
+    if (!conv[0] && !conv[1]) return;
+    held_t *h = pending ? malloc(sizeof(*h)) : NULL;
+    if (!h) { /* (blocking, failed, or no memory: nothing refers to them) */
+        free(conv[0]);
+        free(conv[1]);
+    } else {
+        h->req = req;
+        h->t[0] = conv[0];
+        h->t[1] = conv[1];
+        pthread_mutex_lock(&g_held.lock);
+        h->next = g_held.head;
+        g_held.head = h;
+        atomic_fetch_add_explicit(&g_held.n, 1, memory_order_relaxed);
+        pthread_mutex_unlock(&g_held.lock);
     }
-    for (int r = 0; r < n; r++) held[slot][r] = PMPI_Type_f2c(f[r]);
-    return held[slot];
+    conv[0] = conv[1] = NULL;
+}
+
+/* Request @req (Fortran) completed or was freed: what it held goes. */
+static void held_release(MPI_Fint req)
+{
+    if (atomic_load_explicit(&g_held.n, memory_order_relaxed) == 0) return;
+    held_t *h = NULL;
+    pthread_mutex_lock(&g_held.lock);
+    for (held_t **pp = &g_held.head; *pp; pp = &(*pp)->next)
+        if ((*pp)->req == req) {
+            h = *pp;
+            *pp = h->next;
+            atomic_fetch_sub_explicit(&g_held.n, 1, memory_order_relaxed);
+            break;
+        }
+    pthread_mutex_unlock(&g_held.lock);
+    if (!h) return;
+    free(h->t[0]);
+    free(h->t[1]);
+    free(h);
+}
+
+/* Fortran request handle @f becomes C request @r after a completion call:
+ * @f's held arrays go when @r is MPI_REQUEST_NULL (completed, freed). */
+static MPI_Fint req_out(MPI_Fint f, MPI_Request r)
+{
+    if (r == MPI_REQUEST_NULL) held_release(f);
+    return PMPI_Request_c2f(r);
 }
 
 static void set_ierr(MPI_Fint *ierr, int rc)
@@ -98,6 +167,7 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is a C int");
     void ompi_##lower##_f(S_##SHAPE##_F, MPI_Fint *ierr)                     \
     {                                                                        \
         set_ierr(ierr, MPI_##Name(S_##SHAPE##_FARGS));                       \
+        conv_after(0, 0);                                                    \
     }                                                                        \
     F_NAMES(lower, ID, S_##SHAPE##_F COMMA MPI_Fint *ierr)                   \
     void ompi_i##lower##_f(S_##SHAPE##_F, MPI_Fint *request, MPI_Fint *ierr) \
@@ -105,6 +175,7 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is a C int");
         MPI_Request r = MPI_REQUEST_NULL;                                    \
         int rc = MPI_I##lower(S_##SHAPE##_FARGS, &r);                        \
         if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(r);               \
+        conv_after(rc == MPI_SUCCESS && r != MPI_REQUEST_NULL, *request);    \
         set_ierr(ierr, rc);                                                  \
     }                                                                        \
     F_NAMES(i##lower, I##ID, S_##SHAPE##_F COMMA MPI_Fint *request COMMA MPI_Fint *ierr)
@@ -125,6 +196,7 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is a C int");
         MPI_Request r = MPI_REQUEST_NULL;                                                         \
         int rc = MPIX_##Name##_init(S_##SHAPE##_FARGS, PMPI_Info_f2c(*info), &r);                 \
         if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(r);                                    \
+        conv_after(rc == MPI_SUCCESS && r != MPI_REQUEST_NULL, *request);                         \
         set_ierr(ierr, rc);                                                                       \
     }                                                                                             \
     FX_NAMES(lower, ID,                                                                           \
@@ -144,7 +216,7 @@ void ompi_request_free_f(MPI_Fint *request, MPI_Fint *ierr)
 {
     MPI_Request r = PMPI_Request_f2c(*request);
     int rc = MPI_Request_free(&r);
-    if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(MPI_REQUEST_NULL);
+    if (rc == MPI_SUCCESS) *request = req_out(*request, MPI_REQUEST_NULL);
     set_ierr(ierr, rc);
 }
 F_NAMES(request_free, REQUEST_FREE, MPI_Fint *request COMMA MPI_Fint *ierr)
@@ -200,7 +272,7 @@ void ompi_wait_f(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
     MPI_Status s;
     int rc = MPI_Wait(&r, &s);
     if (rc == MPI_SUCCESS) {
-        *request = PMPI_Request_c2f(r);
+        *request = req_out(*request, r);
         status_out(&s, status);
     }
     set_ierr(ierr, rc);
@@ -213,7 +285,7 @@ void ompi_test_f(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *
     MPI_Status s;
     int done = 0, rc = MPI_Test(&r, &done, &s);
     if (rc == MPI_SUCCESS) {
-        *request = PMPI_Request_c2f(r);
+        *request = req_out(*request, r);
         *flag = done ? F_TRUE : F_FALSE;
         if (done) status_out(&s, status);
     }
@@ -281,7 +353,7 @@ static void reqs_drop(reqs_t *q)
  * it is NULL or MPI_STATUSES_IGNORE; @q freed. */
 static void reqs_out(reqs_t *q, int n, MPI_Fint *f, int count, MPI_Fint *st)
 {
-    for (int i = 0; i < n; i++) f[i] = PMPI_Request_c2f(q->r[i]);
+    for (int i = 0; i < n; i++) f[i] = req_out(f[i], q->r[i]);
     if (st != &mpi_fortran_statuses_ignore_ && st)
         for (int i = 0; i < count; i++) PMPI_Status_c2f(&q->s[i], st + (size_t)i * F_STATUS);
     reqs_drop(q);

@@ -319,6 +319,7 @@ contains
     integer, allocatable :: vc(:), vd(:), vi(:), sc(:), sd(:)
     double precision, allocatable :: vs(:), vr(:), va(:), vo(:)
     type(MPI_Datatype) :: tw
+    type(MPI_Request) :: wreq
     type(MPI_Datatype), allocatable :: wst(:), wrt(:)
     integer, allocatable :: wsd(:), wrd(:)
     call MPI_Comm_rank(comm, me)
@@ -462,6 +463,16 @@ contains
     do p = 0, np - 1
       do j = 1, m + p
         if (vr(vd(p + 1) + j) /= gd(p, me * 1000 + j)) call fail('alltoallw_dp')
+      end do
+    end do
+    ! and nonblocking (the derived type's arrays must live until the wait)
+    vr = -1.0d300
+    call MPI_Ialltoallw(va, sc, wsd, wst, vr, vc, wrd, wrt, comm, wreq, e)
+    call chk(e, 'ialltoallw_dp')
+    call MPI_Wait(wreq, MPI_STATUS_IGNORE)
+    do p = 0, np - 1
+      do j = 1, m + p
+        if (vr(vd(p + 1) + j) /= gd(p, me * 1000 + j)) call fail('ialltoallw_dp')
       end do
     end do
     call MPI_Type_free(tw)
