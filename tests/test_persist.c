@@ -242,7 +242,9 @@ static void exchanges(MPI_Comm comm, int b)
  * is 3 + p + q + @b ints, sent one int every two on odd ranks, received
  * so on ranks 1 mod 3, in place on the last rank's second request;
  * Gatherv to the last rank, received one int every two, sent so by rank
- * 1; Allgatherv in place, one int every two on rank 0. */
+ * 1; Allgatherv in place, one int every two on rank 0; Gather and
+ * Alltoall of k = 5 + @b ints a block, sent and received with
+ * Alltoallw's types (Gather's root: one int every two). */
 static int pval(int p, int q, int i, int it) { return p * 100003 + q * 1009 + i * 7 + it * 13 + 1; }
 static void packed(MPI_Comm comm, int b)
 {
@@ -273,7 +275,10 @@ static void packed(MPI_Comm comm, int b)
     int *abuf = malloc(sizeof(int) * 2 * ((size_t)gat + 1)),
         *mine = malloc(sizeof(int) * 2 * ((size_t)gc[me] + 1));
     const int inplace = me == root;
-    MPI_Request r[4];
+    const int k = 5 + b;
+    int *xs = malloc(sizeof(int) * 6 * (size_t)k * (size_t)size), *xr = xs + 2 * k * size,
+        *xg = xr + 2 * k * size;
+    MPI_Request r[6];
     PINIT(Alltoallw)(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, MPI_INFO_NULL, &r[0]);
     PINIT(Alltoallw)
     (inplace ? MPI_IN_PLACE : sbuf, sc, sd, st, ibuf, rc, rd, rt, comm, MPI_INFO_NULL, &r[1]);
@@ -283,10 +288,16 @@ static void packed(MPI_Comm comm, int b)
     PINIT(Allgatherv)
     (MPI_IN_PLACE, 0, MPI_INT, abuf, gc, gd, me == 0 ? every2 : MPI_INT, comm, MPI_INFO_NULL,
      &r[3]);
+    PINIT(Gather)
+    (xs, k, ss == 2 ? every2 : MPI_INT, xg, k, every2, root, comm, MPI_INFO_NULL, &r[4]);
+    PINIT(Alltoall)
+    (xs, k, ss == 2 ? every2 : MPI_INT, xr, k, rs == 2 ? every2 : MPI_INT, comm, MPI_INFO_NULL,
+     &r[5]);
     const int as = me == 0 ? 2 : 1, ms = me == 1 ? 2 : 1;
     for (int it = 0; it < STARTS; it++) {
         uint64_t w0 = nb_runs(comm, TOPOCOLL_COLL_ALLTOALLW),
-                 g0 = nb_runs(comm, TOPOCOLL_COLL_GATHERV);
+                 g0 = nb_runs(comm, TOPOCOLL_COLL_GATHERV),
+                 x0 = nb_runs(comm, TOPOCOLL_COLL_GATHER);
         for (int q = 0; q < size; q++)
             for (int i = 0; i < sc[q]; i++) {
                 sbuf[sd[q] / (int)sizeof(int) + i * ss] = pval(me, q, i, it);
@@ -296,8 +307,10 @@ static void packed(MPI_Comm comm, int b)
         for (int i = 0; i < gc[me]; i++) mine[i * ms] = pval(me, 0, i, it);
         for (int i = 0; i < 2 * gat; i++) gbuf[i] = abuf[i] = -7;
         for (int i = 0; i < gc[me]; i++) abuf[(gd[me] + i) * as] = pval(me, 1, i, it);
-        MPI_Startall(4, r);
-        MPI_Waitall(4, r, sts);
+        for (int i = 0; i < k * size; i++) xs[i * ss] = pval(me, 2, i, it);
+        for (int i = 0; i < 2 * k * size; i++) xr[i] = xg[i] = -7;
+        MPI_Startall(6, r);
+        MPI_Waitall(6, r, sts);
         int bad = 0;
         for (int q = 0; q < size; q++)
             for (int i = 0; i < rc[q]; i++)
@@ -311,6 +324,19 @@ static void packed(MPI_Comm comm, int b)
                 bad += abuf[(gd[q] + i) * as] != pval(q, 1, i, it);
             }
         CHECK(!bad, "Gatherv_init, Allgatherv_init packed b=%d start %d: %d wrong", b, it, bad);
+        /* (MPICH 4.0.2's own MPI_Gather_init leaves a root's receive type
+         * with gaps unfilled: only topocoll's request is checked there) */
+        int check_gather = nb_runs(comm, TOPOCOLL_COLL_GATHER) > x0;
+#if defined(OPEN_MPI)
+        check_gather = 1;
+#endif
+        bad = 0;
+        for (int q = 0; q < size; q++)
+            for (int i = 0; i < k; i++) {
+                if (me == root && check_gather) bad += xg[(q * k + i) * 2] != pval(q, 2, i, it);
+                bad += xr[(q * k + i) * rs] != pval(q, 2, me * k + i, it);
+            }
+        CHECK(!bad, "Gather_init, Alltoall_init packed b=%d start %d: %d wrong", b, it, bad);
         topocoll_comm_info_t ci = TOPOCOLL_COMM_INFO_INIT;
         topocoll_comm_query(comm, &ci);
         if (ci.enabled && ci.nnodes == 1 && ci.single_copy)
@@ -318,9 +344,9 @@ static void packed(MPI_Comm comm, int b)
                       nb_runs(comm, TOPOCOLL_COLL_GATHERV) == g0 + 1,
                   "packed persistent requests b=%d start %d: not topocoll's", b, it);
     }
-    for (int k = 0; k < 4; k++) MPI_Request_free(&r[k]);
+    for (int q = 0; q < 6; q++) MPI_Request_free(&r[q]);
     MPI_Type_free(&every2);
-    free(sc), free(st), free(sbuf), free(rbuf), free(gbuf), free(abuf), free(mine);
+    free(sc), free(st), free(sbuf), free(rbuf), free(gbuf), free(abuf), free(mine), free(xs);
 }
 
 /* Reduce_scatter(_block), Scan, Exscan, Barrier, Scatter(v), Gather of

@@ -91,12 +91,22 @@ static int screen(const xc_call_t *x, tc_api_call_t *plan)
     return TC_API_RUN;
 }
 
+/* A packed copy of the input: @count of @type at @src into @bytes at
+ * @dst (a persistent start makes it again: nbc.h tc_nb_t.pk_*). */
+typedef struct xc_pack {
+    const void *src;
+    int count;
+    MPI_Datatype type;
+    char *dst;
+    size_t bytes;
+} xc_pack_t;
+
 /* The call's contiguous input and output (coll/exchange's shapes), packed
  * copies in @tmp[1] (input) and @tmp[0] (output: unpack it after the call
- * into x->recvbuf, x->recvcount * @nout elements).  TC_OK or
- * TC_ERR_NOMEM (@tmp freed). */
+ * into x->recvbuf, x->recvcount * @nout elements); the input's packing in
+ * *@pk (dst NULL: none).  TC_OK or TC_ERR_NOMEM (@tmp freed). */
 static tc_status_t buffers(const xc_call_t *x, const tc_api_call_t *plan, const char **in,
-                           char **out, char *tmp[2], int *nout)
+                           char **out, char *tmp[2], int *nout, xc_pack_t *pk)
 {
     const int n = plan->ctx->map.size, me = plan->ctx->map.rank, root = me == x->root;
     const size_t b = plan->bytes;
@@ -106,6 +116,7 @@ static tc_status_t buffers(const xc_call_t *x, const tc_api_call_t *plan, const 
     *in = NULL;
     *out = NULL;
     *nout = 0;
+    pk->dst = NULL;
     if (x->kind == TC_XC_GATHER) {
         if (root) {
             *nout = n;
@@ -116,19 +127,26 @@ static tc_status_t buffers(const xc_call_t *x, const tc_api_call_t *plan, const 
                 PMPI_Type_get_extent(x->recvtype, &lb, &ext);
                 const char *mine = (const char *)x->recvbuf + (MPI_Aint)me * x->recvcount * ext;
                 int pos = 0;
-                if (tmp[0])
+                if (tmp[0]) {
                     PMPI_Pack(mine, x->recvcount, x->recvtype, tmp[0] + (size_t)me * b, (int)b,
                               &pos, x->comm);
+                    *pk =
+                        (xc_pack_t){ mine, x->recvcount, x->recvtype, tmp[0] + (size_t)me * b, b };
+                }
                 *in = *out + (size_t)me * b;
             }
         }
-        if (st == TC_OK && !*in)
+        if (st == TC_OK && !*in) {
             st = tc_api_view(x->sendbuf, x->sendcount, x->sendtype, b, 1, x->comm, &v, &tmp[1]);
+            if (tmp[1]) *pk = (xc_pack_t){ x->sendbuf, x->sendcount, x->sendtype, tmp[1], b };
+        }
         if (v) *in = v;
     } else if (x->kind == TC_XC_SCATTER) {
         if (root)
             st = tc_api_view(x->sendbuf, x->sendcount * n, x->sendtype, b * (size_t)n, 1, x->comm,
                              &v, &tmp[1]);
+        if (tmp[1])
+            *pk = (xc_pack_t){ x->sendbuf, x->sendcount * n, x->sendtype, tmp[1], b * (size_t)n };
         *in = v;
         if (st == TC_OK && root && x->recvbuf == MPI_IN_PLACE) {
             *out = v + (size_t)me * b; /* our block stays in the send buffer */
@@ -143,13 +161,19 @@ static tc_status_t buffers(const xc_call_t *x, const tc_api_call_t *plan, const 
         if (st == TC_OK && x->sendbuf == MPI_IN_PLACE) { /* the input: a copy of recvbuf */
             int pos = 0;
             if (!(tmp[1] = malloc(b * (size_t)n))) st = TC_ERR_NOMEM;
-            if (st == TC_OK)
+            if (st == TC_OK) {
                 PMPI_Pack(x->recvbuf, x->recvcount * n, x->recvtype, tmp[1], (int)(b * (size_t)n),
                           &pos, x->comm);
+                *pk =
+                    (xc_pack_t){ x->recvbuf, x->recvcount * n, x->recvtype, tmp[1], b * (size_t)n };
+            }
             *in = tmp[1];
         } else if (st == TC_OK) {
             st = tc_api_view(x->sendbuf, x->sendcount * n, x->sendtype, b * (size_t)n, 1, x->comm,
                              &v, &tmp[1]);
+            if (tmp[1])
+                *pk =
+                    (xc_pack_t){ x->sendbuf, x->sendcount * n, x->sendtype, tmp[1], b * (size_t)n };
             *in = v;
         }
     }
@@ -194,7 +218,8 @@ static int run_blocking(const xc_call_t *x)
     char *tmp[2], *out;
     const char *in;
     int nout;
-    tc_status_t st = buffers(x, &p, &in, &out, tmp, &nout);
+    xc_pack_t pk;
+    tc_status_t st = buffers(x, &p, &in, &out, tmp, &nout, &pk);
     if (st == TC_OK) {
         tc_nb_drain(c); /* this communicator's nonblocking operations come first */
         tc_coll_args_t a = { .in = in, .out = out, .n = p.bytes, .root = x->root, .blocking = 1 };
@@ -226,11 +251,24 @@ static int run_nonblocking(const xc_call_t *x, MPI_Request *request)
     char *out;
     const char *in;
     int nout;
-    if (buffers(x, &p, &in, &out, op->tmp, &nout) != TC_OK ||
+    xc_pack_t pk;
+    if (buffers(x, &p, &in, &out, op->tmp, &nout, &pk) != TC_OK ||
         (op->tmp[0] &&
-         tc_api_nb_keep_type(op, x->recvbuf, x->recvcount * nout, x->recvtype) != 0)) {
+         tc_api_nb_keep_type(op, x->recvbuf, x->recvcount * nout, x->recvtype) != 0) ||
+        (pk.dst && PMPI_Type_dup(pk.type, &op->pk_type) != MPI_SUCCESS)) {
         tc_api_nb_discard(op);
         return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
+    }
+    /* a persistent start packs the input again, each completion unpacks:
+     * whether a process packs depends on its own datatypes, and every
+     * process must take the same path (nbc/persist) */
+    op->repack = 1;
+    if (pk.dst) {
+        op->pk_in = 1;
+        op->pk_src = pk.src;
+        op->pk_count = pk.count;
+        op->pk_dst = pk.dst;
+        op->pk_bytes = (int)pk.bytes;
     }
     op->a.in = in;
     op->a.out = out;
