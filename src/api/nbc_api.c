@@ -48,6 +48,24 @@ int tc_api_nb_keep_type(tc_nb_t *op, void *ubuf, int ucount, MPI_Datatype dt)
     return 0;
 }
 
+/* @op's input packing (@count of @dt at @src into @bytes at @dst, one of
+ * its tmp), for a persistent start to redo (nbc.h tc_nb_t.pk_*); with it
+ * the operation stays topocoll's when persistent (repack): whether a
+ * process packs depends on its own datatype.  0, or -1 without memory. */
+static int keep_pack(tc_nb_t *op, const void *src, int count, MPI_Datatype dt, char *dst,
+                     size_t bytes)
+{
+    op->repack = 1;
+    if (!dst) return 0;
+    if (PMPI_Type_dup(dt, &op->pk_type) != MPI_SUCCESS) return -1;
+    op->pk_in = 1;
+    op->pk_src = src;
+    op->pk_count = count;
+    op->pk_dst = dst;
+    op->pk_bytes = (int)bytes;
+    return 0;
+}
+
 void tc_api_nb_discard(tc_nb_t *op)
 {
     tc_nb_free_copies(op);
@@ -93,7 +111,9 @@ int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MP
     if (tc_api_bcast_buffer(&p, buffer, count, datatype, root, comm, &op->a.out, &op->tmp[0]) !=
             TC_OK ||
         (op->tmp[0] && c->map.rank != root &&
-         tc_api_nb_keep_type(op, buffer, count, datatype) != 0)) {
+         tc_api_nb_keep_type(op, buffer, count, datatype) != 0) ||
+        keep_pack(op, buffer, count, datatype, c->map.rank == root ? op->tmp[0] : NULL, p.bytes) !=
+            0) {
         tc_api_nb_discard(op); /* (the receivers unpack the packed copy at completion) */
         return nb_nomem(c, comm, "MPI_Ibcast");
     }
@@ -172,6 +192,21 @@ int topocoll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
                         recvbuf, count, 0, tree, comm, request);
 }
 
+/* Allgather's input packing (tc_api_allgather_buffers'): our block out
+ * of the receive buffer in place, or the send buffer. */
+static int allgather_pack(tc_nb_t *op, const tc_api_call_t *p, const void *sendbuf, int sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype)
+{
+    const int me = p->ctx->map.rank;
+    if (sendbuf != MPI_IN_PLACE)
+        return keep_pack(op, sendbuf, sendcount, sendtype, op->tmp[1], p->bytes);
+    MPI_Aint lb, ext;
+    PMPI_Type_get_extent(recvtype, &lb, &ext);
+    return keep_pack(op, (char *)recvbuf + (MPI_Aint)me * recvcount * ext, recvcount, recvtype,
+                     op->tmp[0] ? op->tmp[0] + (size_t)me * p->bytes : NULL, p->bytes);
+}
+
 int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
@@ -193,7 +228,8 @@ int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     if (tc_api_allgather_buffers(&p, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                  comm, &op->a.in, &out, op->tmp) != TC_OK ||
         (op->tmp[0] &&
-         tc_api_nb_keep_type(op, recvbuf, recvcount * p.ctx->map.size, recvtype) != 0)) {
+         tc_api_nb_keep_type(op, recvbuf, recvcount * p.ctx->map.size, recvtype) != 0) ||
+        allgather_pack(op, &p, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype) != 0) {
         tc_api_nb_discard(op);
         return nb_nomem(p.ctx, comm, "MPI_Iallgather");
     }
