@@ -101,6 +101,37 @@ typedef struct xc_pack {
     size_t bytes;
 } xc_pack_t;
 
+/* Gather's buffers (@n ranks, we are @me, blocks of @b bytes): see
+ * buffers. */
+static tc_status_t gather_buffers(const xc_call_t *x, int n, int me, size_t b, const char **in,
+                                  char **out, char *tmp[2], xc_pack_t *pk)
+{
+    char *v = NULL;
+    tc_status_t st = TC_OK;
+    if (me == x->root) {
+        st = tc_api_view(x->recvbuf, x->recvcount * n, x->recvtype, b * (size_t)n, 0, x->comm, out,
+                         &tmp[0]);
+        if (st == TC_OK && x->sendbuf == MPI_IN_PLACE) { /* our block, in place */
+            MPI_Aint lb, ext;
+            PMPI_Type_get_extent(x->recvtype, &lb, &ext);
+            const char *mine = (const char *)x->recvbuf + (MPI_Aint)me * x->recvcount * ext;
+            int pos = 0;
+            if (tmp[0]) {
+                PMPI_Pack(mine, x->recvcount, x->recvtype, tmp[0] + (size_t)me * b, (int)b, &pos,
+                          x->comm);
+                *pk = (xc_pack_t){ mine, x->recvcount, x->recvtype, tmp[0] + (size_t)me * b, b };
+            }
+            *in = *out + (size_t)me * b;
+        }
+    }
+    if (st == TC_OK && !*in) {
+        st = tc_api_view(x->sendbuf, x->sendcount, x->sendtype, b, 1, x->comm, &v, &tmp[1]);
+        if (tmp[1]) *pk = (xc_pack_t){ x->sendbuf, x->sendcount, x->sendtype, tmp[1], b };
+    }
+    if (v) *in = v;
+    return st;
+}
+
 /* The call's contiguous input and output (coll/exchange's shapes), packed
  * copies in @tmp[1] (input) and @tmp[0] (output: unpack it after the call
  * into x->recvbuf, x->recvcount * @nout elements); the input's packing in
@@ -118,29 +149,8 @@ static tc_status_t buffers(const xc_call_t *x, const tc_api_call_t *plan, const 
     *nout = 0;
     pk->dst = NULL;
     if (x->kind == TC_XC_GATHER) {
-        if (root) {
-            *nout = n;
-            st = tc_api_view(x->recvbuf, x->recvcount * n, x->recvtype, b * (size_t)n, 0, x->comm,
-                             out, &tmp[0]);
-            if (st == TC_OK && x->sendbuf == MPI_IN_PLACE) { /* our block, in place */
-                MPI_Aint lb, ext;
-                PMPI_Type_get_extent(x->recvtype, &lb, &ext);
-                const char *mine = (const char *)x->recvbuf + (MPI_Aint)me * x->recvcount * ext;
-                int pos = 0;
-                if (tmp[0]) {
-                    PMPI_Pack(mine, x->recvcount, x->recvtype, tmp[0] + (size_t)me * b, (int)b,
-                              &pos, x->comm);
-                    *pk =
-                        (xc_pack_t){ mine, x->recvcount, x->recvtype, tmp[0] + (size_t)me * b, b };
-                }
-                *in = *out + (size_t)me * b;
-            }
-        }
-        if (st == TC_OK && !*in) {
-            st = tc_api_view(x->sendbuf, x->sendcount, x->sendtype, b, 1, x->comm, &v, &tmp[1]);
-            if (tmp[1]) *pk = (xc_pack_t){ x->sendbuf, x->sendcount, x->sendtype, tmp[1], b };
-        }
-        if (v) *in = v;
+        if (root) *nout = n;
+        st = gather_buffers(x, n, me, b, in, out, tmp, pk);
     } else if (x->kind == TC_XC_SCATTER) {
         if (root)
             st = tc_api_view(x->sendbuf, x->sendcount * n, x->sendtype, b * (size_t)n, 1, x->comm,
