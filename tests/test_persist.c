@@ -26,7 +26,7 @@
 
 enum { STARTS = 4 };
 static int wrank, size;
-static MPI_Status sts[8]; /* (MPICH's MPI_STATUSES_IGNORE trips GCC's bounds checks) */
+static MPI_Status sts[16]; /* (MPICH's MPI_STATUSES_IGNORE trips GCC's bounds checks) */
 
 /* this process's rank in @comm (the tests use a reversed split) */
 static int rank_in(MPI_Comm comm)
@@ -276,9 +276,12 @@ static void packed(MPI_Comm comm, int b)
         *mine = malloc(sizeof(int) * 2 * ((size_t)gc[me] + 1));
     const int inplace = me == root;
     const int k = 5 + b;
-    int *xs = malloc(sizeof(int) * 10 * (size_t)k * (size_t)size), *xr = xs + 2 * k * size,
-        *xg = xr + 2 * k * size, *xa = xg + 2 * k * size, *xb = xa + 2 * k * size;
-    MPI_Request r[8];
+    int *xs = malloc(sizeof(int) * 14 * (size_t)k * (size_t)size), *xr = xs + 2 * k * size,
+        *xg = xr + 2 * k * size, *xa = xg + 2 * k * size, *xb = xa + 2 * k * size,
+        *xv = xb + 2 * k * size, *xc = xv + 2 * k * size;
+    int *kc = malloc(sizeof(int) * 2 * (size_t)size), *kd = kc + size;
+    for (int q = 0; q < size; q++) kc[q] = k, kd[q] = q * k;
+    MPI_Request r[10];
     PINIT(Alltoallw)(sbuf, sc, sd, st, rbuf, rc, rd, rt, comm, MPI_INFO_NULL, &r[0]);
     PINIT(Alltoallw)
     (inplace ? MPI_IN_PLACE : sbuf, sc, sd, st, ibuf, rc, rd, rt, comm, MPI_INFO_NULL, &r[1]);
@@ -297,6 +300,12 @@ static void packed(MPI_Comm comm, int b)
     PINIT(Allgather)
     (xs, k, ss == 2 ? every2 : MPI_INT, xa, k, rs == 2 ? every2 : MPI_INT, comm, MPI_INFO_NULL,
      &r[7]);
+    PINIT(Scatterv)
+    (xs, kc, kd, ss == 2 ? every2 : MPI_INT, xc, k, rs == 2 ? every2 : MPI_INT, root, comm,
+     MPI_INFO_NULL, &r[8]);
+    PINIT(Alltoallv)
+    (xs, kc, kd, ss == 2 ? every2 : MPI_INT, xv, kc, kd, rs == 2 ? every2 : MPI_INT, comm,
+     MPI_INFO_NULL, &r[9]);
     const int as = me == 0 ? 2 : 1, ms = me == 1 ? 2 : 1;
     for (int it = 0; it < STARTS; it++) {
         uint64_t w0 = nb_runs(comm, TOPOCOLL_COLL_ALLTOALLW),
@@ -313,10 +322,10 @@ static void packed(MPI_Comm comm, int b)
         for (int i = 0; i < 2 * gat; i++) gbuf[i] = abuf[i] = -7;
         for (int i = 0; i < gc[me]; i++) abuf[(gd[me] + i) * as] = pval(me, 1, i, it);
         for (int i = 0; i < k * size; i++) xs[i * ss] = pval(me, 2, i, it);
-        for (int i = 0; i < 2 * k * size; i++) xr[i] = xg[i] = xa[i] = xb[i] = -7;
+        for (int i = 0; i < 2 * k * size; i++) xr[i] = xg[i] = xa[i] = xb[i] = xv[i] = xc[i] = -7;
         for (int i = 0; me == root && i < k; i++) xb[i * ss] = pval(root, 3, i, it);
-        MPI_Startall(8, r);
-        MPI_Waitall(8, r, sts);
+        MPI_Startall(10, r);
+        MPI_Waitall(10, r, sts);
         int bad = 0;
         for (int q = 0; q < size; q++)
             for (int i = 0; i < rc[q]; i++)
@@ -353,6 +362,11 @@ static void packed(MPI_Comm comm, int b)
         for (int q = 0; check_ag && q < size; q++)
             for (int i = 0; i < k; i++) bad += xa[(q * k + i) * rs] != pval(q, 2, i, it);
         CHECK(!bad, "Bcast_init, Allgather_init packed b=%d start %d: %d wrong", b, it, bad);
+        bad = 0; /* (Scatterv: the root's xs, Alltoallv: as Alltoall's) */
+        for (int i = 0; i < k; i++) bad += xc[i * rs] != pval(root, 2, me * k + i, it);
+        for (int q = 0; q < size; q++)
+            for (int i = 0; i < k; i++) bad += xv[(q * k + i) * rs] != pval(q, 2, me * k + i, it);
+        CHECK(!bad, "Scatterv_init, Alltoallv_init packed b=%d start %d: %d wrong", b, it, bad);
         topocoll_comm_info_t ci = TOPOCOLL_COMM_INFO_INIT;
         topocoll_comm_query(comm, &ci);
         if (ci.enabled && ci.nnodes == 1 && ci.single_copy)
@@ -360,7 +374,8 @@ static void packed(MPI_Comm comm, int b)
                       nb_runs(comm, TOPOCOLL_COLL_GATHERV) == g0 + 1,
                   "packed persistent requests b=%d start %d: not topocoll's", b, it);
     }
-    for (int q = 0; q < 8; q++) MPI_Request_free(&r[q]);
+    for (int q = 0; q < 10; q++) MPI_Request_free(&r[q]);
+    free(kc);
     MPI_Type_free(&every2);
     free(sc), free(st), free(sbuf), free(rbuf), free(gbuf), free(abuf), free(mine), free(xs);
 }

@@ -265,7 +265,8 @@ static int run_nonblocking(const xc_call_t *x, MPI_Request *request)
     if (buffers(x, &p, &in, &out, op->tmp, &nout, &pk) != TC_OK ||
         (op->tmp[0] &&
          tc_api_nb_keep_type(op, x->recvbuf, x->recvcount * nout, x->recvtype) != 0) ||
-        (pk.dst && PMPI_Type_dup(pk.type, &op->pk_type) != MPI_SUCCESS)) {
+        (pk.dst && tc_nb_persist_pending() &&
+         PMPI_Type_dup(pk.type, &op->pk_type) != MPI_SUCCESS)) {
         tc_api_nb_discard(op);
         return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
     }
@@ -273,7 +274,7 @@ static int run_nonblocking(const xc_call_t *x, MPI_Request *request)
      * whether a process packs depends on its own datatypes, and every
      * process must take the same path (nbc/persist) */
     op->repack = 1;
-    if (pk.dst) {
+    if (pk.dst && tc_nb_persist_pending()) {
         op->pk_in = 1;
         op->pk_src = pk.src;
         op->pk_count = pk.count;

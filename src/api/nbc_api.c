@@ -56,7 +56,7 @@ static int keep_pack(tc_nb_t *op, const void *src, int count, MPI_Datatype dt, c
                      size_t bytes)
 {
     op->repack = 1;
-    if (!dst) return 0;
+    if (!dst || !tc_nb_persist_pending()) return 0;
     if (PMPI_Type_dup(dt, &op->pk_type) != MPI_SUCCESS) return -1;
     op->pk_in = 1;
     op->pk_src = src;

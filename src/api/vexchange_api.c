@@ -229,7 +229,7 @@ static void bufs_free(vx_bufs_t *b)
 }
 
 /* The input's packing: @count of @dt at @src into @bytes at @dst, now;
- * a nonblocking call keeps it (b->pk_*) for a persistent start to redo.
+ * a persistent request's keeps it (b->pk_*) for each start to redo.
  * @ours: @dt is b's (made for this call), freed here when not kept; else
  * the application's, duplicated when kept.  TC_OK or TC_ERR_NOMEM. */
 static tc_status_t pack_in(vx_bufs_t *b, const void *src, int count, MPI_Datatype dt, int ours,
@@ -237,7 +237,7 @@ static tc_status_t pack_in(vx_bufs_t *b, const void *src, int count, MPI_Datatyp
 {
     int pos = 0;
     PMPI_Pack(src, count, dt, dst, (int)bytes, &pos, MPI_COMM_SELF);
-    if (b->blocking) {
+    if (b->blocking || !tc_nb_persist_pending()) {
         if (ours) PMPI_Type_free(&dt);
         return TC_OK;
     }
@@ -355,12 +355,12 @@ static tc_status_t in_place(const vx_call_t *x, int me, const vx_dims_t *d, vx_b
 
 /* In place (Alltoallv, Alltoallw): the receive buffer's blocks (b->len,
  * b->off from b->out), in rank order, into @packed: copied, or for a
- * nonblocking call packed with a type of them (pack_in keeps it). */
+ * persistent request's packed with a type of them (pack_in keeps it). */
 static tc_status_t pack_in_place(const vx_call_t *x, int n, const vx_dims_t *d, vx_bufs_t *b,
                                  char *packed)
 {
     if (b->idx) return pack_in(b, x->recvbuf, 1, b->utype, 0, packed, d->total);
-    if (b->blocking) {
+    if (b->blocking || !tc_nb_persist_pending()) {
         for (size_t r = 0, at = 0; r < (size_t)n; at += b->len[r], r++)
             memcpy(packed + at, b->out + b->off[r], b->len[r]);
         return TC_OK;

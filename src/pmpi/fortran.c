@@ -53,7 +53,7 @@ static void *fbuf(void *p)
  * reads them again at completion to release the derived datatypes
  * (ompi_coll_base_retain_datatypes_w), as its Fortran binding allows.  The
  * completion calls below drop what the requests they complete held
- * (held_release). */
+ * (held_take, held_end). */
 static _Thread_local MPI_Datatype *conv[2];
 
 typedef struct held {
@@ -109,10 +109,13 @@ static void conv_after(int pending, MPI_Fint req)
     conv[0] = conv[1] = NULL;
 }
 
-/* Request @req (Fortran) completed or was freed: what it held goes. */
-static void held_release(MPI_Fint req)
+/* What request @req (Fortran) holds, taken off the list before a
+ * completion call (while the handle is still its own: once the request is
+ * freed, another thread's next request may get the same handle); NULL if
+ * nothing.  held_end after the call. */
+static held_t *held_take(MPI_Fint req)
 {
-    if (atomic_load_explicit(&g_held.n, memory_order_relaxed) == 0) return;
+    if (atomic_load_explicit(&g_held.n, memory_order_relaxed) == 0) return NULL;
     held_t *h = NULL;
     pthread_mutex_lock(&g_held.lock);
     for (held_t **pp = &g_held.head; *pp; pp = &(*pp)->next)
@@ -123,18 +126,25 @@ static void held_release(MPI_Fint req)
             break;
         }
     pthread_mutex_unlock(&g_held.lock);
+    return h;
+}
+
+/* After the completion call: @h (held_take's) freed if its request @r is
+ * now MPI_REQUEST_NULL (completed or freed), else back on the list. */
+static void held_end(held_t *h, MPI_Request r)
+{
     if (!h) return;
+    if (r != MPI_REQUEST_NULL) {
+        pthread_mutex_lock(&g_held.lock);
+        h->next = g_held.head;
+        g_held.head = h;
+        atomic_fetch_add_explicit(&g_held.n, 1, memory_order_relaxed);
+        pthread_mutex_unlock(&g_held.lock);
+        return;
+    }
     free(h->t[0]);
     free(h->t[1]);
     free(h);
-}
-
-/* Fortran request handle @f becomes C request @r after a completion call:
- * @f's held arrays go when @r is MPI_REQUEST_NULL (completed, freed). */
-static MPI_Fint req_out(MPI_Fint f, MPI_Request r)
-{
-    if (r == MPI_REQUEST_NULL) held_release(f);
-    return PMPI_Request_c2f(r);
 }
 
 static void set_ierr(MPI_Fint *ierr, int rc)
@@ -215,8 +225,10 @@ F_NAMES(start, START, MPI_Fint *request COMMA MPI_Fint *ierr)
 void ompi_request_free_f(MPI_Fint *request, MPI_Fint *ierr)
 {
     MPI_Request r = PMPI_Request_f2c(*request);
+    held_t *h = held_take(*request);
     int rc = MPI_Request_free(&r);
-    if (rc == MPI_SUCCESS) *request = req_out(*request, MPI_REQUEST_NULL);
+    held_end(h, rc == MPI_SUCCESS ? MPI_REQUEST_NULL : r);
+    if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(MPI_REQUEST_NULL);
     set_ierr(ierr, rc);
 }
 F_NAMES(request_free, REQUEST_FREE, MPI_Fint *request COMMA MPI_Fint *ierr)
@@ -270,11 +282,11 @@ void ompi_wait_f(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
 {
     MPI_Request r = PMPI_Request_f2c(*request);
     MPI_Status s;
+    held_t *h = held_take(*request);
     int rc = MPI_Wait(&r, &s);
-    if (rc == MPI_SUCCESS) {
-        *request = req_out(*request, r);
-        status_out(&s, status);
-    }
+    held_end(h, r);
+    if (rc == MPI_SUCCESS || r == MPI_REQUEST_NULL) *request = PMPI_Request_c2f(r);
+    if (rc == MPI_SUCCESS) status_out(&s, status);
     set_ierr(ierr, rc);
 }
 F_NAMES(wait, WAIT, MPI_Fint *request COMMA MPI_Fint *status COMMA MPI_Fint *ierr)
@@ -283,9 +295,12 @@ void ompi_test_f(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *
 {
     MPI_Request r = PMPI_Request_f2c(*request);
     MPI_Status s;
+    held_t *h = held_take(*request);
     int done = 0, rc = MPI_Test(&r, &done, &s);
+    held_end(h, r);
+    if (rc != MPI_SUCCESS && r == MPI_REQUEST_NULL) *request = PMPI_Request_c2f(r);
     if (rc == MPI_SUCCESS) {
-        *request = req_out(*request, r);
+        *request = PMPI_Request_c2f(r);
         *flag = done ? F_TRUE : F_FALSE;
         if (done) status_out(&s, status);
     }
@@ -317,32 +332,46 @@ enum { ONSTACK = 16 };
 typedef struct {
     MPI_Request *r;
     MPI_Status *s;
+    held_t **h; /* NULL, or what each request holds (held_take) */
+    int n;
     MPI_Request r_stack[ONSTACK];
     MPI_Status s_stack[ONSTACK];
+    held_t *h_stack[ONSTACK];
 } reqs_t;
 
-/* @n requests of @f in @q (and room for @n statuses): MPI_SUCCESS or
- * MPI_ERR_NO_MEM / MPI_ERR_COUNT. */
+/* @n requests of @f in @q (and room for @n statuses), what they hold
+ * taken: MPI_SUCCESS or MPI_ERR_NO_MEM / MPI_ERR_COUNT. */
 static int reqs_in(reqs_t *q, int n, const MPI_Fint *f)
 {
     if (n < 0) return MPI_ERR_COUNT;
+    const int held = atomic_load_explicit(&g_held.n, memory_order_relaxed) > 0;
     q->r = q->r_stack;
     q->s = q->s_stack;
+    q->h = held ? q->h_stack : NULL;
+    q->n = n;
     if (n > ONSTACK) {
         q->r = malloc((size_t)n * sizeof(*q->r));
         q->s = malloc((size_t)n * sizeof(*q->s));
-        if (!q->r || !q->s) {
+        if (held) q->h = malloc((size_t)n * sizeof(*q->h));
+        if (!q->r || !q->s || (held && !q->h)) {
             free(q->r);
             free(q->s);
+            if (held) free(q->h);
             return MPI_ERR_NO_MEM;
         }
     }
-    for (int i = 0; i < n; i++) q->r[i] = PMPI_Request_f2c(f[i]);
+    for (int i = 0; i < n; i++) {
+        q->r[i] = PMPI_Request_f2c(f[i]);
+        if (q->h) q->h[i] = held_take(f[i]);
+    }
     return MPI_SUCCESS;
 }
 
+/* @q freed, what its requests hold back on the list (nothing completed). */
 static void reqs_drop(reqs_t *q)
 {
+    for (int i = 0; q->h && i < q->n; i++) held_end(q->h[i], q->r[i]);
+    if (q->h && q->h != q->h_stack) free(q->h);
     if (q->r != q->r_stack) {
         free(q->r);
         free(q->s);
@@ -353,7 +382,7 @@ static void reqs_drop(reqs_t *q)
  * it is NULL or MPI_STATUSES_IGNORE; @q freed. */
 static void reqs_out(reqs_t *q, int n, MPI_Fint *f, int count, MPI_Fint *st)
 {
-    for (int i = 0; i < n; i++) f[i] = req_out(f[i], q->r[i]);
+    for (int i = 0; i < n; i++) f[i] = PMPI_Request_c2f(q->r[i]);
     if (st != &mpi_fortran_statuses_ignore_ && st)
         for (int i = 0; i < count; i++) PMPI_Status_c2f(&q->s[i], st + (size_t)i * F_STATUS);
     reqs_drop(q);
