@@ -744,15 +744,44 @@ static int run_nonblocking(const vx_call_t *x, MPI_Request *request)
     return tc_nb_start(op, request);
 }
 
+/* The calls' arguments (each entry point's parameter names). */
+#define GATHERV_CALL(nm)                                                                      \
+    {                                                                                         \
+        .name = nm, .kind = TC_VX_GATHERV, .sendbuf = sendbuf, .sendcount = sendcount,        \
+        .sendtype = sendtype, .recvbuf = recvbuf, .recvtype = recvtype, .counts = recvcounts, \
+        .displs = displs, .root = root, .comm = comm                                          \
+    }
+#define SCATTERV_CALL(nm)                                                                       \
+    {                                                                                           \
+        .name = nm, .kind = TC_VX_SCATTERV, .sendbuf = sendbuf, .sendtype = sendtype,           \
+        .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype, .counts = sendcounts, \
+        .displs = displs, .root = root, .comm = comm                                            \
+    }
+#define ALLGATHERV_CALL(nm)                                                                   \
+    {                                                                                         \
+        .name = nm, .kind = TC_VX_ALLGATHERV, .sendbuf = sendbuf, .sendcount = sendcount,     \
+        .sendtype = sendtype, .recvbuf = recvbuf, .recvtype = recvtype, .counts = recvcounts, \
+        .displs = displs, .comm = comm                                                        \
+    }
+#define ALLTOALLV_CALL(nm)                                                                 \
+    {                                                                                      \
+        .name = nm, .kind = TC_VX_ALLTOALLV, .sendbuf = sendbuf, .sendtype = sendtype,     \
+        .recvbuf = recvbuf, .recvtype = recvtype, .counts = recvcounts, .displs = rdispls, \
+        .comm = comm, .scounts = sendcounts, .sdispls = sdispls                            \
+    }
+#define ALLTOALLW_CALL(nm)                                                                    \
+    {                                                                                         \
+        .name = nm, .kind = TC_VX_ALLTOALLV, .sendbuf = sendbuf, .sendtype = MPI_BYTE,        \
+        .recvbuf = recvbuf, .recvtype = MPI_BYTE, .counts = recvcounts, .displs = rdispls,    \
+        .comm = comm, .scounts = sendcounts, .sdispls = sdispls, .w = 1, .stypes = sendtypes, \
+        .rtypes = recvtypes                                                                   \
+    }
+
 int topocoll_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                      MPI_Comm comm)
 {
-    vx_call_t x = { "MPI_Gatherv", TC_VX_GATHERV, sendbuf, sendcount,
-                    sendtype,      recvbuf,       0,       recvtype,
-                    recvcounts,    displs,        root,    comm,
-                    NULL,          NULL,          0,       NULL,
-                    NULL };
+    vx_call_t x = GATHERV_CALL("MPI_Gatherv");
     return run_blocking(&x);
 }
 
@@ -760,9 +789,7 @@ int topocoll_scatterv(const void *sendbuf, const int sendcounts[], const int dis
                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                       int root, MPI_Comm comm)
 {
-    vx_call_t x = { "MPI_Scatterv", TC_VX_SCATTERV, sendbuf,    0,      sendtype, recvbuf,
-                    recvcount,      recvtype,       sendcounts, displs, root,     comm,
-                    NULL,           NULL,           0,          NULL,   NULL };
+    vx_call_t x = SCATTERV_CALL("MPI_Scatterv");
     return run_blocking(&x);
 }
 
@@ -770,23 +797,7 @@ int topocoll_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                         MPI_Comm comm)
 {
-    vx_call_t x = { "MPI_Allgatherv",
-                    TC_VX_ALLGATHERV,
-                    sendbuf,
-                    sendcount,
-                    sendtype,
-                    recvbuf,
-                    0,
-                    recvtype,
-                    recvcounts,
-                    displs,
-                    0,
-                    comm,
-                    NULL,
-                    NULL,
-                    0,
-                    NULL,
-                    NULL };
+    vx_call_t x = ALLGATHERV_CALL("MPI_Allgatherv");
     return run_blocking(&x);
 }
 
@@ -794,23 +805,7 @@ int topocoll_igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                       MPI_Comm comm, MPI_Request *request)
 {
-    vx_call_t x = { "MPI_Igatherv",
-                    TC_VX_GATHERV,
-                    sendbuf,
-                    sendcount,
-                    sendtype,
-                    recvbuf,
-                    0,
-                    recvtype,
-                    recvcounts,
-                    displs,
-                    root,
-                    comm,
-                    NULL,
-                    NULL,
-                    0,
-                    NULL,
-                    NULL };
+    vx_call_t x = GATHERV_CALL("MPI_Igatherv");
     return run_nonblocking(&x, request);
 }
 
@@ -818,23 +813,7 @@ int topocoll_iscatterv(const void *sendbuf, const int sendcounts[], const int di
                        MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                        int root, MPI_Comm comm, MPI_Request *request)
 {
-    vx_call_t x = { "MPI_Iscatterv",
-                    TC_VX_SCATTERV,
-                    sendbuf,
-                    0,
-                    sendtype,
-                    recvbuf,
-                    recvcount,
-                    recvtype,
-                    sendcounts,
-                    displs,
-                    root,
-                    comm,
-                    NULL,
-                    NULL,
-                    0,
-                    NULL,
-                    NULL };
+    vx_call_t x = SCATTERV_CALL("MPI_Iscatterv");
     return run_nonblocking(&x, request);
 }
 
@@ -842,23 +821,7 @@ int topocoll_iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendty
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                          MPI_Comm comm, MPI_Request *request)
 {
-    vx_call_t x = { "MPI_Iallgatherv",
-                    TC_VX_ALLGATHERV,
-                    sendbuf,
-                    sendcount,
-                    sendtype,
-                    recvbuf,
-                    0,
-                    recvtype,
-                    recvcounts,
-                    displs,
-                    0,
-                    comm,
-                    NULL,
-                    NULL,
-                    0,
-                    NULL,
-                    NULL };
+    vx_call_t x = ALLGATHERV_CALL("MPI_Iallgatherv");
     return run_nonblocking(&x, request);
 }
 
@@ -866,23 +829,7 @@ int topocoll_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    vx_call_t x = { "MPI_Alltoallv",
-                    TC_VX_ALLTOALLV,
-                    sendbuf,
-                    0,
-                    sendtype,
-                    recvbuf,
-                    0,
-                    recvtype,
-                    recvcounts,
-                    rdispls,
-                    0,
-                    comm,
-                    sendcounts,
-                    sdispls,
-                    0,
-                    NULL,
-                    NULL };
+    vx_call_t x = ALLTOALLV_CALL("MPI_Alltoallv");
     return run_blocking(&x);
 }
 
@@ -891,23 +838,7 @@ int topocoll_ialltoallv(const void *sendbuf, const int sendcounts[], const int s
                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                         MPI_Request *request)
 {
-    vx_call_t x = { "MPI_Ialltoallv",
-                    TC_VX_ALLTOALLV,
-                    sendbuf,
-                    0,
-                    sendtype,
-                    recvbuf,
-                    0,
-                    recvtype,
-                    recvcounts,
-                    rdispls,
-                    0,
-                    comm,
-                    sendcounts,
-                    sdispls,
-                    0,
-                    NULL,
-                    NULL };
+    vx_call_t x = ALLTOALLV_CALL("MPI_Ialltoallv");
     return run_nonblocking(&x, request);
 }
 
@@ -915,20 +846,7 @@ int topocoll_alltoallw(const void *sendbuf, const int sendcounts[], const int sd
                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    vx_call_t x = { .name = "MPI_Alltoallw",
-                    .kind = TC_VX_ALLTOALLV,
-                    .sendbuf = sendbuf,
-                    .recvbuf = recvbuf,
-                    .counts = recvcounts,
-                    .displs = rdispls,
-                    .comm = comm,
-                    .scounts = sendcounts,
-                    .sdispls = sdispls,
-                    .w = 1,
-                    .stypes = sendtypes,
-                    .rtypes = recvtypes,
-                    .sendtype = MPI_BYTE,
-                    .recvtype = MPI_BYTE };
+    vx_call_t x = ALLTOALLW_CALL("MPI_Alltoallw");
     return run_blocking(&x);
 }
 
@@ -937,19 +855,6 @@ int topocoll_ialltoallw(const void *sendbuf, const int sendcounts[], const int s
                         const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                         MPI_Request *request)
 {
-    vx_call_t x = { .name = "MPI_Ialltoallw",
-                    .kind = TC_VX_ALLTOALLV,
-                    .sendbuf = sendbuf,
-                    .recvbuf = recvbuf,
-                    .counts = recvcounts,
-                    .displs = rdispls,
-                    .comm = comm,
-                    .scounts = sendcounts,
-                    .sdispls = sdispls,
-                    .w = 1,
-                    .stypes = sendtypes,
-                    .rtypes = recvtypes,
-                    .sendtype = MPI_BYTE,
-                    .recvtype = MPI_BYTE };
+    vx_call_t x = ALLTOALLW_CALL("MPI_Ialltoallw");
     return run_nonblocking(&x, request);
 }
