@@ -218,6 +218,14 @@ struct tc_nb *tc_api_nb_new(const tc_api_call_t *plan, int kind, const char *cal
  *  and unpack the operation's output into @ubuf (@ucount elements) then.
  *  0, or -1. */
 int tc_api_nb_keep_type(struct tc_nb *op, void *ubuf, int ucount, MPI_Datatype dt);
+/** The operation's input packing (@count of @dt at @src into @bytes at
+ *  @dst, one of its copies; @dst NULL: none), kept for a persistent
+ *  request to redo at each start (nbc.h tc_nb_t.pk_*, @dt duplicated);
+ *  marks the operation as one that repacks, so that its packed copies do
+ *  not send it native when persistent (whether a process packs depends on
+ *  its own datatypes).  0, or -1 without memory. */
+int tc_api_nb_keep_pack(struct tc_nb *op, const void *src, int count, MPI_Datatype dt, char *dst,
+                        size_t bytes);
 /** Free an operation never started, with its copies. */
 void tc_api_nb_discard(struct tc_nb *op);
 

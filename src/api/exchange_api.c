@@ -261,25 +261,13 @@ static int run_nonblocking(const xc_call_t *x, MPI_Request *request)
     char *out;
     const char *in;
     int nout;
-    xc_pack_t pk;
+    xc_pack_t pk = { 0 };
     if (buffers(x, &p, &in, &out, op->tmp, &nout, &pk) != TC_OK ||
         (op->tmp[0] &&
          tc_api_nb_keep_type(op, x->recvbuf, x->recvcount * nout, x->recvtype) != 0) ||
-        (pk.dst && tc_nb_persist_pending() &&
-         PMPI_Type_dup(pk.type, &op->pk_type) != MPI_SUCCESS)) {
+        tc_api_nb_keep_pack(op, pk.src, pk.count, pk.type, pk.dst, pk.bytes) != 0) {
         tc_api_nb_discard(op);
         return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
-    }
-    /* a persistent start packs the input again, each completion unpacks:
-     * whether a process packs depends on its own datatypes, and every
-     * process must take the same path (nbc/persist) */
-    op->repack = 1;
-    if (pk.dst && tc_nb_persist_pending()) {
-        op->pk_in = 1;
-        op->pk_src = pk.src;
-        op->pk_count = pk.count;
-        op->pk_dst = pk.dst;
-        op->pk_bytes = (int)pk.bytes;
     }
     op->a.in = in;
     op->a.out = out;

@@ -48,12 +48,8 @@ int tc_api_nb_keep_type(tc_nb_t *op, void *ubuf, int ucount, MPI_Datatype dt)
     return 0;
 }
 
-/* @op's input packing (@count of @dt at @src into @bytes at @dst, one of
- * its tmp), for a persistent start to redo (nbc.h tc_nb_t.pk_*); with it
- * the operation stays topocoll's when persistent (repack): whether a
- * process packs depends on its own datatype.  0, or -1 without memory. */
-static int keep_pack(tc_nb_t *op, const void *src, int count, MPI_Datatype dt, char *dst,
-                     size_t bytes)
+int tc_api_nb_keep_pack(tc_nb_t *op, const void *src, int count, MPI_Datatype dt, char *dst,
+                        size_t bytes)
 {
     op->repack = 1;
     if (!dst || !tc_nb_persist_pending()) return 0;
@@ -112,8 +108,8 @@ int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MP
             TC_OK ||
         (op->tmp[0] && c->map.rank != root &&
          tc_api_nb_keep_type(op, buffer, count, datatype) != 0) ||
-        keep_pack(op, buffer, count, datatype, c->map.rank == root ? op->tmp[0] : NULL, p.bytes) !=
-            0) {
+        tc_api_nb_keep_pack(op, buffer, count, datatype, c->map.rank == root ? op->tmp[0] : NULL,
+                            p.bytes) != 0) {
         tc_api_nb_discard(op); /* (the receivers unpack the packed copy at completion) */
         return nb_nomem(c, comm, "MPI_Ibcast");
     }
@@ -200,11 +196,12 @@ static int allgather_pack(tc_nb_t *op, const tc_api_call_t *p, const void *sendb
 {
     const int me = p->ctx->map.rank;
     if (sendbuf != MPI_IN_PLACE)
-        return keep_pack(op, sendbuf, sendcount, sendtype, op->tmp[1], p->bytes);
+        return tc_api_nb_keep_pack(op, sendbuf, sendcount, sendtype, op->tmp[1], p->bytes);
     MPI_Aint lb, ext;
     PMPI_Type_get_extent(recvtype, &lb, &ext);
-    return keep_pack(op, (char *)recvbuf + (MPI_Aint)me * recvcount * ext, recvcount, recvtype,
-                     op->tmp[0] ? op->tmp[0] + (size_t)me * p->bytes : NULL, p->bytes);
+    return tc_api_nb_keep_pack(op, (char *)recvbuf + (MPI_Aint)me * recvcount * ext, recvcount,
+                               recvtype, op->tmp[0] ? op->tmp[0] + (size_t)me * p->bytes : NULL,
+                               p->bytes);
 }
 
 int topocoll_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

@@ -94,9 +94,6 @@ static MPI_Datatype block_type(const vx_call_t *x)
     return x->kind == TC_VX_SCATTERV ? x->recvtype : x->sendtype;
 }
 
-/* One side of an Alltoallw (@counts, @displs, @types for @size ranks):
- * TC_API_RUN, TC_API_NATIVE (arrays or a datatype MPI must judge), or
- * the error class raised. */
 /* Alltoallw: rank @r's datatype, MPI_BYTE where its count is 0 (then it
  * moves nothing and may be MPI_DATATYPE_NULL, which some codes pass: a
  * decision that read it would differ between ranks). */
@@ -105,6 +102,9 @@ static MPI_Datatype wtype(const MPI_Datatype *types, const int *counts, int r)
     return counts[r] ? types[r] : MPI_BYTE;
 }
 
+/* One side of an Alltoallw (@counts, @displs, @types for @size ranks):
+ * TC_API_RUN, TC_API_NATIVE (arrays MPI must judge), or the error class
+ * raised. */
 static int check_wside(const vx_call_t *x, int size, const int *counts, const int *displs,
                        const MPI_Datatype *types)
 {
@@ -545,39 +545,46 @@ static tc_status_t w_send(const vx_call_t *x, int n, const vx_dims_t *d, vx_bufs
     return pack_in(b, x->sendbuf, 1, st, 1, packed, at);
 }
 
+/* b->hold grown to @bytes, its first @keep bytes kept (out of b->local
+ * where a blocking call's small tables were): NULL without memory (the
+ * old hold stays b's). */
+static char *hold_grow(vx_bufs_t *b, size_t keep, size_t bytes)
+{
+    if (b->hold == b->local && bytes <= sizeof(b->local)) return b->hold;
+    char *h = b->hold == b->local ? malloc(bytes) : realloc(b->hold, bytes);
+    if (!h) return NULL;
+    if (b->hold == b->local) memcpy(h, b->local, keep);
+    return b->hold = h;
+}
+
 /* Alltoallw's buffers: Alltoallv's tables (receive: b->len, b->off, b->out;
  * send: b->stab, b->span, b->in), a side with gaps through a packed copy
- * (@b->hold: the tables, w_side's send-side scratch, the packed input).
- * TC_OK or TC_ERR_NOMEM (@b freed). */
+ * (@b->hold: the tables, w_side's send-side scratch, then the packed input
+ * once the tables say how long it is).  TC_OK or TC_ERR_NOMEM (@b freed). */
 static tc_status_t buffers_alltoallw(const vx_call_t *x, const tc_ctx_t *c, vx_bufs_t *b)
 {
     const int n = c->map.size, inplace = x->sendbuf == MPI_IN_PLACE;
     const size_t tab = 6 * (size_t)n * sizeof(size_t);
-    vx_dims_t d = { .tdense = 1 };
+    vx_dims_t d = { 0 };
     int sdense = 1;
-    size_t stotal = 0, rtotal = 0;
-    for (int r = 0; r < n; r++) { /* the shapes first: hold is allocated once */
-        MPI_Aint lb, ext;
-        int ts = 0;
-        d.tdense &= dense(wtype(x->rtypes, x->counts, r), &lb, &ext, &ts) || !x->counts[r];
-        rtotal += (size_t)x->counts[r] * (size_t)ts;
-        if (inplace) continue;
-        sdense &= dense(wtype(x->stypes, x->scounts, r), &lb, &ext, &ts) || !x->scounts[r];
-        stotal += (size_t)x->scounts[r] * (size_t)ts;
-    }
-    if ((!d.tdense || !sdense || inplace) && (rtotal > (size_t)INT_MAX || stotal > (size_t)INT_MAX))
-        return TC_ERR_NOMEM; /* (MPI_Pack counts in int) */
-    const size_t packed = inplace ? rtotal : sdense ? 0 : stotal;
-    if (!hold_alloc(b, tab + packed + 1)) return TC_ERR_NOMEM;
+    size_t stotal = 0;
+    if (!hold_alloc(b, tab)) return TC_ERR_NOMEM;
+    size_t *t = (size_t *)(void *)b->hold; /* len, off, stab (2n), the send side's len, off */
+    w_side(n, x->counts, x->displs, x->rtypes, t, t + n, &d.tdense, &d.total);
+    if (!inplace)
+        w_side(n, x->scounts, x->sdispls, x->stypes, t + 4 * n, t + 5 * n, &sdense, &stotal);
+    const size_t packed = inplace ? d.total : sdense ? 0 : stotal;
+    tc_status_t st = TC_OK;
+    if ((!d.tdense || !sdense || inplace) &&
+        (d.total > (size_t)INT_MAX || stotal > (size_t)INT_MAX))
+        st = TC_ERR_NOMEM; /* (MPI_Pack counts in int) */
+    else if (packed && !hold_grow(b, tab, tab + packed + 1))
+        st = TC_ERR_NOMEM;
     b->len = (size_t *)(void *)b->hold;
     b->off = b->len + n;
     b->stab = b->off + n;
-    size_t *slen = b->stab + 2 * (size_t)n, *soff = slen + n;
-    w_side(n, x->counts, x->displs, x->rtypes, b->len, b->off, &d.tdense, &d.total);
-    if (!inplace) w_side(n, x->scounts, x->sdispls, x->stypes, slen, soff, &sdense, &stotal);
     b->packed = packed > 0;
-    tc_status_t st = TC_OK;
-    if (!d.tdense) { /* received packed, unpacked after the call */
+    if (st == TC_OK && !d.tdense) { /* received packed, unpacked after the call */
         st = w_struct(n, x->counts, x->displs, x->rtypes, &b->utype);
         b->idx = st == TC_OK;
         if (st == TC_OK && !(b->pout = malloc(d.total + 1))) st = TC_ERR_NOMEM;
@@ -585,7 +592,8 @@ static tc_status_t buffers_alltoallw(const vx_call_t *x, const tc_ctx_t *c, vx_b
         b->ucount = 1;
     }
     b->out = d.tdense ? (char *)x->recvbuf : b->pout;
-    if (st == TC_OK) st = w_send(x, n, &d, b, slen, soff, sdense, b->hold + tab);
+    if (st == TC_OK)
+        st = w_send(x, n, &d, b, b->stab + 2 * n, b->stab + 3 * n, sdense, b->hold + tab);
     if (st != TC_OK) bufs_free(b);
     return st;
 }
