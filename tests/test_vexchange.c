@@ -330,6 +330,17 @@ static int runs_ours(MPI_Comm comm)
     return w[0] == -w[1] && (w[0] == 1 || w[2]);
 }
 
+/* 1 if topocoll runs @comm's Gatherv and Scatterv on several nodes:
+ * single copy on every node, or one process per node. */
+static int runs_rooted(MPI_Comm comm)
+{
+    topocoll_comm_info_t in = TOPOCOLL_COMM_INFO_INIT;
+    int ok = topocoll_comm_query(comm, &in) == MPI_SUCCESS && in.enabled;
+    int v[3] = { ok, ok && in.single_copy, ok ? -in.local_size : 0 }, w[3];
+    MPI_Allreduce(v, w, 3, MPI_INT, MPI_MIN, comm);
+    return w[0] && (w[1] || w[2] == -1);
+}
+
 /* 1 if @comm's irregular exchanges go to the native MPI and it is Open
  * MPI, whose MPI_Ialltoallv with MPI_IN_PLACE (coll/libnbc, 4.1.4) gives
  * wrong blocks (open-mpi/ompi#9749: the send extent is left unset in
@@ -425,6 +436,12 @@ int main(int argc, char **argv)
                   "nodes",
                   (unsigned long long)in.coll[TOPOCOLL_COLL_ALLGATHERV].calls,
                   (unsigned long long)in.coll[TOPOCOLL_COLL_ALLTOALLV].calls, w);
+        if (in.nnodes > 1 && runs_rooted(dup))
+            CHECK(in.coll[TOPOCOLL_COLL_GATHERV].calls >= least &&
+                      in.coll[TOPOCOLL_COLL_SCATTERV].calls >= least,
+                  "topocoll ran Gatherv (%llu) and Scatterv (%llu) across nodes",
+                  (unsigned long long)in.coll[TOPOCOLL_COLL_GATHERV].calls,
+                  (unsigned long long)in.coll[TOPOCOLL_COLL_SCATTERV].calls);
     }
     MPI_Comm_free(&dup);
     MPI_Comm_free(&split);

@@ -63,14 +63,20 @@ size_t tc_plan_bcast_seg(const tc_ctx_t *ctx, size_t bytes, int root)
     return eighth > table1 ? eighth : table1;
 }
 
-/* The irregular exchanges on several nodes: Allgatherv and Alltoallv by
- * the per-slice exchange (coll/vexchange) where it runs, whatever the
- * counts (no rank knows them all: Alltoallv's); the native MPI's
+/* The irregular exchanges on several nodes, whatever the counts (no rank
+ * knows them all): Gatherv and Scatterv through each node's collector
+ * (coll/vroot) wherever single copy runs; Allgatherv and Alltoallv by the
+ * per-slice exchange (coll/vexchange) where it runs; the native MPI's
  * elsewhere. */
 static tc_alg_t vx_multi(const tc_ctx_t *c, int ci, const char **why)
 {
-    if (ci == TC_CI_GATHERV || ci == TC_CI_SCATTERV)
-        *why = "several nodes (Gatherv, Scatterv: one node only)";
+    const int rooted = ci == TC_CI_GATHERV || ci == TC_CI_SCATTERV;
+    if (rooted && !c->all_sc && c->maxlocal > 1)
+        *why = "several nodes without single copy";
+    else if (rooted && !tc_vexchange_fits(c))
+        *why = "more ranks than an item's header holds (TOPOCOLL_CICO_SLOT / 16 - 1)";
+    else if (rooted)
+        return TC_ALG_AGGREGATE;
     else if (!tc_vexchange_sliced(c))
         *why = "several nodes, unequal or without single copy";
     else if ((ci == TC_CI_ALLTOALLV || ci == TC_CI_ALLTOALLW) && !tc_vexchange_fits(c))

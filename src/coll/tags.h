@@ -25,7 +25,9 @@ enum {
      * failed call until its cancel runs cannot take a piece of the next
      * calls' */
     TC_TAG_ALLTOALL = 0x6000,  /* Alltoall (pcomm), 0x6000-0x60ff */
-    TC_TAG_VEXCHANGE = 0x6100, /* Allgatherv, Alltoallv (pcomm), 0x6100-0x61ff */
+    TC_TAG_VEXCHANGE = 0x6100, /* Allgatherv, Alltoallv; Gatherv's, Scatterv's blocks
+                                  sent on their own (pcomm), 0x6100-0x61ff */
+    TC_TAG_VROOT = 0x6200,     /* Gatherv, Scatterv: a node's message (pcomm), 0x6200-0x62ff */
     TC_TAG_VRELAY = 0x4000     /* Allgatherv relayed: + (seq mod 16) x 256 + the origin
                                   node (pcomm), 0x4000-0x4fff */
 };

@@ -1,5 +1,5 @@
 /* coll/vexchange -- see vexchange.h. */
-#include "vexchange.h"
+#include "vexchange_int.h"
 
 #include "fold.h"
 #include "tags.h"
@@ -22,15 +22,8 @@ static int rank_at(const tc_vexchange_t *op, int b, int j)
 /* This call's tag for the slices' messages (coll/tags: its epoch). */
 static int vx_tag(const tc_vexchange_t *op) { return TC_TAG_EPOCH(TC_TAG_VEXCHANGE, op->seq); }
 
-/* A failure of ours before our messages are through (several nodes):
- * kept, and returned once they are, so the local processes (which give up
- * when we fail) have posted theirs and no other node waits for a message
- * that never comes.  Returns TC_OK. */
-static tc_status_t defer(tc_vexchange_t *op, tc_status_t st)
-{
-    if (st < 0 && op->fail == TC_OK) op->fail = st;
-    return TC_OK;
-}
+/* (tc_vx_defer, shorter) */
+static tc_status_t defer(tc_vexchange_t *op, tc_status_t st) { return tc_vx_defer(op, st); }
 
 /* The span of the @n blocks at @len/@off (op->rbase: the first block's
  * byte, op->span: from it to the last's).  Displacements may be
@@ -120,10 +113,11 @@ tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const
     op->seq = ++ctx->seq;
     op->state = ST_START;
     op->rcut = -1;
-    if (ctx->map.nnodes == 1 || kind == TC_VX_ALLTOALLV) { /* the items */
+    if (ctx->map.nnodes == 1 || kind != TC_VX_ALLGATHERV) { /* the items */
         tc_ctx_eager(ctx, op->seq, &op->eager_slot, &op->eager_wait);
         op->vmax = ctx->vx_eager_max;
         if (ctx->map.nnodes == 1) return TC_OK;
+        if (kind <= TC_VX_SCATTERV) return tc_vroot_init(op);
     }
     op->cookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));
     op->tcookies = calloc((size_t)ctx->map.size, sizeof(uint64_t));
@@ -133,12 +127,7 @@ tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const
 
 /* ---- The items (one node; Alltoallv on several: see vexchange.h) -------------- */
 
-/* An item: a header, the writer's exposed region (cookie, or 0) and its
- * number of entries, nent entries (length, where), then the blocks it
- * carries.  where: a carried block's offset in the item, or TC_VX_SC |
- * the block's offset in the writer's region. */
-#define TC_VX_SC         ((uint64_t)1 << 63)
-#define TC_VX_HEAD(nent) (16 + 16 * (size_t)(nent))
+/* (An item's layout: vexchange_int.h) */
 
 size_t tc_vexchange_eager_max(const tc_ctx_t *c)
 {
@@ -272,14 +261,8 @@ static void own_block(tc_vexchange_t *op)
         memcpy(op->out + op->off[me], op->in, op->own);
 }
 
-/* Entry @e of local process @j's item, for a block of @want bytes at
- * @buf (@write: ours, into @j's exposed buffer): copied out of the item
- * where it carries it, else by single copy through @j's region.  The item
- * is a peer's: every field is checked before use.  TC_INPROGRESS until
- * the item is there; TC_ERR_TRUNCATE where its length is not @want, or
- * where it leaves to single copy a block we expect carried (the counts
- * differ: our rule would have carried it). */
-static tc_status_t take(tc_vexchange_t *op, int j, size_t e, char *buf, size_t want, int write)
+/* (declared in vexchange_int.h) */
+tc_status_t tc_vx_take(tc_vexchange_t *op, int j, size_t e, char *buf, size_t want, int write)
 {
     tc_shm_t *s = op->ctx->shm;
     const size_t size = tc_shm_item_whole(s, j, op->eager_slot, op->seq);
@@ -313,7 +296,7 @@ static tc_status_t take(tc_vexchange_t *op, int j, size_t e, char *buf, size_t w
  * check its item says so for as many bytes). */
 static tc_status_t gathered(tc_vexchange_t *op, int j, char *buf, size_t want)
 {
-    if (want <= op->vmax) return take(op, j, 0, buf, want, 0);
+    if (want <= op->vmax) return tc_vx_take(op, j, 0, buf, want, 0);
     tc_shm_t *s = op->ctx->shm;
     const size_t size = tc_shm_item_whole(s, j, op->eager_slot, op->seq);
     if (size == TC_SHM_ITEM_BROKEN || (size && size < TC_VX_HEAD(1))) return TC_ERR_PROTO;
@@ -341,10 +324,6 @@ static tc_status_t start_alltoallv(tc_vexchange_t *op)
 }
 
 /* ---- Several nodes: the per-slice exchange (see vexchange.h) ------------------ */
-
-/* The longest block a peer's table may give (2^48 bytes: no sum of a few
- * wraps); above it the table is garbage. */
-#define TC_VX_LEN_MAX ((size_t)1 << 48)
 
 /* Room for @n pieces (every step's, received and sent). */
 static tc_status_t reqs_alloc(tc_vexchange_t *op, size_t n)
@@ -727,9 +706,9 @@ static tc_status_t node_steps(tc_vexchange_t *op)
         /* fall through */
     case ST_WORK:
         if (op->kind == TC_VX_GATHERV && me != r && op->own > op->vmax)
-            rc = take(op, r, (size_t)me, (char *)op->in, op->own, 1);
+            rc = tc_vx_take(op, r, (size_t)me, (char *)op->in, op->own, 1);
         else if (op->kind == TC_VX_SCATTERV && me != r)
-            rc = take(op, r, (size_t)me, op->out, op->own, 0);
+            rc = tc_vx_take(op, r, (size_t)me, op->out, op->own, 0);
         else
             rc = TC_OK;
         if (rc != TC_OK) return rc;
@@ -741,7 +720,8 @@ static tc_status_t node_steps(tc_vexchange_t *op)
             if (op->kind == TC_VX_GATHERV)
                 rc = gathered(op, j, buf, op->len[j]);
             else
-                rc = take(op, j, op->kind == TC_VX_ALLTOALLV ? (size_t)me : 0, buf, op->len[j], 0);
+                rc = tc_vx_take(op, j, op->kind == TC_VX_ALLTOALLV ? (size_t)me : 0, buf,
+                                op->len[j], 0);
             if (rc != TC_OK) return rc;
         }
         tc_cctl_finish(s, op->seq);
@@ -781,6 +761,7 @@ tc_status_t tc_vexchange_work(tc_vexchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     tc_status_t rc;
+    if (op->rooted) return tc_vroot_work(op);
     if (!op->multi) return node_work(op);
     switch (op->state) {
     case ST_START:
@@ -806,6 +787,7 @@ tc_status_t tc_vexchange_work(tc_vexchange_t *op)
 tc_status_t tc_vexchange_drain(tc_vexchange_t *op)
 {
     if (op->ctx->map.nnodes < 2) return TC_OK; /* (nothing between nodes) */
+    if (op->kind <= TC_VX_SCATTERV) return tc_vroot_drain(op);
     if (!op->multi || !op->rank_at || !op->mlen || !op->xtab)
         return TC_ERR_NOMEM; /* (its init failed: nothing of it went) */
     if (!op->netup) {        /* failed before our messages went: they go now */
@@ -837,4 +819,5 @@ void tc_vexchange_fini(tc_vexchange_t *op)
     op->xtab = op->mlen = NULL;
     op->rank_at = NULL;
     op->sstage = NULL;
+    tc_vroot_fini(op);
 }

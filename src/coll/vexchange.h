@@ -66,13 +66,42 @@
  * waits until our messages are out (defer), and a slice process that
  * failed never tells its node its remote blocks have landed.  The
  * blocks between processes of one node go as on one node (Alltoallv: out
- * of the items or by single copy).  Gatherv and Scatterv: one node only.
+ * of the items or by single copy).
+ *
+ * Gatherv and Scatterv on several nodes (coll/vroot; single copy on every
+ * node, or one process per node): each node has a collector, the root on
+ * its own node and the node's leader (topo/node leader_of: NIC-aware) on
+ * the others, and one message between the root and each other node's
+ * collector (HierKNEM's node-level aggregation of the small blocks):
+ *
+ *  - that message has an item's layout (vexchange_int.h): an entry per
+ *    process of the node (its block's length; where it is in the
+ *    message, or TC_VX_DIRECT), then the blocks of at most the carried
+ *    size.  A longer block goes between nodes as a message of its own,
+ *    straight between the root's buffer and its process's (as the
+ *    native's linear algorithms send it: no copy, no staging);
+ *  - Gatherv: every process but a collector puts an item as on one node
+ *    (its block carried; longer, on the root's node left to single copy
+ *    in its exposed send buffer, the root reads it; elsewhere sent to the
+ *    root, and marked so); a collector sends its node's message once
+ *    every local item is there; the root takes each node's message as it
+ *    comes (probed: it holds what the senders decided), places the
+ *    carried blocks and posts a receive for each block sent on its own;
+ *  - Scatterv: the root sends each node's message and the long blocks,
+ *    then puts its own node's item (as on one node); a collector receives
+ *    its node's message and puts it as its item, from which every local
+ *    process takes its block, or learns that its block comes on its own.
+ *
+ * So whatever the counts, every message that is sent is received: a
+ * length that differs from the receiver's count fails the call there
+ * (TC_ERR_TRUNCATE), and a block sent on its own is still received
+ * (coll/pieces), by what the message says the sender did.
  *
  * Contiguous blocks (the bindings pack what is not).  A zero count moves
  * nothing; an exposed buffer stays exposed until every local process has
  * finished the call.
  *
- * Owns: tc_vexchange_t, the items' layout.  May call: coll/ctx,
+ * Owns: tc_vexchange_t, the items' layout (vexchange.c, vroot.c).  May call: coll/ctx,
  * coll/ctl, coll/fold (the cookies' post between nodes), coll/pieces
  * (the messages between nodes), coll/tags, xfer/, PMPI, libc.
  */
@@ -128,6 +157,14 @@ typedef struct tc_vexchange {
     tc_vx_piece_t *relayp; /* the pieces we relay, nrelay of them, fwd forwarded */
     int nrelay, fwd, rcut; /* rcut: the message whose failure we passed on */
     tc_status_t fail;      /* a failure held until our messages are through (defer) */
+    /* Gatherv, Scatterv on several nodes (coll/vroot) */
+    int rooted;        /* 1: this call runs there */
+    int vnode, vcol;   /* the root's node; our node's collector (the root, or the leader) */
+    int *nbase;        /* [nnodes + 1]: local rank j of node b is rank_at[nbase[b] + j] */
+    MPI_Request *mreq; /* [nnodes] the node messages (coll/vroot) */
+    char *mbuf;        /* a node message (the context's TC_BUF_NET) */
+    size_t msize;      /*   its bytes */
+    int got;           /* the node messages taken, or this node's taken and put */
     /* One node: the items (see above) */
     int eager_slot;      /* this call's item (coll/ctx tc_ctx_eager) */
     uint64_t eager_wait; /*   written once every local process has finished this call */
@@ -162,8 +199,9 @@ int tc_vexchange_fits(const tc_ctx_t *c);
  *  node or one process per node.  The same on every process. */
 int tc_vexchange_sliced(const tc_ctx_t *c);
 
-/** Prepare a @kind (TC_VX_*) on @ctx (one node, single copy; Allgatherv
- *  and Alltoallv: or tc_vexchange_sliced).  @in, @out:
+/** Prepare a @kind (TC_VX_*) on @ctx (one node, single copy; Gatherv and
+ *  Scatterv: or several nodes, single copy or one process per node;
+ *  Allgatherv and Alltoallv: or tc_vexchange_sliced).  @in, @out:
  *  as above (the root's own block may be in place: @in == @out + its
  *  offset, Scatterv @out == @in + its offset); @own our block's bytes;
  *  @len, @off: each rank's block, bytes and byte offset in the receive

@@ -123,13 +123,13 @@ static void mismatched_v(MPI_Comm comm, int x, int y, int num, int bytes)
           "Alltoallw, rank %d sending %d of %d bytes to %d: success", x, cnt[x] * num / 2, cnt[x],
           y);
     CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "Alltoallw: error class %d", cls);
-    /* Gatherv, Scatterv (topocoll's on one node only): x's count off,
+    /* Gatherv, Scatterv (on one node and across nodes): x's count off,
      * the root the rank after x.  Gatherv: the root must fail (and x where
      * its block goes by single copy); Scatterv: x must fail. */
     int one_node = 1;
     for (int r = 0; r < size; r++) one_node &= node[r] == node[0] && node[0] >= 0;
     const int root = (x + 1) % size;
-    if (one_node) {
+    {
         rc = MPI_Gatherv(in, own, MPI_BYTE, out, cnt, dsp, MPI_BYTE, root, comm);
         MPI_Error_class(rc, &cls);
         CHECK(rc != MPI_SUCCESS || rank != root,
@@ -141,10 +141,11 @@ static void mismatched_v(MPI_Comm comm, int x, int y, int num, int bytes)
               "Scatterv, rank %d receiving %d of %d bytes from root %d: success", x, own, cnt[x],
               root);
         CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "Scatterv: error class %d", cls);
-        /* the regular forms: x's block off, at least one side eager (2 KiB;
-         * both by single copy, a shorter block is not seen: limitations.md) */
+        /* the regular forms (one node): x's block off, at least one side
+         * eager (2 KiB; both by single copy, a shorter block is not seen:
+         * limitations.md) */
         const int c = rank == x ? unit * num / 2 : unit;
-        if (unit * num / 2 <= 2048 || unit <= 2048) {
+        if (one_node && (unit * num / 2 <= 2048 || unit <= 2048)) {
             rc = MPI_Gather(in, c, MPI_BYTE, out, unit, MPI_BYTE, root, comm);
             MPI_Error_class(rc, &cls);
             CHECK(rc != MPI_SUCCESS || rank != root,
