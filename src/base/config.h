@@ -60,6 +60,8 @@ typedef struct tc_config {
     size_t red_eager_max;         /* TOPOCOLL_REDUCE_EAGER_MAX: one-node Reduce eager at or
                                      below (bytes per process) */
     size_t allgather_cico_max;    /* TOPOCOLL_ALLGATHER_CICO_MAX: same, per block */
+    size_t vx_item_max;           /* TOPOCOLL_VCOLL_ITEM_MAX: the irregular exchanges'
+                                     longest block carried in its sender's item */
     int tune;                     /* TOPOCOLL_TUNE=0|1|cico: one-node Reduce/Allreduce/
                                      Allgather/Bcast choose CICO or single copy online
                                      above their CICO_MAX (coll/tune's range); 0: single
