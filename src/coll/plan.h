@@ -59,6 +59,13 @@ static inline int tc_plan_forced(const tc_ctx_t *c, int ci) { return c->cfg->alg
  *  every process. */
 int tc_plan_chain(const tc_ctx_t *c, int ci, size_t bytes);
 
+/** Gatherv's or Scatterv's (@ci) algorithm on several nodes (coll/vroot):
+ *  TC_ALG_LEADER (one message between the root and each other node's
+ *  collector; the default) or TC_ALG_LINEAR (every other node's processes
+ *  straight to or from the root: TOPOCOLL_<COLL>_ALG=linear).  The same
+ *  on every process. */
+int tc_plan_vroot(const tc_ctx_t *c, int ci);
+
 /* Allgather's methods (coll/allgather). */
 enum { TC_AG_USE_CICO = 0, TC_AG_USE_LEADER, TC_AG_USE_RING };
 

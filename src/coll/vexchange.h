@@ -159,6 +159,7 @@ typedef struct tc_vexchange {
     tc_status_t fail;      /* a failure held until our messages are through (defer) */
     /* Gatherv, Scatterv on several nodes (coll/vroot) */
     int rooted;        /* 1: this call runs there */
+    int flat;          /*   linear (tc_plan_vroot): no node messages */
     int vnode, vcol;   /* the root's node; our node's collector (the root, or the leader) */
     int *nbase;        /* [nnodes + 1]: local rank j of node b is rank_at[nbase[b] + j] */
     MPI_Request *mreq; /* [nnodes] the node messages (coll/vroot) */

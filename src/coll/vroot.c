@@ -2,6 +2,7 @@
 #include "vexchange_int.h"
 
 #include "ctl.h"
+#include "plan.h"
 #include "tags.h"
 
 #include "../xfer/region.h"
@@ -36,6 +37,8 @@ tc_status_t tc_vroot_init(tc_vexchange_t *op)
     const int N = m->nnodes;
     size_t nq = 0;
     op->rooted = 1;
+    op->flat = tc_plan_vroot(op->ctx, op->kind == TC_VX_GATHERV ? TC_CI_GATHERV : TC_CI_SCATTERV) ==
+               TC_ALG_LINEAR;
     op->vnode = m->node_of[op->root];
     op->vcol = at_home(op) ? op->root : m->leader_of[m->node];
     op->rank_at = malloc(sizeof(int) * (size_t)m->size);
@@ -234,7 +237,7 @@ static tc_status_t gather_root(tc_vexchange_t *op)
 {
     const tc_nodemap_t *m = &op->ctx->map;
     const int P = m->lsize, i = m->lrank;
-    const tc_status_t rc = recv_nodes(op);
+    const tc_status_t rc = op->flat ? TC_OK : recv_nodes(op);
     if (rc < 0) return rc;
     for (; op->next < P - 1; op->next++) {
         const int j = (i + 1 + op->next) % P, r = vr_rank(op, op->vnode, j);
@@ -386,6 +389,27 @@ static tc_status_t scatter_away(tc_vexchange_t *op)
     return take_entry(op, tc_shm_item_data(s, c, op->eager_slot, z), z);
 }
 
+/* ---- Linear ------------------------------------------------------------------- */
+
+/* Linear (tc_plan_vroot): every block of the other nodes straight between
+ * the root's buffer and its process's, whatever its size. */
+static tc_status_t post_flat(tc_vexchange_t *op)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int scatter = op->kind == TC_VX_SCATTERV;
+    if (!is_root(op))
+        return at_home(op) ? TC_OK
+                           : tc_pieces_post(&op->net, scatter ? op->out : (char *)op->in, op->own,
+                                            op->root, block_tag(op), !scatter, NULL);
+    for (int r = 0; r < m->size; r++) {
+        if (m->node_of[r] == op->vnode) continue;
+        char *at = scatter ? (char *)op->in + op->off[r] : op->out + op->off[r];
+        TC_RETURN_IF_FAILED(
+            tc_pieces_post(&op->net, at, op->len[r], r, block_tag(op), scatter, NULL));
+    }
+    return TC_OK;
+}
+
 /* ---- The state machine --------------------------------------------------------- */
 
 /* The start: what needs no other process (our block sent on its own, the
@@ -395,8 +419,10 @@ static tc_status_t vr_start(tc_vexchange_t *op)
     const int me = op->ctx->map.rank;
     if (!op->posted) {
         op->posted = 1;
-        if (op->kind == TC_VX_SCATTERV && is_root(op)) TC_RETURN_IF_FAILED(send_nodes(op));
-        if (op->kind == TC_VX_GATHERV && !at_home(op) && op->own > op->vmax)
+        if (op->flat) TC_RETURN_IF_FAILED(post_flat(op));
+        if (op->kind == TC_VX_SCATTERV && is_root(op) && !op->flat)
+            TC_RETURN_IF_FAILED(send_nodes(op));
+        if (op->kind == TC_VX_GATHERV && !at_home(op) && op->own > op->vmax && !op->flat)
             TC_RETURN_IF_FAILED(tc_pieces_post(&op->net, (char *)op->in, op->own, op->root,
                                                block_tag(op), 1, NULL));
     }
@@ -423,7 +449,7 @@ static tc_status_t vr_steps(tc_vexchange_t *op)
     const int me = op->ctx->map.rank;
     if (op->kind == TC_VX_GATHERV) {
         if (is_root(op)) return gather_root(op);
-        if (me == op->vcol && !op->got) { /* (got: sent) */
+        if (me == op->vcol && !op->got && !op->flat) { /* (got: sent) */
             const tc_status_t rc = send_node(op);
             if (rc != TC_OK) return rc;
             op->got = 1;
@@ -434,7 +460,7 @@ static tc_status_t vr_steps(tc_vexchange_t *op)
     if (at_home(op))
         return tc_vx_take(op, op->ctx->map.lrank_of[op->root], (size_t)op->ctx->map.lrank, op->out,
                           op->own, 0);
-    if (op->got == 2) return TC_OK;
+    if (op->got == 2 || op->flat) return TC_OK;
     const tc_status_t rc = scatter_away(op);
     if (rc == TC_OK) op->got = 2;
     return rc;
@@ -444,7 +470,7 @@ static tc_status_t vr_steps(tc_vexchange_t *op)
 static tc_status_t net_done(tc_vexchange_t *op)
 {
     int flag = 0;
-    if (op->kind == TC_VX_GATHERV && is_root(op)) {
+    if (op->kind == TC_VX_GATHERV && is_root(op) && !op->flat) {
         const tc_status_t rc = recv_nodes(op);
         if (rc != TC_OK) return rc;
     } else {
@@ -494,6 +520,7 @@ tc_status_t tc_vroot_drain(tc_vexchange_t *op)
     if (!op->rank_at || !op->nbase || !op->mreq || !op->netup)
         return TC_ERR_NOMEM; /* (its init failed, or a message it matched it could not take) */
     const int root = is_root(op), col = m->rank == op->vcol && !at_home(op);
+    if (op->flat) return net_done(op); /* (every message posted at the start) */
     if (op->kind == TC_VX_SCATTERV && root && op->mreq[0] == MPI_REQUEST_NULL && op->mbuf == NULL)
         for (int k = 1; k < m->nnodes; k++)
             TC_RETURN_IF_FAILED(tc_status_mpi(
