@@ -87,10 +87,10 @@ static tc_alg_t vx_multi(const tc_ctx_t *c, int ci, const char **why)
 }
 
 /* Gatherv, Scatterv on several nodes (4 hosts x 2, 1 Gbit/s, 8 B-4 KiB
- * units: docs/performance.md): through the leaders Scatterv ran 1.4-3.3x
- * native up to 256 B, linear 0.85-1.33x; Gatherv 0.67-1.04x and
- * 0.70-0.92x; from 512 B all at par.  Leaders by default: the root takes
- * one message per node, not one per process. */
+ * units: docs/performance.md): through the leaders Scatterv ran
+ * 1.55-4.37x native up to 256 B, linear 0.92-1.34x; Gatherv 0.93-1.13x
+ * and 0.77-0.93x up to 128 B; from 512 B all at par.  Leaders by
+ * default: the root takes one message per node, not one per process. */
 int tc_plan_vroot(const tc_ctx_t *c, int ci)
 {
     return tc_plan_forced(c, ci) == TC_ALG_LINEAR ? TC_ALG_LINEAR : TC_ALG_LEADER;
