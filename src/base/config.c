@@ -240,11 +240,13 @@ static tc_param_t g_params[] = {
            "always, above it as the CICO method `TOPOCOLL_TUNE` measures against single copy (`0`: "
            "eager "
            "only up to 2 KiB)"),
-    P_SIZE("TOPOCOLL_VCOLL_ITEM_MAX", "4K", 0, 0, MAXB, vx_item_max,
+    P_SIZE("TOPOCOLL_VCOLL_ITEM_MAX", "0", 0, 0, MAXB, vx_item_max,
            "the irregular exchanges (Gatherv, Scatterv, Allgatherv, Alltoallv, Alltoallw): the "
            "longest block that goes through its sender's item (copied in and out); longer ones "
            "by single copy, or between nodes as messages of their own (capped so an item of "
-           "a header and size - 1 such blocks fits a CICO slot)"),
+           "a header and size - 1 such blocks fits a CICO slot); `0`: by the MPI library, "
+           "4 KiB under Open MPI (its shared memory turns to its rendezvous there), 8 KiB under "
+           "MPICH (eager to 16 KiB)"),
     P_SIZE("TOPOCOLL_ALLGATHER_CICO_MAX", "8K", 0, 0, MAXB, allgather_cico_max,
            "one-node Allgather through the shared segment at or below (block bytes)"),
     P_ENUM("TOPOCOLL_TUNE", "1", ch_tune, tune,

@@ -61,7 +61,8 @@ typedef struct tc_config {
                                      below (bytes per process) */
     size_t allgather_cico_max;    /* TOPOCOLL_ALLGATHER_CICO_MAX: same, per block */
     size_t vx_item_max;           /* TOPOCOLL_VCOLL_ITEM_MAX: the irregular exchanges'
-                                     longest block carried in its sender's item */
+                                     longest block carried in its sender's item (0: by
+                                     the MPI library, coll/vexchange TC_VX_EAGER_MAX) */
     int tune;                     /* TOPOCOLL_TUNE=0|1|cico: one-node Reduce/Allreduce/
                                      Allgather/Bcast choose CICO or single copy online
                                      above their CICO_MAX (coll/tune's range); 0: single

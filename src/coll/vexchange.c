@@ -134,7 +134,8 @@ size_t tc_vexchange_eager_max(const tc_ctx_t *c)
     const size_t n = (size_t)c->map.size, slot = c->cfg->cico_slot;
     if (slot <= TC_VX_HEAD(n)) return 0;
     const size_t m = ((slot - TC_VX_HEAD(n)) / (n > 1 ? n - 1 : 1)) & ~(size_t)63;
-    return m < c->cfg->vx_item_max ? m : c->cfg->vx_item_max;
+    const size_t want = c->cfg->vx_item_max ? c->cfg->vx_item_max : TC_VX_EAGER_MAX;
+    return m < want ? m : want;
 }
 
 int tc_vexchange_fits(const tc_ctx_t *c) { return TC_VX_HEAD(c->map.size) <= c->cfg->cico_slot; }

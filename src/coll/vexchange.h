@@ -179,8 +179,17 @@ typedef struct tc_vexchange {
  * native's shared memory turns to its rendezvous); warm, 8 KiB items
  * were slower than single copy (0.65-0.88x native at 4-8 KiB), 4 KiB
  * 0.85-1.33x: copying a block twice between cores that share no cache
- * costs more than one system call from about 8 KiB. */
+ * costs more than one system call from about 8 KiB (Open MPI).  MPICH's
+ * shared memory copies blocks eagerly up to 16 KiB: np=2, 512 B-32 KiB
+ * units, Gatherv and Allgatherv, with 4 KiB items 0.23-0.53x native at
+ * 4 KiB units (8 KiB blocks by single copy), with 8 KiB 0.84-5.82x, with
+ * 16 KiB 0.82-5.79x (at 16 KiB blocks carried warm Allgatherv fell from
+ * 4.7x to 2.3x): 8 KiB there.  TOPOCOLL_VCOLL_ITEM_MAX overrides. */
+#ifdef MPICH
+#define TC_VX_EAGER_MAX (8u << 10)
+#else
 #define TC_VX_EAGER_MAX (4u << 10)
+#endif
 
 /** The longest block of @c's irregular exchanges that goes through the
  *  sender's item (copied twice) rather than by single copy:
