@@ -57,7 +57,16 @@ tc_status_t tc_vroot_init(tc_vexchange_t *op)
     if (!is_root(op)) nq = tc_pieces_of(op->own);
     TC_RETURN_IF_FAILED(tc_pieces_init(&op->net, op->ctx->pcomm, nq));
     op->netup = 1;
-    return TC_OK;
+    /* room for the node messages we take, at their largest, before any
+     * is matched (recv_msg) */
+    size_t most = 0;
+    for (int b = 0; !op->flat && op->kind == TC_VX_GATHERV && is_root(op) && b < N; b++) {
+        const size_t P = (size_t)m->size_of[b], z = TC_VX_HEAD(P) + P * op->vmax;
+        most = b != op->vnode && z > most ? z : most;
+    }
+    if (!op->flat && op->kind == TC_VX_SCATTERV && !at_home(op) && m->rank == op->vcol)
+        most = TC_VX_HEAD(m->lsize) + (size_t)m->lsize * op->vmax;
+    return most && !tc_ctx_buf(op->ctx, TC_BUF_NET, most + 1) ? TC_ERR_NOMEM : TC_OK;
 }
 
 /* ---- Gatherv ------------------------------------------------------------------- */
@@ -107,7 +116,7 @@ static int member_entry(const tc_vexchange_t *op, int j, uint64_t e[2], const ch
     if (w[3] == TC_VX_DIRECT) {
         e[0] = w[2];
         e[1] = TC_VX_DIRECT;
-    } else if (!(w[3] & TC_VX_FAILED) && w[3] <= z && w[2] <= z - w[3]) {
+    } else if (!(w[3] & TC_VX_FAILED) && w[2] <= op->vmax && w[3] <= z && w[2] <= z - w[3]) {
         e[0] = w[2];
         e[1] = 0;
         *blk = it + w[3];
@@ -147,7 +156,12 @@ static tc_status_t send_node(tc_vexchange_t *op)
             e[1] = big ? TC_VX_DIRECT : 0;
             blk = big ? NULL : op->in;
         } else {
-            member_entry(op, j, e, &blk);
+            member_entry(op, j, e, &blk); /* (read again: bounded by the first reading) */
+        }
+        if (blk && e[0] > bytes - at) {
+            e[0] = 0;
+            e[1] = TC_VX_FAILED;
+            blk = NULL;
         }
         if (blk) {
             e[1] = at;
@@ -182,7 +196,7 @@ static tc_status_t take_node(tc_vexchange_t *op, int b, const char *msg, size_t 
             garbage(op);
         } else if (e[0] != op->len[r]) {
             tc_vx_defer(op, TC_ERR_TRUNCATE);
-        } else if (e[1] > size || e[0] > size - e[1]) {
+        } else if (e[0] > op->vmax || e[1] > size || e[0] > size - e[1]) {
             garbage(op);
         } else {
             memcpy(op->out + op->off[r], msg + e[1], e[0]);
@@ -207,8 +221,10 @@ static tc_status_t recv_msg(tc_vexchange_t *op, int from)
         TC_RETURN_IF_FAILED(tc_status_mpi(PMPI_Get_count(&st, MPI_BYTE, &cnt)));
         op->msize = cnt > 0 ? (size_t)cnt : 0;
         op->mbuf = tc_ctx_buf(op->ctx, TC_BUF_NET, op->msize + 1);
-        if (!op->mbuf) { /* matched, never received: nothing to drain it with */
+        if (!op->mbuf) { /* (longer than any node message: a peer's garbage) matched,
+                            never received */
             op->netup = 0;
+            op->ctx->net_dirty = 1;
             return TC_ERR_NOMEM;
         }
         TC_RETURN_IF_FAILED(
@@ -222,10 +238,11 @@ static tc_status_t recv_msg(tc_vexchange_t *op, int from)
 static tc_status_t recv_nodes(tc_vexchange_t *op)
 {
     const tc_nodemap_t *m = &op->ctx->map;
-    for (const int N = m->nnodes; op->got < N - 1; op->got++) {
-        const int b = (op->vnode + 1 + op->got) % N;
+    while (op->got < m->nnodes - 1) {
+        const int b = (op->vnode + 1 + op->got) % m->nnodes;
         const tc_status_t rc = recv_msg(op, m->leader_of[b]);
         if (rc != TC_OK) return rc;
+        op->got++; /* (taken: a failure placing it never probes for it again) */
         TC_RETURN_IF_FAILED(take_node(op, b, op->mbuf, op->msize));
     }
     return TC_OK;
@@ -241,8 +258,12 @@ static tc_status_t gather_root(tc_vexchange_t *op)
     if (rc < 0) return rc;
     for (; op->next < P - 1; op->next++) {
         const int j = (i + 1 + op->next) % P, r = vr_rank(op, op->vnode, j);
-        const tc_status_t t = tc_vx_take(op, j, 0, op->out + op->off[r], op->len[r], 0);
+        tc_status_t t = tc_vx_take(op, j, 0, op->out + op->off[r], op->len[r], 0);
         if (t == TC_INPROGRESS) return t;
+        /* a region gone under our copy: its owner left after a failure,
+         * whose cause is the one to say */
+        if (t == TC_ERR_STALE && op->ctx->shm && tc_cctl_peer_failed(op->ctx->shm, op->seq) < 0)
+            t = tc_cctl_peer_failed(op->ctx->shm, op->seq);
         tc_vx_defer(op, t);
     }
     return TC_OK;
@@ -355,7 +376,7 @@ static tc_status_t take_entry(tc_vexchange_t *op, const char *it, size_t z)
         return tc_vx_defer(op, e[0] != op->own ? TC_ERR_TRUNCATE : TC_OK);
     }
     if (e[0] != op->own) return tc_vx_defer(op, TC_ERR_TRUNCATE);
-    if ((e[1] & TC_VX_FAILED) || e[1] > z || e[0] > z - e[1]) return garbage(op);
+    if ((e[1] & TC_VX_FAILED) || e[0] > op->vmax || e[1] > z || e[0] > z - e[1]) return garbage(op);
     memcpy(op->out, it + e[1], op->own);
     return TC_OK;
 }
@@ -420,8 +441,10 @@ static tc_status_t vr_start(tc_vexchange_t *op)
     if (!op->posted) {
         op->posted = 1;
         if (op->flat) TC_RETURN_IF_FAILED(post_flat(op));
-        if (op->kind == TC_VX_SCATTERV && is_root(op) && !op->flat)
+        if (op->kind == TC_VX_SCATTERV && is_root(op) && !op->flat) {
             TC_RETURN_IF_FAILED(send_nodes(op));
+            op->got = 1; /* (sent) */
+        }
         if (op->kind == TC_VX_GATHERV && !at_home(op) && op->own > op->vmax && !op->flat)
             TC_RETURN_IF_FAILED(tc_pieces_post(&op->net, (char *)op->in, op->own, op->root,
                                                block_tag(op), 1, NULL));
@@ -499,46 +522,63 @@ tc_status_t tc_vroot_work(tc_vexchange_t *op)
         /* fall through */
     case VR_ACK:
         if ((rc = net_done(op)) != TC_OK) return rc;
-        /* an exposed buffer is read until the others finish */
-        if (op->cookie && !tc_shm_all_done(s, op->seq)) return TC_INPROGRESS;
+        /* an exposed buffer is read until the others finish; a failure of
+         * ours waits for them too, so none of them takes it for its own
+         * (the abort word) while it still has messages to take */
+        if ((op->cookie || op->fail != TC_OK) && s && !tc_shm_all_done(s, op->seq))
+            return TC_INPROGRESS;
         op->state = VR_DONE;
         /* fall through */
     default: return op->fail;
     }
 }
 
-/* After a failure (ours, or a local process's): what this process sends
- * between nodes goes (a Scatterv root's, a Gatherv collector's message
- * that could not be made: a failed one), and what it receives is taken,
- * so that no other node waits and no message is left.  A Scatterv process
- * of another node that never read its entry cannot know whether a block
- * comes on its own: not drained. */
-tc_status_t tc_vroot_drain(tc_vexchange_t *op)
+/* A node message that says nothing (16 bytes: its receiver fails the
+ * call) to @to: on request @k where there is one, else at once (eager). */
+static tc_status_t send_none(tc_vexchange_t *op, int to, int k)
 {
     static const uint64_t none[2] = { 0, 0 };
+    MPI_Comm pc = op->ctx->pcomm;
+    return tc_status_mpi(op->mreq
+                             ? PMPI_Isend(none, 16, MPI_BYTE, to, node_tag(op), pc, &op->mreq[k])
+                             : PMPI_Send(none, 16, MPI_BYTE, to, node_tag(op), pc));
+}
+
+/* After a failure (ours, or a local process's): a node message this
+ * process owes and never sent goes as one that says nothing (the Scatterv
+ * root's, a Gatherv collector's), and what it receives is taken, so that
+ * no other node waits and no message is left.  A Scatterv process of
+ * another node that never read its entry reads it if its collector's item
+ * is there; otherwise it cannot know whether a block comes on its own:
+ * not drained (topocoll steps aside on the communicator). */
+tc_status_t tc_vroot_drain(tc_vexchange_t *op)
+{
     const tc_nodemap_t *m = &op->ctx->map;
+    const int root = is_root(op), col = m->rank == op->vcol && !at_home(op);
+    for (int k = 1; !op->flat && op->kind == TC_VX_SCATTERV && root && !op->got && k < m->nnodes;
+         k++)
+        TC_RETURN_IF_FAILED(send_none(op, m->leader_of[(op->vnode + k) % m->nnodes], k - 1));
+    if (!op->flat && ((op->kind == TC_VX_SCATTERV && root) || (op->kind == TC_VX_GATHERV && col)) &&
+        !op->got) {
+        if (op->kind == TC_VX_GATHERV) TC_RETURN_IF_FAILED(send_none(op, op->root, 0));
+        op->got = 1;
+    }
     if (!op->rank_at || !op->nbase || !op->mreq || !op->netup)
         return TC_ERR_NOMEM; /* (its init failed, or a message it matched it could not take) */
-    const int root = is_root(op), col = m->rank == op->vcol && !at_home(op);
-    if (op->flat) return net_done(op); /* (every message posted at the start) */
-    if (op->kind == TC_VX_SCATTERV && root && op->mreq[0] == MPI_REQUEST_NULL && op->mbuf == NULL)
-        for (int k = 1; k < m->nnodes; k++)
-            TC_RETURN_IF_FAILED(tc_status_mpi(
-                PMPI_Isend(none, 16, MPI_BYTE, m->leader_of[(op->vnode + k) % m->nnodes],
-                           node_tag(op), op->ctx->pcomm, &op->mreq[k - 1])));
-    if (op->kind == TC_VX_GATHERV && col && !op->got) {
-        op->got = 1;
-        TC_RETURN_IF_FAILED(tc_status_mpi(
-            PMPI_Isend(none, 16, MPI_BYTE, op->root, node_tag(op), op->ctx->pcomm, &op->mreq[0])));
-    }
-    if (op->kind == TC_VX_SCATTERV && !root && !at_home(op) && op->got < 2) {
-        if (!col) return TC_ERR_REMOTE;
-        if (op->got == 0) {
+    if (!op->flat && op->kind == TC_VX_SCATTERV && !root && !at_home(op) && op->got < 2) {
+        tc_shm_t *s = op->ctx->shm;
+        const int c = m->lrank_of[op->vcol];
+        const size_t z = s && !col ? tc_shm_item_whole(s, c, op->eager_slot, op->seq) : 0;
+        if (!col && (!z || z == TC_SHM_ITEM_BROKEN)) return TC_ERR_REMOTE;
+        if (col && op->got == 0) {
             const tc_status_t rc = recv_msg(op, op->root);
             if (rc != TC_OK) return rc;
             op->got = 1;
+            op->ctx->net_dirty = 1; /* (our node's blocks sent on their own: never read) */
         }
-        op->ctx->net_dirty = 1; /* (the others' blocks sent on their own) */
+        TC_RETURN_IF_FAILED(take_entry(
+            op, col ? op->mbuf : tc_shm_item_data(s, c, op->eager_slot, z), col ? op->msize : z));
+        op->got = 2;
     }
     return net_done(op);
 }
