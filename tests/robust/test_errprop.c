@@ -177,8 +177,9 @@ static void mismatched_v(MPI_Comm comm, int x, int y, int num, int bytes)
     free(out);
 }
 
-/* The communicator after the errors: a correct Allgatherv and Alltoallv
- * (rank r's block for each is r + 1 units of its rank's byte). */
+/* The communicator after the errors: a correct Allgatherv, Alltoallv,
+ * Gatherv and Scatterv (rank r's block for each is r + 1 units of its
+ * rank's byte). */
 static void still_works_v(MPI_Comm comm, int bytes)
 {
     int *cnt = malloc(sizeof(int) * (size_t)size), *dsp = malloc(sizeof(int) * (size_t)size),
@@ -213,12 +214,26 @@ static void still_works_v(MPI_Comm comm, int bytes)
         for (int i = 0; i < unit && !bad; i++) bad = out[r * unit + i] != (char)(r + 1);
     CHECK(rc == MPI_SUCCESS && !bad, "Alltoall after the errors: rc %d, data %s", rc,
           bad ? "wrong" : "right");
+    memset(out, 0, (size_t)total);
+    rc = MPI_Gatherv(in, cnt[rank], MPI_BYTE, out, cnt, dsp, MPI_BYTE, size - 1, comm);
+    for (int r = 0; rank == size - 1 && r < size; r++)
+        for (int i = 0; i < cnt[r] && !bad; i++) bad = out[dsp[r] + i] != (char)(r + 1);
+    CHECK(rc == MPI_SUCCESS && !bad, "Gatherv after the errors: rc %d, data %s", rc,
+          bad ? "wrong" : "right");
+    for (int r = 0; r < size; r++) memset(out + dsp[r], r + 1, (size_t)cnt[r]);
+    memset(in, 0, (size_t)cnt[rank]);
+    rc = MPI_Scatterv(out, cnt, dsp, MPI_BYTE, in, cnt[rank], MPI_BYTE, 0, comm);
+    for (int i = 0; i < cnt[rank] && !bad; i++) bad = in[i] != (char)(rank + 1);
+    CHECK(rc == MPI_SUCCESS && !bad, "Scatterv after the errors: rc %d, data %s", rc,
+          bad ? "wrong" : "right");
     /* (and in topocoll: the failed calls drained, the communicator kept) */
     topocoll_comm_query(comm, &i1);
     CHECK(i1.coll[TOPOCOLL_COLL_ALLGATHERV].calls > i0.coll[TOPOCOLL_COLL_ALLGATHERV].calls &&
               i1.coll[TOPOCOLL_COLL_ALLTOALLV].calls > i0.coll[TOPOCOLL_COLL_ALLTOALLV].calls &&
-              i1.coll[TOPOCOLL_COLL_ALLTOALL].calls > i0.coll[TOPOCOLL_COLL_ALLTOALL].calls,
-          "after the errors: Allgatherv, Alltoallv or Alltoall went native");
+              i1.coll[TOPOCOLL_COLL_ALLTOALL].calls > i0.coll[TOPOCOLL_COLL_ALLTOALL].calls &&
+              i1.coll[TOPOCOLL_COLL_GATHERV].calls > i0.coll[TOPOCOLL_COLL_GATHERV].calls &&
+              i1.coll[TOPOCOLL_COLL_SCATTERV].calls > i0.coll[TOPOCOLL_COLL_SCATTERV].calls,
+          "after the errors: Allgatherv, Alltoallv, Alltoall, Gatherv or Scatterv went native");
     free(cnt);
     free(dsp);
     free(sc);
