@@ -31,6 +31,21 @@ static tc_status_t garbage(tc_vexchange_t *op)
     return tc_vx_defer(op, TC_ERR_PROTO);
 }
 
+/* A node message that says nothing: no entries (its receiver fails the
+ * call; a Scatterv collector puts it as its item instead of a message
+ * that does not fit one). */
+static const uint64_t g_none[2] = { 0, 0 };
+
+/* A node message that says nothing (16 bytes: its receiver fails the
+ * call) to @to: on request @k where there is one, else at once (eager). */
+static tc_status_t send_none(tc_vexchange_t *op, int to, int k)
+{
+    MPI_Comm pc = op->ctx->pcomm;
+    return tc_status_mpi(op->mreq
+                             ? PMPI_Isend(g_none, 16, MPI_BYTE, to, node_tag(op), pc, &op->mreq[k])
+                             : PMPI_Send(g_none, 16, MPI_BYTE, to, node_tag(op), pc));
+}
+
 tc_status_t tc_vroot_init(tc_vexchange_t *op)
 {
     const tc_nodemap_t *m = &op->ctx->map;
@@ -129,7 +144,6 @@ static int member_entry(const tc_vexchange_t *op, int j, uint64_t e[2], const ch
  * an entry per local rank, then the carried blocks). */
 static tc_status_t send_node(tc_vexchange_t *op)
 {
-    static const uint64_t none[2] = { 0, 0 }; /* (no room: the root fails the call) */
     const tc_nodemap_t *m = &op->ctx->map;
     const int P = m->lsize, i = m->lrank;
     const int big = op->own > op->vmax;
@@ -142,10 +156,9 @@ static tc_status_t send_node(tc_vexchange_t *op)
         bytes += blk ? e[0] : 0;
     }
     char *msg = op->mbuf = tc_ctx_buf(op->ctx, TC_BUF_NET, bytes);
-    if (!msg) {
+    if (!msg) { /* (no room: the root fails the call) */
         tc_vx_defer(op, TC_ERR_NOMEM);
-        return tc_status_mpi(
-            PMPI_Isend(none, 16, MPI_BYTE, op->root, node_tag(op), op->ctx->pcomm, &op->mreq[0]));
+        return send_none(op, op->root, 0);
     }
     const uint64_t head[2] = { 0, (uint64_t)P };
     memcpy(msg, head, sizeof(head));
@@ -387,7 +400,6 @@ static tc_status_t take_entry(tc_vexchange_t *op, const char *it, size_t z)
  * item.  Resumable: op->got 0 receiving, 1 received, 2 our entry taken. */
 static tc_status_t scatter_away(tc_vexchange_t *op)
 {
-    static const uint64_t none[2] = { 0, 0 };
     tc_shm_t *s = op->ctx->shm;
     const int c = op->ctx->map.lrank_of[op->vcol];
     if (op->ctx->map.rank == op->vcol && op->got == 0) {
@@ -397,10 +409,10 @@ static tc_status_t scatter_away(tc_vexchange_t *op)
     }
     if (op->ctx->map.rank == op->vcol && s) {
         const int fits = op->msize <= s->cico_slot && op->msize >= TC_VX_HEAD(0);
-        const size_t z = fits ? op->msize : sizeof(none);
+        const size_t z = fits ? op->msize : sizeof(g_none);
         char *it = tc_shm_item_begin(s, z, op->eager_slot, op->seq, op->eager_wait);
         if (!it) return TC_INPROGRESS;
-        memcpy(it, fits ? op->mbuf : (const char *)none, z);
+        memcpy(it, fits ? op->mbuf : (const char *)g_none, z);
         tc_shm_item_publish(s, z, op->eager_slot, op->seq);
     }
     if (op->ctx->map.rank == op->vcol) return take_entry(op, op->mbuf, op->msize);
@@ -531,17 +543,6 @@ tc_status_t tc_vroot_work(tc_vexchange_t *op)
         /* fall through */
     default: return op->fail;
     }
-}
-
-/* A node message that says nothing (16 bytes: its receiver fails the
- * call) to @to: on request @k where there is one, else at once (eager). */
-static tc_status_t send_none(tc_vexchange_t *op, int to, int k)
-{
-    static const uint64_t none[2] = { 0, 0 };
-    MPI_Comm pc = op->ctx->pcomm;
-    return tc_status_mpi(op->mreq
-                             ? PMPI_Isend(none, 16, MPI_BYTE, to, node_tag(op), pc, &op->mreq[k])
-                             : PMPI_Send(none, 16, MPI_BYTE, to, node_tag(op), pc));
 }
 
 /* After a failure (ours, or a local process's): a node message this
