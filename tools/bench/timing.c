@@ -5,6 +5,7 @@
  */
 #include "bench.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -267,8 +268,11 @@ static int call(MPI_Comm w, int coll, int native, int nb, char *sbuf, char *rbuf
 
 /* --persist: the persistent requests made so far, one per buffer pair,
  * size and root (the cold regime's pool rotates buffers: a request each),
- * kept until the run ends (the process exits). */
-enum { PERSIST_MAX = 4096 };
+ * kept until the run ends (the process exits).  Found through a hash of
+ * the buffers (open addressing), as an application keeps its request
+ * beside its buffers: the lookup is O(1), not a search charged to the
+ * persistent column. */
+enum { PERSIST_MAX = 4096, PERSIST_SLOTS = 2 * PERSIST_MAX /* a power of 2 */ };
 static struct preq {
     int coll, root;
     MPI_Comm w;
@@ -278,14 +282,24 @@ static struct preq {
     MPI_Request r;
 } g_preq[PERSIST_MAX];
 static int g_npreq;
+static int g_pslot[PERSIST_SLOTS]; /* 1 + the index in g_preq; 0: empty */
+
+static unsigned preq_hash(const char *sbuf, const char *rbuf, size_t bytes)
+{
+    uint64_t k = (uint64_t)(uintptr_t)sbuf * 0x9e3779b97f4a7c15ull;
+    k ^= (uint64_t)(uintptr_t)rbuf + (k >> 31);
+    k = (k ^ bytes) * 0xbf58476d1ce4e5b9ull;
+    return (unsigned)(k >> 40) & (PERSIST_SLOTS - 1);
+}
 
 /* The persistent request of @coll (Bcast, Reduce, Allreduce) on these
  * arguments, made at its first use (topocoll_<coll>_init). */
 static int persistent(MPI_Comm w, int coll, char *sbuf, char *rbuf, size_t bytes, int root,
                       MPI_Request **r)
 {
-    for (int i = g_npreq - 1; i >= 0; i--) {
-        struct preq *q = &g_preq[i];
+    unsigned h = preq_hash(sbuf, rbuf, bytes);
+    for (; g_pslot[h]; h = (h + 1) & (PERSIST_SLOTS - 1)) {
+        struct preq *q = &g_preq[g_pslot[h] - 1];
         if (q->coll == coll && q->w == w && q->sbuf == sbuf && q->rbuf == rbuf &&
             q->bytes == bytes && q->root == root) {
             *r = &q->r;
@@ -306,7 +320,7 @@ static int persistent(MPI_Comm w, int coll, char *sbuf, char *rbuf, size_t bytes
         return MPI_ERR_OTHER; /* (options.c allows these three only) */
     if (rc != MPI_SUCCESS) return rc;
     *q = (struct preq){ coll, root, w, sbuf, rbuf, bytes, q->r };
-    g_npreq++;
+    g_pslot[h] = ++g_npreq;
     *r = &q->r;
     return MPI_SUCCESS;
 }
