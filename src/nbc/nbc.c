@@ -31,7 +31,16 @@ typedef struct tc_nb_queue {
     struct tc_nb_queue *next;        /* every queue of the process */
     struct tc_nb_queue *active_next; /* the queues with work */
     int listed;                      /* 1: on the active list */
+    /* The running operation's state: its head's, or its direct
+     * operation's while the queue is empty (one runs at a time per
+     * context, from its init to its fini).  Here, not in each tc_nb_t: a
+     * request stays small, and a persistent one started again finds the
+     * state where its communicator's last operation left it, in cache. */
+    tc_coll_state_t u;
 } tc_nb_queue_t;
+
+/* The state of @op, which is running (its queue's head or direct). */
+static inline tc_coll_state_t *state_of(const tc_nb_t *op) { return &op->q->u; }
 
 /* The progress engine's state: the one piece of process-wide mutable
  * state outside the contexts (a progress engine needs a list of what is
@@ -159,7 +168,7 @@ static void finish_locked(tc_nb_queue_t *q, tc_nb_t *op, tc_status_t st)
     tc_assert(q->head == op && (op->state == NB_RUNNING || op->state == NB_DRAINING) &&
               st != TC_INPROGRESS);
     const int drained = op->state == NB_DRAINING && op->drained;
-    op->ops->fini(&op->u);
+    op->ops->fini(state_of(op));
     q->ctx->stat[op->ops->stat].calls++;
     if (st != TC_OK)
         tc_ctx_failed(q->ctx, drained); /* (coll/ctx: never kept; native across
@@ -184,18 +193,18 @@ static void advance_queue(tc_nb_queue_t *q)
     while ((op = q->head)) {
         tc_status_t st = TC_OK;
         if (op->state == NB_DRAINING) { /* a failed one finishing its network traffic */
-            tc_status_t d = op->ops->drain(&op->u);
+            tc_status_t d = op->ops->drain(state_of(op));
             if (d == TC_INPROGRESS) return;
             op->drained = d == TC_OK;
             finish_locked(q, op, op->st);
             continue;
         }
         if (op->state == NB_QUEUED) {
-            st = op->ops->init(&op->u, q->ctx, &op->a);
+            st = op->ops->init(state_of(op), q->ctx, &op->a);
             op->state = NB_RUNNING;
         }
         /* the way out of every wait: a local process failed it */
-        if (st == TC_OK && (st = op->ops->work(&op->u, executor())) == TC_INPROGRESS &&
+        if (st == TC_OK && (st = op->ops->work(state_of(op), executor())) == TC_INPROGRESS &&
             (st = tc_cctl_peer_failed(q->ctx->shm, q->ctx->seq)) == TC_OK)
             return;
         if (st < 0) st = tc_cctl_settle(q->ctx->shm, q->ctx->seq, st);
@@ -371,7 +380,7 @@ static void direct_end(tc_nb_t *op, tc_status_t st)
         return;
     }
     direct_unlink(op);
-    op->ops->fini(&op->u);
+    op->ops->fini(state_of(op));
     c->stat[op->ops->stat].calls++;
     if (st != TC_OK) tc_ctx_failed(c, 0);
     op->st = st;
@@ -396,7 +405,7 @@ void tc_nb_direct_advance(tc_nb_t *op, int wait)
     tc_backoff_init(&b, op->ctx->spin);
     b.nap_us = op->ctx->nap;
     while (op->direct) {
-        tc_status_t st = op->ops->work(&op->u, TC_EXEC_ANY);
+        tc_status_t st = op->ops->work(state_of(op), TC_EXEC_ANY);
         /* the way out of every wait: a local process failed it */
         if (st == TC_INPROGRESS && (st = tc_cctl_peer_failed(op->ctx->shm, op->ctx->seq)) == TC_OK)
             st = TC_INPROGRESS;
@@ -422,7 +431,7 @@ void tc_nb_restart(tc_nb_t *op)
     g_direct = op;
     atomic_fetch_add_explicit(&g_ndirect, 1, memory_order_relaxed);
     op->ctx->stat[op->ops->stat].nonblocking++;
-    tc_status_t st = op->ops->init(&op->u, op->ctx, &op->a);
+    tc_status_t st = op->ops->init(state_of(op), op->ctx, &op->a);
     if (st != TC_OK) {
         direct_end(op, st);
         return;
@@ -531,12 +540,8 @@ static void list_queue_locked(tc_nb_queue_t *q)
 tc_nb_t *tc_nb_new(tc_ctx_t *ctx, int kind, const char *call)
 {
     pthread_once(&g_nb.once, engine_init);
-    /* Not calloc: the state holds a Bcast's 5 KiB, which its init (like
-     * every collective's) sets up itself; zeroing it cost a small
-     * nonblocking call as much as the call. */
-    tc_nb_t *op = malloc(sizeof(*op));
+    tc_nb_t *op = calloc(1, sizeof(*op)); /* (the state is its queue's) */
     if (!op) return NULL;
-    memset(op, 0, offsetof(tc_nb_t, u));
     op->ctx = ctx;
     op->ops = tc_coll_ops(kind);
     op->call = call;
@@ -553,8 +558,8 @@ static void run_leaves(tc_nb_t *op)
     tc_backoff_init(&b, waiter_spin());
     for (;;) {
         pthread_mutex_lock(&g_nb.lock);
-        int left =
-            op->state != NB_FINISHED && (op->state != NB_RUNNING || !op->ops->leaves_done(&op->u));
+        int left = op->state != NB_FINISHED &&
+                   (op->state != NB_RUNNING || !op->ops->leaves_done(state_of(op)));
         pthread_mutex_unlock(&g_nb.lock);
         if (!left) break;
         progress_pass(1);

@@ -94,7 +94,7 @@ typedef struct tc_nb {
                             completed it, read (acquire) by the completion calls */
     struct tc_nb *pnext; /* the persistent table's chain (nbc/persist) */
     MPI_Comm ucomm;      /* persistent: the application's communicator (errors) */
-    tc_coll_state_t u;   /* the operation's state (not zeroed: its init sets it) */
+    /* (its state, while it runs, is its queue's: nbc.c state_of) */
 } tc_nb_t;
 
 /** Free what @op owns besides itself: its copies, tables, kept types. */
