@@ -7,8 +7,9 @@
  * send and receive types of one signature but different layouts; on the
  * world communicator, a dup and a split with reversed ranks; insignificant
  * arguments left as garbage (MPI_DATATYPE_NULL) where MPI allows; the
- * calls counted as run by topocoll on one node.  Erroneous arguments
- * give their MPI error class.
+ * calls counted as run by topocoll on one node, and on several (Gather
+ * and Scatter by the collectors, Alltoall by the slices where the nodes
+ * are equal).  Erroneous arguments give their MPI error class.
  */
 #include "topocoll.h"
 
@@ -169,6 +170,12 @@ int main(int argc, char **argv)
     if (info.nnodes > 1 && info.local_size * info.nnodes == size && info.single_copy)
         CHECK(info.coll[TOPOCOLL_COLL_ALLTOALL].calls > 0,
               "several nodes: topocoll ran no alltoall (the slices')");
+    if (info.nnodes > 1 && info.single_copy) /* (equal nodes or not) */
+        CHECK(info.coll[TOPOCOLL_COLL_GATHER].calls > 0 &&
+                  info.coll[TOPOCOLL_COLL_SCATTER].calls > 0,
+              "several nodes: topocoll ran %llu gathers, %llu scatters (the collectors')",
+              (unsigned long long)info.coll[TOPOCOLL_COLL_GATHER].calls,
+              (unsigned long long)info.coll[TOPOCOLL_COLL_SCATTER].calls);
     if (info.nnodes == 1 && info.single_copy)
         CHECK(info.coll[TOPOCOLL_COLL_GATHER].calls > 0 &&
                   info.coll[TOPOCOLL_COLL_SCATTER].calls > 0 &&

@@ -1,6 +1,8 @@
 /*
  * api/exchange_api -- MPI_Gather, MPI_Scatter, MPI_Alltoall and their
- * nonblocking forms (topocoll.h) over coll/exchange: one screening and one
+ * nonblocking forms (topocoll.h) over coll/exchange, and on several nodes
+ * Gather and Scatter over coll/vroot (Gatherv's and Scatterv's collectors,
+ * the root's table of equal blocks made here): one screening and one
  * buffer preparation shared by the blocking and nonblocking calls (only
  * the arguments MPI makes significant on each rank are read), then the
  * operations table.
@@ -82,6 +84,7 @@ static int screen(const xc_call_t *x, tc_api_call_t *plan)
     }
     if ((rc = tc_api_ctx_of(x->comm, x->name, plan->bytes, plan)) != TC_API_RUN) return rc;
     tc_ctx_t *c = plan->ctx;
+    if (c->map.nnodes > 1 && x->kind != TC_XC_ALLTOALL) return TC_API_RUN; /* (the plan's) */
     if (!tc_exchange_fits(c, x->kind, plan->bytes)) {
         plan->why =
             c->map.nnodes > 1 ? "several nodes (not accelerated yet)" : "single copy unavailable";
@@ -195,6 +198,28 @@ static tc_status_t buffers(const xc_call_t *x, const tc_api_call_t *plan, const 
     return st;
 }
 
+/* Gather and Scatter on several nodes run as Gatherv and Scatterv
+ * (coll/vroot, the plan's leader or linear): their operation, and at the
+ * root the table of @n blocks of @b bytes (lengths, then offsets) in
+ * @local (@nlocal words) or, larger, malloc'd (*@tab; NULL: no memory).
+ * Elsewhere no table, and the regular operation. */
+static int nodes_kind(const xc_call_t *x, const tc_api_call_t *p, size_t *local, int nlocal,
+                      size_t **tab)
+{
+    const int n = p->ctx->map.size;
+    *tab = NULL;
+    if (p->plan.alg != TC_ALG_LEADER && p->plan.alg != TC_ALG_LINEAR)
+        return x->kind + TC_COLL_GATHER;
+    if (p->ctx->map.rank == x->root) {
+        *tab = 2 * n <= nlocal ? local : malloc(2 * sizeof(size_t) * (size_t)n);
+        for (int r = 0; *tab && r < n; r++) {
+            (*tab)[r] = p->bytes;
+            (*tab)[n + r] = (size_t)r * p->bytes;
+        }
+    }
+    return x->kind == TC_XC_GATHER ? TC_COLL_GATHER_NODES : TC_COLL_SCATTER_NODES;
+}
+
 static int native(const xc_call_t *x, MPI_Request *request)
 {
     if (request && tc_nb_persist_pending()) return TC_NB_PERSIST_NATIVE;
@@ -225,16 +250,28 @@ static int run_blocking(const xc_call_t *x)
     }
     if (rc != TC_API_RUN) return rc;
     tc_ctx_t *c = p.ctx;
-    char *tmp[2], *out;
+    char *tmp[2] = { NULL, NULL }, *out;
     const char *in;
     int nout;
     xc_pack_t pk;
-    tc_status_t st = buffers(x, &p, &in, &out, tmp, &nout, &pk);
+    size_t local[128], *tab;
+    const int kind = nodes_kind(x, &p, local, 128, &tab);
+    tc_status_t st = kind != x->kind + TC_COLL_GATHER && c->map.rank == x->root && !tab
+                         ? TC_ERR_NOMEM
+                         : buffers(x, &p, &in, &out, tmp, &nout, &pk);
     if (st == TC_OK) {
         tc_nb_drain(c); /* this communicator's nonblocking operations come first */
-        tc_coll_args_t a = { .in = in, .out = out, .n = p.bytes, .root = x->root, .blocking = 1 };
-        st = tc_api_run(c, x->kind + TC_COLL_GATHER, &a);
+        const int n = c->map.size;
+        tc_coll_args_t a = { .in = in,
+                             .out = out,
+                             .n = p.bytes,
+                             .root = x->root,
+                             .blocking = 1,
+                             .vlen = tab,
+                             .voff = tab ? tab + n : NULL };
+        st = tc_api_run(c, kind, &a);
     }
+    if (tab != local) free(tab);
     if (st == TC_OK && tmp[0]) {
         int pos = 0;
         PMPI_Unpack(tmp[0], (int)(p.bytes * (size_t)nout), &pos, x->recvbuf, x->recvcount * nout,
@@ -256,8 +293,16 @@ static int run_nonblocking(const xc_call_t *x, MPI_Request *request)
         return native(x, request);
     }
     if (rc != TC_API_RUN) return rc;
-    tc_nb_t *op = tc_api_nb_new(&p, x->kind + TC_COLL_GATHER, x->name);
-    if (!op) return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
+    size_t *tab;
+    const int kind = nodes_kind(x, &p, NULL, 0, &tab);
+    tc_nb_t *op = kind != x->kind + TC_COLL_GATHER && p.ctx->map.rank == x->root && !tab
+                      ? NULL
+                      : tc_api_nb_new(&p, kind, x->name);
+    if (!op) {
+        free(tab);
+        return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
+    }
+    op->own = (char *)tab; /* (the table, freed with the operation) */
     char *out;
     const char *in;
     int nout;
@@ -273,6 +318,8 @@ static int run_nonblocking(const xc_call_t *x, MPI_Request *request)
     op->a.out = out;
     op->a.n = p.bytes;
     op->a.root = x->root;
+    op->a.vlen = tab;
+    op->a.voff = tab ? tab + p.ctx->map.size : NULL;
     return tc_nb_start(op, request);
 }
 

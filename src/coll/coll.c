@@ -134,8 +134,9 @@ static tc_status_t exchange_drain(tc_coll_state_t *st) { return tc_exchange_drai
 static tc_status_t vexchange_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a,
                                   int kind)
 {
-    tc_status_t rc =
-        tc_vexchange_init(&st->vexchange, c, kind, a->in, a->out, a->n, a->vlen, a->voff, a->root);
+    static const int ci[] = { TC_CI_GATHERV, TC_CI_SCATTERV, TC_CI_ALLGATHERV, TC_CI_ALLTOALLV };
+    tc_status_t rc = tc_vexchange_init(&st->vexchange, c, kind, a->in, a->out, a->n, a->vlen,
+                                       a->voff, a->root, ci[kind]);
     if (kind == TC_VX_ALLTOALLV) tc_vexchange_send_table(&st->vexchange, a->vstab, a->vspan);
     return rc;
 }
@@ -146,6 +147,18 @@ static tc_status_t gatherv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_
 static tc_status_t scatterv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
     return vexchange_init(st, c, a, TC_VX_SCATTERV);
+}
+/* Gather, Scatter on several nodes: Gatherv's and Scatterv's collectors
+ * (coll/vroot) over the caller's table of equal blocks. */
+static tc_status_t gather_nodes_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_vexchange_init(&st->vexchange, c, TC_VX_GATHERV, a->in, a->out, a->n, a->vlen,
+                             a->voff, a->root, TC_CI_GATHER);
+}
+static tc_status_t scatter_nodes_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
+{
+    return tc_vexchange_init(&st->vexchange, c, TC_VX_SCATTERV, a->in, a->out, a->n, a->vlen,
+                             a->voff, a->root, TC_CI_SCATTER);
 }
 static tc_status_t allgatherv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
@@ -235,6 +248,10 @@ static const tc_coll_ops_t g_table[TC_COLL_KINDS] = {
                                  NULL, TC_STAT_REDUCE_SCATTER },
     [TC_COLL_ALLTOALLW] = { "MPI_Alltoallw", alltoallv_init, vexchange_work, vexchange_fini, NULL,
                             TC_STAT_ALLTOALLW, vexchange_drain },
+    [TC_COLL_GATHER_NODES] = { "MPI_Gather", gather_nodes_init, vexchange_work, vexchange_fini,
+                               NULL, TC_STAT_GATHER, vexchange_drain },
+    [TC_COLL_SCATTER_NODES] = { "MPI_Scatter", scatter_nodes_init, vexchange_work, vexchange_fini,
+                                NULL, TC_STAT_SCATTER, vexchange_drain },
 };
 
 const tc_coll_ops_t *tc_coll_ops(int kind) { return &g_table[kind]; }

@@ -56,7 +56,9 @@ typedef enum {
     TC_COLL_REDUCE_SCATTER,
     TC_COLL_HSCAN, /* coll/hscan: Scan by the node prefix */
     TC_COLL_HEXSCAN,
-    TC_COLL_ALLTOALLW, /* coll/vexchange's Alltoallv, counted as Alltoallw */
+    TC_COLL_ALLTOALLW,     /* coll/vexchange's Alltoallv, counted as Alltoallw */
+    TC_COLL_GATHER_NODES,  /* several nodes: coll/vroot's Gatherv, counted as Gather */
+    TC_COLL_SCATTER_NODES, /* idem: Scatterv, counted as Scatter */
     TC_COLL_KINDS
 } tc_coll_kind_t;
 

@@ -70,7 +70,8 @@ size_t tc_plan_bcast_seg(const tc_ctx_t *ctx, size_t bytes, int root)
  * elsewhere. */
 static tc_alg_t vx_multi(const tc_ctx_t *c, int ci, const char **why)
 {
-    const int rooted = ci == TC_CI_GATHERV || ci == TC_CI_SCATTERV;
+    const int rooted =
+        ci == TC_CI_GATHERV || ci == TC_CI_SCATTERV || ci == TC_CI_GATHER || ci == TC_CI_SCATTER;
     if (rooted && !c->all_sc && c->maxlocal > 1)
         *why = "several nodes without single copy";
     else if (rooted && !tc_vexchange_fits(c))
@@ -165,6 +166,9 @@ static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **w
     }
     case TC_CI_GATHER:
     case TC_CI_SCATTER:
+        /* several nodes: Gatherv's and Scatterv's collectors (coll/vroot) */
+        if (multi) return vx_multi(c, ci, why);
+        /* fall through */
     case TC_CI_ALLTOALL:
         if (!tc_exchange_fits(c, ci - TC_CI_GATHER + TC_XC_GATHER, bytes)) {
             *why = multi ? "several nodes, or unequal nodes" : "no single copy";

@@ -99,11 +99,13 @@ static tc_status_t init_sliced(tc_vexchange_t *op)
 }
 
 tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const void *in,
-                              void *out, size_t own, const size_t *len, const size_t *off, int root)
+                              void *out, size_t own, const size_t *len, const size_t *off, int root,
+                              int ci)
 {
     memset(op, 0, sizeof(*op));
     op->ctx = ctx;
     op->kind = kind;
+    op->ci = ci;
     op->root = root;
     op->in = in;
     op->out = out;

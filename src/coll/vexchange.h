@@ -159,6 +159,8 @@ typedef struct tc_vexchange {
     tc_status_t fail;      /* a failure held until our messages are through (defer) */
     /* Gatherv, Scatterv on several nodes (coll/vroot) */
     int rooted;        /* 1: this call runs there */
+    int ci;            /*   the registry collective whose TOPOCOLL_<COLL>_ALG
+                            picks the algorithm (Gatherv's, or Gather's) */
     int flat;          /*   linear (tc_plan_vroot): no node messages */
     int vnode, vcol;   /* the root's node; our node's collector (the root, or the leader) */
     int *nbase;        /* [nnodes + 1]: local rank j of node b is rank_at[nbase[b] + j] */
@@ -216,11 +218,14 @@ int tc_vexchange_sliced(const tc_ctx_t *c);
  *  offset, Scatterv @out == @in + its offset); @own our block's bytes;
  *  @len, @off: each rank's block, bytes and byte offset in the receive
  *  buffer (Scatterv: the send buffer), the root's or every Allgatherv
- *  process's (NULL elsewhere), the caller's until fini.  TC_OK or
- *  TC_ERR_NOMEM (call fini either way). */
+ *  process's (NULL elsewhere), the caller's until fini; @ci: the
+ *  registry collective (TC_CI_*) the call is, whose TOPOCOLL_<COLL>_ALG
+ *  applies (TC_CI_GATHER, TC_CI_SCATTER: a regular call run as Gatherv,
+ *  Scatterv on several nodes, a block each).  TC_OK or TC_ERR_NOMEM
+ *  (call fini either way). */
 tc_status_t tc_vexchange_init(tc_vexchange_t *op, tc_ctx_t *ctx, int kind, const void *in,
-                              void *out, size_t own, const size_t *len, const size_t *off,
-                              int root);
+                              void *out, size_t own, const size_t *len, const size_t *off, int root,
+                              int ci);
 
 /** Alltoallv's send side, after init: @stab (length and offset from @in
  *  of our block for each rank, 2 x size words, the caller's until fini)

@@ -52,8 +52,7 @@ tc_status_t tc_vroot_init(tc_vexchange_t *op)
     const int N = m->nnodes;
     size_t nq = 0;
     op->rooted = 1;
-    op->flat = tc_plan_vroot(op->ctx, op->kind == TC_VX_GATHERV ? TC_CI_GATHERV : TC_CI_SCATTERV) ==
-               TC_ALG_LINEAR;
+    op->flat = tc_plan_vroot(op->ctx, op->ci) == TC_ALG_LINEAR;
     op->vnode = m->node_of[op->root];
     op->vcol = at_home(op) ? op->root : m->leader_of[m->node];
     op->rank_at = malloc(sizeof(int) * (size_t)m->size);

@@ -141,11 +141,12 @@ static void mismatched_v(MPI_Comm comm, int x, int y, int num, int bytes)
               "Scatterv, rank %d receiving %d of %d bytes from root %d: success", x, own, cnt[x],
               root);
         CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "Scatterv: error class %d", cls);
-        /* the regular forms (one node): x's block off, at least one side
-         * eager (2 KiB; both by single copy, a shorter block is not seen:
-         * limitations.md) */
+        /* the regular forms, x's block off: across nodes (Gatherv's and
+         * Scatterv's collectors, every length checked), and on one node
+         * with at least one side eager (2 KiB; both by single copy, a
+         * shorter block is not seen: limitations.md) */
         const int c = rank == x ? unit * num / 2 : unit;
-        if (one_node && (unit * num / 2 <= 2048 || unit <= 2048)) {
+        if (!one_node || unit * num / 2 <= 2048 || unit <= 2048) {
             rc = MPI_Gather(in, c, MPI_BYTE, out, unit, MPI_BYTE, root, comm);
             MPI_Error_class(rc, &cls);
             CHECK(rc != MPI_SUCCESS || rank != root,
