@@ -86,8 +86,9 @@ static int screen(const xc_call_t *x, tc_api_call_t *plan)
     tc_ctx_t *c = plan->ctx;
     if (c->map.nnodes > 1 && x->kind != TC_XC_ALLTOALL) return TC_API_RUN; /* (the plan's) */
     if (!tc_exchange_fits(c, x->kind, plan->bytes)) {
-        plan->why =
-            c->map.nnodes > 1 ? "several nodes (not accelerated yet)" : "single copy unavailable";
+        plan->why = c->map.nnodes > 1 ? "several nodes: unequal, without single copy, or blocks "
+                                        "at most TOPOCOLL_ALLTOALL_FLAT_MAX"
+                                      : "single copy unavailable";
         plan->fallback = 1;
         return TC_API_NATIVE;
     }
