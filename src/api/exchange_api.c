@@ -78,8 +78,10 @@ static int screen(const xc_call_t *x, tc_api_call_t *plan)
     int rc = tc_api_comm_of(x->comm, x->name, plan, &size, &rank);
     if (rc == TC_API_RUN) rc = check_args(x, size, rank, &plan->bytes);
     if (rc != TC_API_RUN) return rc; /* (TC_API_NATIVE: plan->why says so) */
-    if (plan->bytes == 0 || size == 1 || plan->bytes > (size_t)INT_MAX) {
-        plan->why = "nothing to move, or blocks of 2 GiB";
+    /* (the root's buffer, size blocks, is counted in int by MPI_Pack & co.:
+     * every rank decides alike on the block and the size) */
+    if (plan->bytes == 0 || size == 1 || plan->bytes > (size_t)INT_MAX / (size_t)size) {
+        plan->why = "nothing to move, or 2 GiB in all";
         return TC_API_NATIVE;
     }
     if ((rc = tc_api_ctx_of(x->comm, x->name, plan->bytes, plan)) != TC_API_RUN) return rc;
