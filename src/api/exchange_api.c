@@ -204,8 +204,8 @@ static tc_status_t buffers(const xc_call_t *x, const tc_api_call_t *plan, const 
 /* Gather and Scatter on several nodes run as Gatherv and Scatterv
  * (coll/vroot, the plan's leader or linear): their operation, and at the
  * root the table of @n blocks of @b bytes (lengths, then offsets) in
- * @local (@nlocal words) or, larger, malloc'd (*@tab; NULL: no memory).
- * Elsewhere no table, and the regular operation. */
+ * @local (@nlocal words) or, larger, malloc'd (*@tab), or -1 without
+ * memory for it.  Elsewhere no table, and the regular operation. */
 static int nodes_kind(const xc_call_t *x, const tc_api_call_t *p, size_t *local, int nlocal,
                       size_t **tab)
 {
@@ -215,7 +215,8 @@ static int nodes_kind(const xc_call_t *x, const tc_api_call_t *p, size_t *local,
         return x->kind + TC_COLL_GATHER;
     if (p->ctx->map.rank == x->root) {
         *tab = 2 * n <= nlocal ? local : malloc(2 * sizeof(size_t) * (size_t)n);
-        for (int r = 0; *tab && r < n; r++) {
+        if (!*tab) return -1;
+        for (int r = 0; r < n; r++) {
             (*tab)[r] = p->bytes;
             (*tab)[n + r] = (size_t)r * p->bytes;
         }
@@ -259,9 +260,7 @@ static int run_blocking(const xc_call_t *x)
     xc_pack_t pk;
     size_t local[128], *tab;
     const int kind = nodes_kind(x, &p, local, 128, &tab);
-    tc_status_t st = kind != x->kind + TC_COLL_GATHER && c->map.rank == x->root && !tab
-                         ? TC_ERR_NOMEM
-                         : buffers(x, &p, &in, &out, tmp, &nout, &pk);
+    tc_status_t st = kind < 0 ? TC_ERR_NOMEM : buffers(x, &p, &in, &out, tmp, &nout, &pk);
     if (st == TC_OK) {
         tc_nb_drain(c); /* this communicator's nonblocking operations come first */
         const int n = c->map.size;
@@ -298,9 +297,7 @@ static int run_nonblocking(const xc_call_t *x, MPI_Request *request)
     if (rc != TC_API_RUN) return rc;
     size_t *tab;
     const int kind = nodes_kind(x, &p, NULL, 0, &tab);
-    tc_nb_t *op = kind != x->kind + TC_COLL_GATHER && p.ctx->map.rank == x->root && !tab
-                      ? NULL
-                      : tc_api_nb_new(&p, kind, x->name);
+    tc_nb_t *op = kind < 0 ? NULL : tc_api_nb_new(&p, kind, x->name);
     if (!op) {
         free(tab);
         return tc_api_finish(p.ctx, x->comm, TC_ERR_NOMEM, x->name);
