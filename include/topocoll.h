@@ -170,6 +170,11 @@ typedef struct topocoll_comm_info {
     /* Per collective, indexed by topocoll_coll_t (entries past
      * TOPOCOLL_COLL_COUNT: zero). */
     topocoll_coll_counters_t coll[TOPOCOLL_COLL_MAX];
+    /* Single-copy regions (KNEM's registrations, KNEM paper section 3.2)
+     * this process declared for the collectives since attach: one per
+     * exposed buffer and call, but once per buffer for a persistent
+     * request, which keeps them across its starts.  Since 0.6. */
+    uint64_t regions_declared;
 } topocoll_comm_info_t;
 
 /** An initializer for topocoll_comm_info_t: struct_size set, the rest zero. */

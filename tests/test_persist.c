@@ -493,6 +493,96 @@ static void semantics(MPI_Comm comm)
     MPI_Request_free(&r);
 }
 
+static topocoll_comm_info_t query(MPI_Comm comm)
+{
+    topocoll_comm_info_t i = TOPOCOLL_COMM_INFO_INIT;
+    topocoll_comm_query(comm, &i);
+    return i;
+}
+
+/* A persistent request declares each buffer's single-copy region once
+ * (KNEM's registration), not at every start: an Allreduce and a Bcast of
+ * 1 MiB, STARTS * 2 starts, declare at most their four buffers' regions,
+ * where the same blocking calls declare one or two per call.  Freed
+ * requests leave no region behind: the communicator's context is then
+ * taken over by the next communicator of its group, which a live region
+ * prevents (request freed first, or communicator freed first). */
+static void kept_regions(void)
+{
+    enum { N = 1 << 17, K = 2 * STARTS };
+    double *a = malloc(N * sizeof(double)), *r = malloc(N * sizeof(double));
+    double *ref = malloc(N * sizeof(double));
+    /* whether a freed communicator's context is taken over here at all
+     * (not with a progress thread's communication core) */
+    MPI_Comm c0;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c0);
+    MPI_Barrier(c0);
+    MPI_Comm_free(&c0);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c0);
+    MPI_Barrier(c0);
+    const int reuse = query(c0).reused;
+    MPI_Comm_free(&c0);
+    for (int order = 0; order < 2; order++) {
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Barrier(comm); /* (built) */
+        const int rank = rank_in(comm);
+        MPI_Request req[2];
+        PINIT(Allreduce)(a, r, N, MPI_DOUBLE, MPI_SUM, comm, MPI_INFO_NULL, &req[0]);
+        PINIT(Bcast)(r, N, MPI_DOUBLE, 1 % size, comm, MPI_INFO_NULL, &req[1]);
+        const uint64_t d0 = query(comm).regions_declared;
+        for (int it = 0; it < K; it++) {
+            for (int i = 0; i < N; i++) a[i] = (double)(rank + 1) * (i % 31) + it;
+            PMPI_Allreduce(a, ref, N, MPI_DOUBLE, MPI_SUM, comm);
+            MPI_Start(&req[0]);
+            MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+            int bad = 0;
+            for (int i = 0; i < N; i++) bad += r[i] != ref[i];
+            CHECK(!bad, "kept regions: Allreduce start %d: %d wrong", it, bad);
+            if (rank == 1 % size)
+                for (int i = 0; i < N; i++) r[i] = (double)(i + it);
+            MPI_Start(&req[1]);
+            MPI_Wait(&req[1], MPI_STATUS_IGNORE);
+            bad = 0;
+            for (int i = 0; i < N; i++) bad += r[i] != (double)(i + it);
+            CHECK(!bad, "kept regions: Bcast start %d: %d wrong", it, bad);
+        }
+        const uint64_t persist = query(comm).regions_declared - d0;
+        for (int it = 0; it < K; it++) {
+            MPI_Allreduce(a, r, N, MPI_DOUBLE, MPI_SUM, comm);
+            MPI_Bcast(r, N, MPI_DOUBLE, 1 % size, comm);
+        }
+        const uint64_t blocking = query(comm).regions_declared - d0 - persist;
+        const topocoll_comm_info_t ci = query(comm);
+        CHECK(persist <= 4, "%d starts of a persistent Allreduce and Bcast declared %llu regions",
+              K, (unsigned long long)persist);
+        /* with the static choice (TOPOCOLL_TUNE=0) they run by single copy,
+         * so the check above can fail: the blocking calls declare at each */
+        const char *tune = getenv("TOPOCOLL_TUNE");
+        if (tune && !strcmp(tune, "0") && ci.enabled && ci.single_copy && size > 1)
+            CHECK(blocking >= K, "%d blocking Allreduce and Bcast declared %llu regions", K,
+                  (unsigned long long)blocking);
+        if (order == 0) {
+            MPI_Request_free(&req[0]);
+            MPI_Request_free(&req[1]);
+            MPI_Comm_free(&comm);
+        } else { /* the communicator first: its context takes the regions */
+            MPI_Comm_free(&comm);
+            MPI_Request_free(&req[0]);
+            MPI_Request_free(&req[1]);
+        }
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Barrier(comm);
+        if (reuse)
+            CHECK(query(comm).reused,
+                  "freed persistent requests (%s first) left regions behind: "
+                  "the next communicator did not reuse the context",
+                  order ? "communicator" : "requests");
+        MPI_Comm_free(&comm);
+    }
+    free(a), free(r), free(ref);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -520,6 +610,7 @@ int main(int argc, char **argv)
     packed(rev, 3000);
     others(MPI_COMM_WORLD, 5);
     others(rev, 40000);
+    kept_regions();
     MPI_Comm_free(&rev);
     MPI_Comm_free(&dup);
     int f = tc_report("test_persist");

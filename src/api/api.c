@@ -78,6 +78,8 @@ static void query_placement(const tc_ctx_t *c, topocoll_comm_info_t *info)
         snprintf(info->mechanism_why, sizeof(info->mechanism_why), "%s", c->shm->why);
         info->bytes_single_copy = c->shm->bytes_sc;
         info->bytes_cico = c->shm->bytes_cico;
+        info->regions_declared =
+            atomic_load_explicit(&c->shm->regions_declared, memory_order_relaxed);
     } else {
         snprintf(info->mechanism_why, sizeof(info->mechanism_why),
                  "one process on the node: no intra-node copy");

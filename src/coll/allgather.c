@@ -591,8 +591,8 @@ tc_status_t tc_allgather_work(tc_allgather_t *op)
                  * into it; blocks from other nodes are read out of it
                  * along the ring or from the leader */
                 struct iovec iov = { op->out, (size_t)m->size * op->block };
-                TC_RETURN_IF_FAILED(
-                    tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie));
+                TC_RETURN_IF_FAILED(tc_region_acquire(
+                    s, op->keep, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie));
                 tc_fold_post(s, op->seq, 0, op->out_cookie);
             }
         }
@@ -626,7 +626,7 @@ tc_status_t tc_allgather_work(tc_allgather_t *op)
 void tc_allgather_fini(tc_allgather_t *op)
 {
     if (op->eager) return; /* holds nothing */
-    if (op->out_cookie) tc_region_destroy(op->ctx->shm, op->out_cookie);
+    tc_region_release(op->ctx->shm, op->keep, op->out_cookie, op->state == ST_DONE);
     op->out_cookie = 0;
     free(op->rreq);
     free(op->run_of);

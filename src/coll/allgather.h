@@ -34,6 +34,7 @@
 #ifndef TC_COLL_ALLGATHER_H
 #define TC_COLL_ALLGATHER_H
 
+#include "../xfer/region.h"
 #include "ctx.h"
 #include "plan.h"
 #include "tune.h"
@@ -54,8 +55,10 @@ typedef struct tc_ag_cur {
 
 typedef struct tc_allgather {
     tc_ctx_t *ctx;
-    const char *in; /* this rank's block (inside out when MPI_IN_PLACE) */
-    char *out;      /* size blocks of @block bytes, rank order */
+    tc_region_keep_t *keep; /* a persistent request's regions kept across its
+                               starts (coll/coll sets it after init; NULL: per call) */
+    const char *in;         /* this rank's block (inside out when MPI_IN_PLACE) */
+    char *out;              /* size blocks of @block bytes, rank order */
     size_t block;
     uint64_t seq;
     int state, alg;

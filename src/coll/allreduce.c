@@ -522,12 +522,12 @@ tc_status_t tc_allreduce_work(tc_allreduce_t *op)
             } else {
                 /* the workers write their results into our output */
                 struct iovec iov = { op->out, tc_span(&op->t, op->count) };
-                TC_RETURN_IF_FAILED(
-                    tc_region_create(s, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie));
+                TC_RETURN_IF_FAILED(tc_region_acquire(
+                    s, op->keep, &iov, 1, TC_RIGHT_READ | TC_RIGHT_WRITE, &op->out_cookie));
                 if (op->in != op->out) {
                     iov.iov_base = (void *)op->in;
                     TC_RETURN_IF_FAILED(
-                        tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->in_cookie));
+                        tc_region_acquire(s, op->keep, &iov, 1, TC_RIGHT_READ, &op->in_cookie));
                 }
                 tc_fold_post(s, op->seq, op->in != op->out ? op->in_cookie : op->out_cookie,
                              op->out_cookie);
@@ -559,8 +559,8 @@ void tc_allreduce_fini(tc_allreduce_t *op)
      * leaders' nonblocking collective, op->req, cannot be cancelled) */
     tc_req_abandon(&op->rreq, 1);
     tc_req_abandon(&op->sreq, 1);
-    if (op->in_cookie) tc_region_destroy(s, op->in_cookie);
-    if (op->out_cookie) tc_region_destroy(s, op->out_cookie);
+    tc_region_release(s, op->keep, op->in_cookie, op->state == ST_DONE);
+    tc_region_release(s, op->keep, op->out_cookie, op->state == ST_DONE);
     op->in_cookie = op->out_cookie = 0;
     tc_fold_scratch_put(&op->f);
     free(op->cookies);

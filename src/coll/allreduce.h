@@ -37,11 +37,14 @@
 #ifndef TC_COLL_ALLREDUCE_H
 #define TC_COLL_ALLREDUCE_H
 
+#include "../xfer/region.h"
 #include "fold.h"
 #include "tune.h"
 
 typedef struct tc_allreduce {
     tc_ctx_t *ctx;
+    tc_region_keep_t *keep; /* a persistent request's regions kept across its
+                               starts (coll/coll sets it after init; NULL: per call) */
     tc_rtype_t t;
     const char *in; /* this process's input (rbuf when MPI_IN_PLACE) */
     char *out;

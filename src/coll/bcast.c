@@ -548,7 +548,8 @@ static tc_status_t bcast_start(tc_bcast_t *op)
         tc_cctl_t *me = tc_cctl(s, s->me);
         if (op->sc) {
             struct iovec iov = { op->buf, op->bytes };
-            TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie));
+            TC_RETURN_IF_FAILED(
+                tc_region_acquire(s, op->keep, &iov, 1, TC_RIGHT_READ, &op->cookie));
             atomic_store_explicit(&me->cookie, op->cookie, memory_order_relaxed);
         }
         for (int r = 0; r < op->nparts; r++)
@@ -560,7 +561,8 @@ static tc_status_t bcast_start(tc_bcast_t *op)
     if (op->share && !(s && s->me == op->producer)) {
         tc_cctl_t *me = tc_cctl(s, s->me);
         struct iovec iov = { op->buf + (op->bytes - op->share), op->share };
-        TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_WRITE, &op->recv_cookie));
+        TC_RETURN_IF_FAILED(
+            tc_region_acquire(s, op->keep, &iov, 1, TC_RIGHT_WRITE, &op->recv_cookie));
         atomic_store_explicit(&me->recv_cookie, op->recv_cookie, memory_order_relaxed);
         /* Release: the cookie before recv_seq. */
         atomic_store_explicit(&me->recv_seq, op->seq, memory_order_release);
@@ -697,7 +699,7 @@ void tc_bcast_fini(tc_bcast_t *op)
     if (let_go) tc_ctx_buf_leave(op->ctx, TC_BUF_STAGE);
     if (let_go) op->ctx->sends_let_go = 1;
     if (dirty || let_go) op->ctx->net_dirty = 1;
-    if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
-    if (op->recv_cookie) tc_region_destroy(op->ctx->shm, op->recv_cookie);
+    tc_region_release(op->ctx->shm, op->keep, op->cookie, op->state == ST_DONE);
+    tc_region_release(op->ctx->shm, op->keep, op->recv_cookie, op->state == ST_DONE);
     op->cookie = op->recv_cookie = 0;
 }

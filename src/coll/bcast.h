@@ -46,6 +46,7 @@
 #ifndef TC_COLL_BCAST_H
 #define TC_COLL_BCAST_H
 
+#include "../xfer/region.h"
 #include "ctx.h"
 #include "tune.h"
 #include "../xfer/shmseg.h"
@@ -113,6 +114,8 @@ typedef struct tc_bcast_part {
 
 typedef struct tc_bcast {
     tc_ctx_t *ctx;
+    tc_region_keep_t *keep; /* a persistent request's regions kept across its
+                               starts (coll/coll sets it after init; NULL: per call) */
     char *buf;
     size_t bytes;
     int root;

@@ -3,7 +3,9 @@
 
 static tc_status_t bcast_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
-    return tc_bcast_init(&st->bcast, c, a->out, a->n, a->root);
+    tc_status_t rc = tc_bcast_init(&st->bcast, c, a->out, a->n, a->root);
+    st->bcast.keep = a->keep;
+    return rc;
 }
 static tc_status_t bcast_work(tc_coll_state_t *st, int exec)
 {
@@ -26,7 +28,10 @@ static void barrier_fini(tc_coll_state_t *st) { (void)st; }
 
 static tc_status_t reduce_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
-    return tc_reduce_init(&st->reduce, c, a->in, a->out, a->n, a->t, a->root, a->blocking);
+    tc_status_t rc =
+        tc_reduce_init(&st->reduce, c, a->in, a->out, a->n, a->t, a->root, a->blocking);
+    st->reduce.keep = a->keep;
+    return rc;
 }
 static tc_status_t reduce_work(tc_coll_state_t *st, int exec)
 {
@@ -37,7 +42,9 @@ static void reduce_fini(tc_coll_state_t *st) { tc_reduce_fini(&st->reduce); }
 
 static tc_status_t allreduce_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
-    return tc_allreduce_init(&st->allreduce, c, a->in, a->out, a->n, a->t);
+    tc_status_t rc = tc_allreduce_init(&st->allreduce, c, a->in, a->out, a->n, a->t);
+    st->allreduce.keep = a->keep;
+    return rc;
 }
 static tc_status_t allreduce_work(tc_coll_state_t *st, int exec)
 {
@@ -48,7 +55,9 @@ static void allreduce_fini(tc_coll_state_t *st) { tc_allreduce_fini(&st->allredu
 
 static tc_status_t allgather_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
-    return tc_allgather_init(&st->allgather, c, a->in, a->out, a->n);
+    tc_status_t rc = tc_allgather_init(&st->allgather, c, a->in, a->out, a->n);
+    st->allgather.keep = a->keep;
+    return rc;
 }
 static tc_status_t allgather_work(tc_coll_state_t *st, int exec)
 {
@@ -109,7 +118,9 @@ static int tree_allreduce_leaves_done(const tc_coll_state_t *st)
 static tc_status_t exchange_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a,
                                  int kind)
 {
-    return tc_exchange_init(&st->exchange, c, kind, a->in, a->out, a->n, a->root);
+    tc_status_t rc = tc_exchange_init(&st->exchange, c, kind, a->in, a->out, a->n, a->root);
+    st->exchange.keep = a->keep;
+    return rc;
 }
 static tc_status_t gather_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
@@ -138,6 +149,7 @@ static tc_status_t vexchange_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_col
     tc_status_t rc = tc_vexchange_init(&st->vexchange, c, kind, a->in, a->out, a->n, a->vlen,
                                        a->voff, a->root, ci[kind]);
     if (kind == TC_VX_ALLTOALLV) tc_vexchange_send_table(&st->vexchange, a->vstab, a->vspan);
+    st->vexchange.keep = a->keep;
     return rc;
 }
 static tc_status_t gatherv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
@@ -152,13 +164,17 @@ static tc_status_t scatterv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll
  * (coll/vroot) over the caller's table of equal blocks. */
 static tc_status_t gather_nodes_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
-    return tc_vexchange_init(&st->vexchange, c, TC_VX_GATHERV, a->in, a->out, a->n, a->vlen,
-                             a->voff, a->root, TC_CI_GATHER);
+    tc_status_t rc = tc_vexchange_init(&st->vexchange, c, TC_VX_GATHERV, a->in, a->out, a->n,
+                                       a->vlen, a->voff, a->root, TC_CI_GATHER);
+    st->vexchange.keep = a->keep;
+    return rc;
 }
 static tc_status_t scatter_nodes_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
-    return tc_vexchange_init(&st->vexchange, c, TC_VX_SCATTERV, a->in, a->out, a->n, a->vlen,
-                             a->voff, a->root, TC_CI_SCATTER);
+    tc_status_t rc = tc_vexchange_init(&st->vexchange, c, TC_VX_SCATTERV, a->in, a->out, a->n,
+                                       a->vlen, a->voff, a->root, TC_CI_SCATTER);
+    st->vexchange.keep = a->keep;
+    return rc;
 }
 static tc_status_t allgatherv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
@@ -181,7 +197,9 @@ static tc_status_t vexchange_drain(tc_coll_state_t *st)
 
 static tc_status_t redscat_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
-    return tc_redscat_init(&st->redscat, c, a->in, a->out, a->t, a->counts, a->n);
+    tc_status_t rc = tc_redscat_init(&st->redscat, c, a->in, a->out, a->t, a->counts, a->n);
+    st->redscat.keep = a->keep;
+    return rc;
 }
 static tc_status_t redscat_work(tc_coll_state_t *st, int exec)
 {

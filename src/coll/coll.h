@@ -65,18 +65,20 @@ typedef enum {
 /* An operation's arguments, as its init takes them.  Buffers are
  * contiguous bytes (the bindings pack what is not). */
 typedef struct tc_coll_args {
-    const void *in;      /* input: a reduction's operand, Allgather's block */
-    void *out;           /* output; the Bcast buffer */
-    size_t n;            /* bytes (Bcast), elements (reductions), bytes per block (Allgather) */
-    const tc_rtype_t *t; /* reductions: the datatype and op */
-    int root;            /* Bcast, Reduce */
-    int split;           /* split tree: leaf-side levels the application runs (S) */
-    int blocking;        /* 1: a blocking call drives it (it may block in MPI calls) */
-    const size_t *vlen;  /* the irregular exchanges (coll/vexchange): each rank's bytes, */
-    const size_t *voff;  /*   and byte offsets, where significant (else NULL); n: ours */
-    const int *counts;   /* the reduce-scatters: each rank's elements (NULL: n each) */
-    const size_t *vstab; /* Alltoallv: our block for each rank, length and offset from in */
-    size_t vspan;        /*   within vspan bytes */
+    const void *in;         /* input: a reduction's operand, Allgather's block */
+    void *out;              /* output; the Bcast buffer */
+    size_t n;               /* bytes (Bcast), elements (reductions), bytes per block (Allgather) */
+    const tc_rtype_t *t;    /* reductions: the datatype and op */
+    int root;               /* Bcast, Reduce */
+    int split;              /* split tree: leaf-side levels the application runs (S) */
+    int blocking;           /* 1: a blocking call drives it (it may block in MPI calls) */
+    const size_t *vlen;     /* the irregular exchanges (coll/vexchange): each rank's bytes, */
+    const size_t *voff;     /*   and byte offsets, where significant (else NULL); n: ours */
+    const int *counts;      /* the reduce-scatters: each rank's elements (NULL: n each) */
+    const size_t *vstab;    /* Alltoallv: our block for each rank, length and offset from in */
+    size_t vspan;           /*   within vspan bytes */
+    tc_region_keep_t *keep; /* a persistent request's regions, kept across its starts
+                               (xfer/region; NULL: declared and destroyed per call) */
 } tc_coll_args_t;
 
 /* The state of any one operation. */

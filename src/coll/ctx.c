@@ -130,15 +130,19 @@ static void ctx_destroy(tc_cattr_t *link)
     /* Not kept: a context a collective failed on (requests may still be in
      * flight on its communicators), one holding the user's regions (their
      * cookies must die with the communicator), and any at MPI_Finalize. */
-    if (!c->enabled || c->tainted || (c->shm && c->shm->region_used) || g_finalizing ||
-        c->cfg->comm_keep == 0) {
+    if (!c->enabled || c->tainted ||
+        (c->shm && atomic_load_explicit(&c->shm->region_used, memory_order_relaxed)) ||
+        g_finalizing || c->cfg->comm_keep == 0) {
         c->group = NULL;
         group_release_locked(g, c->pool_id);
     } else {
         /* what was this communicator's, not the context's */
         memset(c->stat, 0, sizeof(c->stat));
         c->bytes_bcast_net = 0;
-        if (c->shm) c->shm->bytes_sc = c->shm->bytes_cico = 0;
+        if (c->shm) {
+            c->shm->bytes_sc = c->shm->bytes_cico = 0;
+            atomic_store_explicit(&c->shm->regions_declared, 0, memory_order_relaxed);
+        }
         c->link.comm = MPI_COMM_NULL;
         g->kept[c->pool_id] = c;
         g->stamp[c->pool_id] = ++g_clock;

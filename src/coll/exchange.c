@@ -201,11 +201,12 @@ static tc_status_t expose(tc_exchange_t *op)
         if (!tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
         int scatter = op->kind == TC_XC_SCATTER;
         struct iovec iov = { scatter ? (void *)op->in : op->out, all };
-        TC_RETURN_IF_FAILED(
-            tc_region_create(s, &iov, 1, scatter ? TC_RIGHT_READ : TC_RIGHT_WRITE, &op->cookie));
+        TC_RETURN_IF_FAILED(tc_region_acquire(
+            s, op->keep, &iov, 1, scatter ? TC_RIGHT_READ : TC_RIGHT_WRITE, &op->cookie));
         if (op->multi) { /* the local slices read our blocks for the other nodes */
             struct iovec in = { (void *)op->in, all };
-            TC_RETURN_IF_FAILED(tc_region_create(s, &in, 1, TC_RIGHT_READ, &op->in_cookie));
+            TC_RETURN_IF_FAILED(
+                tc_region_acquire(s, op->keep, &in, 1, TC_RIGHT_READ, &op->in_cookie));
         }
         tc_fold_post(s, op->seq, scatter ? op->cookie : op->in_cookie, scatter ? 0 : op->cookie);
     }
@@ -388,8 +389,8 @@ tc_status_t tc_exchange_drain(tc_exchange_t *op)
 
 void tc_exchange_fini(tc_exchange_t *op)
 {
-    if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
-    if (op->in_cookie) tc_region_destroy(op->ctx->shm, op->in_cookie);
+    tc_region_release(op->ctx->shm, op->keep, op->cookie, op->state == ST_DONE);
+    tc_region_release(op->ctx->shm, op->keep, op->in_cookie, op->state == ST_DONE);
     op->cookie = op->in_cookie = 0;
     tc_pieces_fini(&op->net); /* (a failure may leave some in flight) */
     op->posted = 0;

@@ -41,6 +41,7 @@
 #ifndef TC_COLL_EXCHANGE_H
 #define TC_COLL_EXCHANGE_H
 
+#include "../xfer/region.h"
 #include "ctx.h"
 #include "pieces.h"
 
@@ -51,6 +52,8 @@ enum { TC_XC_GATHER = 0, TC_XC_SCATTER, TC_XC_ALLTOALL };
 
 typedef struct tc_exchange {
     tc_ctx_t *ctx;
+    tc_region_keep_t *keep; /* a persistent request's regions kept across its
+                               starts (coll/coll sets it after init; NULL: per call) */
     int kind, root, state;
     uint64_t seq;
     const char *in;    /* Gather: our block; Scatter (root), Alltoall: size blocks */

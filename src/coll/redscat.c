@@ -84,7 +84,7 @@ static tc_status_t expose(tc_redscat_t *op)
     const size_t span = tc_span(&op->t, op->first[n - 1] + op->cnt[n - 1]);
     if (span) {
         struct iovec iov = { (void *)op->in, span };
-        TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie));
+        TC_RETURN_IF_FAILED(tc_region_acquire(s, op->keep, &iov, 1, TC_RIGHT_READ, &op->cookie));
     }
     tc_fold_post(s, op->seq, op->cookie, 0);
     return TC_OK;
@@ -220,7 +220,7 @@ tc_status_t tc_redscat_work(tc_redscat_t *op)
 void tc_redscat_fini(tc_redscat_t *op)
 {
     if (op->rreq) tc_req_abandon(op->rreq, 2 * op->nreq); /* (after a failure) */
-    if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
+    tc_region_release(op->ctx->shm, op->keep, op->cookie, op->state == ST_DONE);
     op->cookie = 0;
     tc_fold_scratch_put(&op->f);
     free(op->cookies);

@@ -33,6 +33,7 @@
 #ifndef TC_COLL_REDSCAT_H
 #define TC_COLL_REDSCAT_H
 
+#include "../xfer/region.h"
 #include "ctx.h"
 #include "fold.h"
 #include "op.h"
@@ -43,6 +44,8 @@
 
 typedef struct tc_redscat {
     tc_ctx_t *ctx;
+    tc_region_keep_t *keep; /* a persistent request's regions kept across its
+                               starts (coll/coll sets it after init; NULL: per call) */
     tc_rtype_t t;
     const char *in; /* our operand: every rank's block, in rank order */
     char *out;      /* our block's result */

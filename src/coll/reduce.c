@@ -474,7 +474,8 @@ tc_status_t tc_reduce_work(tc_reduce_t *op)
                 struct iovec iov = { (void *)op->in, span };
                 unsigned in_rights = TC_RIGHT_READ;
                 if (op->am_root && op->in == op->out && !op->multi) in_rights |= TC_RIGHT_WRITE;
-                TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, in_rights, &op->in_cookie));
+                TC_RETURN_IF_FAILED(
+                    tc_region_acquire(s, op->keep, &iov, 1, in_rights, &op->in_cookie));
                 if (lead && op->multi) { /* the node buffer (and final result) */
                     iov.iov_base = op->nb;
                     iov.iov_len = 2 * span;
@@ -483,7 +484,7 @@ tc_status_t tc_reduce_work(tc_reduce_t *op)
                 } else if (lead && op->in != op->out) { /* one node: the root's buffer */
                     iov.iov_base = op->out;
                     TC_RETURN_IF_FAILED(
-                        tc_region_create(s, &iov, 1, TC_RIGHT_WRITE, &op->out_cookie));
+                        tc_region_acquire(s, op->keep, &iov, 1, TC_RIGHT_WRITE, &op->out_cookie));
                 }
                 tc_fold_post(s, op->seq, op->in_cookie,
                              op->out_cookie ? op->out_cookie : op->in_cookie);
@@ -521,8 +522,9 @@ void tc_reduce_fini(tc_reduce_t *op)
      * cancelled) */
     if (op->chain) tc_req_abandon(op->rreq, TC_REDUCE_WINDOW);
     tc_req_abandon(op->sreq, TC_REDUCE_WINDOW);
-    if (op->in_cookie) tc_region_destroy(s, op->in_cookie);
-    if (op->out_cookie) tc_region_destroy(s, op->out_cookie);
+    /* (the node buffer's region is never kept: the context's buffer) */
+    tc_region_release(s, op->keep, op->in_cookie, op->state == ST_DONE);
+    tc_region_release(s, op->keep, op->out_cookie, op->state == ST_DONE);
     op->in_cookie = op->out_cookie = 0;
     tc_fold_scratch_put(&op->f);
     free(op->cookies);

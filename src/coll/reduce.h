@@ -35,6 +35,7 @@
 #ifndef TC_COLL_REDUCE_H
 #define TC_COLL_REDUCE_H
 
+#include "../xfer/region.h"
 #include "fold.h"
 #include "tune.h"
 
@@ -45,6 +46,8 @@
 
 typedef struct tc_reduce {
     tc_ctx_t *ctx;
+    tc_region_keep_t *keep; /* a persistent request's regions kept across its
+                               starts (coll/coll sets it after init; NULL: per call) */
     tc_rtype_t t;
     const char *in; /* input (the root's rbuf when MPI_IN_PLACE) */
     char *out;      /* the root's receive buffer (NULL elsewhere) */

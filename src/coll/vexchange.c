@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
+/* (ST_DONE is coll/vroot's VR_DONE too: the fini tells a finished operation by it) */
+enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE = TC_VX_STATE_DONE };
 
 /* The communicator rank of local rank @j of node @b (several nodes); @b
  * may be any integer: taken modulo the node count. */
@@ -206,8 +207,8 @@ static tc_status_t put_item(tc_vexchange_t *op)
                              : op->kind == TC_VX_SCATTERV ? (char *)op->in + op->rbase
                                                           : (char *)op->in,
                              span };
-        TC_RETURN_IF_FAILED(
-            tc_region_create(s, &iov, 1, gather ? TC_RIGHT_WRITE : TC_RIGHT_READ, &op->cookie));
+        TC_RETURN_IF_FAILED(tc_region_acquire(
+            s, op->keep, &iov, 1, gather ? TC_RIGHT_WRITE : TC_RIGHT_READ, &op->cookie));
         head[0] = op->cookie;
     }
     memcpy(it, head, sizeof(head));
@@ -467,8 +468,11 @@ static tc_status_t expose_sliced(tc_vexchange_t *op)
     if (s) {
         if (op->own) {
             struct iovec iov = { (void *)op->in, op->own };
-            TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie));
+            TC_RETURN_IF_FAILED(
+                tc_region_acquire(s, op->keep, &iov, 1, TC_RIGHT_READ, &op->cookie));
         }
+        /* (the table and receive buffer's region is declared per call: the
+         * table is the operation's) */
         struct iovec t[2] = { { op->xtab, n * sizeof(size_t) }, { op->out + op->rbase, op->span } };
         TC_RETURN_IF_FAILED(tc_region_create(s, t, op->span ? 2 : 1, TC_RIGHT_READ, &op->tcookie));
         tc_fold_post(s, op->seq, op->cookie, op->tcookie);
@@ -806,7 +810,7 @@ tc_status_t tc_vexchange_drain(tc_vexchange_t *op)
 
 void tc_vexchange_fini(tc_vexchange_t *op)
 {
-    if (op->cookie) tc_region_destroy(op->ctx->shm, op->cookie);
+    tc_region_release(op->ctx->shm, op->keep, op->cookie, op->state == ST_DONE);
     if (op->tcookie) tc_region_destroy(op->ctx->shm, op->tcookie);
     op->cookie = op->tcookie = 0;
     tc_pieces_fini(&op->net); /* (a failure may leave some in flight) */

@@ -108,6 +108,7 @@
 #ifndef TC_COLL_VEXCHANGE_H
 #define TC_COLL_VEXCHANGE_H
 
+#include "../xfer/region.h"
 #include "ctx.h"
 #include "pieces.h"
 
@@ -118,6 +119,9 @@ enum { TC_VX_GATHERV = 0, TC_VX_SCATTERV, TC_VX_ALLGATHERV, TC_VX_ALLTOALLV };
 
 /* Allgatherv relayed: the nodes the tags allow (coll/tags TC_TAG_VRELAY_OF). */
 #define TC_VX_RELAY_NODES 256
+/* The state both machines (coll/vexchange, coll/vroot) end a finished
+ * operation in (tc_vexchange_t.state). */
+#define TC_VX_STATE_DONE 3
 
 /* A piece a relay received, to forward once it has landed. */
 typedef struct tc_vx_piece {
@@ -128,6 +132,8 @@ typedef struct tc_vx_piece {
 
 typedef struct tc_vexchange {
     tc_ctx_t *ctx;
+    tc_region_keep_t *keep; /* a persistent request's regions kept across its
+                               starts (coll/coll sets it after init; NULL: per call) */
     int kind, root, state;
     uint64_t seq;
     const char *in;    /* our block (Gatherv, Allgatherv; Scatterv: the root's send buffer) */

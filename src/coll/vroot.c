@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { VR_START = 0, VR_WORK, VR_ACK, VR_DONE };
+enum { VR_START = 0, VR_WORK, VR_ACK, VR_DONE = TC_VX_STATE_DONE };
 
 /* The communicator rank of local rank @j of node @b. */
 static int vr_rank(const tc_vexchange_t *op, int b, int j) { return op->rank_at[op->nbase[b] + j]; }
@@ -96,7 +96,7 @@ static tc_status_t put_block(tc_vexchange_t *op)
     const size_t bytes = TC_VX_HEAD(1) + (big ? 0 : op->own);
     if (big && home && !op->cookie) {
         struct iovec iov = { (void *)op->in, op->own };
-        TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie));
+        TC_RETURN_IF_FAILED(tc_region_acquire(s, op->keep, &iov, 1, TC_RIGHT_READ, &op->cookie));
     }
     char *it = tc_shm_item_begin(s, bytes, op->eager_slot, op->seq, op->eager_wait);
     if (!it) return TC_INPROGRESS;
@@ -348,7 +348,7 @@ static tc_status_t put_home(tc_vexchange_t *op)
     }
     if (sc && !op->cookie) {
         struct iovec iov = { (char *)op->in + lo, (size_t)(hi - lo) };
-        TC_RETURN_IF_FAILED(tc_region_create(s, &iov, 1, TC_RIGHT_READ, &op->cookie));
+        TC_RETURN_IF_FAILED(tc_region_acquire(s, op->keep, &iov, 1, TC_RIGHT_READ, &op->cookie));
     }
     char *it = tc_shm_item_begin(s, bytes, op->eager_slot, op->seq, op->eager_wait);
     if (!it) return TC_INPROGRESS;

@@ -9,10 +9,13 @@
  * Its handle is a generalized request that never completes before the
  * application frees it, so no MPI call mistakes it for a finished one;
  * the completion calls look the handle up and read the operation's done
- * flag instead.
+ * flag instead.  The single-copy regions of its buffers are declared at
+ * its first start and kept (op->a.keep, xfer/region) until it is freed
+ * or its communicator goes; a failed start drops them.
  */
 #include "../base/log.h"
 #include "../base/sync.h"
+#include "../xfer/region.h"
 #include "nbc_int.h"
 
 #include <pthread.h>
@@ -169,7 +172,8 @@ static int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req)
         return TC_NB_PERSIST_NATIVE;
     int rc = PMPI_Grequest_start(handle_query, handle_free, handle_cancel, NULL, &op->greq);
     if (rc != MPI_SUCCESS) return rc;
-    tc_nb_on_release(tc_nb_persist_orphan); /* (the same hook each time) */
+    op->a.keep = calloc(1, sizeof(*op->a.keep)); /* (no memory: declared at each start) */
+    tc_nb_on_release(tc_nb_persist_orphan);      /* (the same hook each time) */
     op->persistent = 1;
     op->active = 0;
     op->ucomm = MPI_COMM_WORLD;
@@ -185,14 +189,19 @@ static int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req)
     return MPI_SUCCESS;
 }
 
-/* @c goes (tc_nb_on_release): its persistent requests can no longer start. */
+/* @c goes (tc_nb_on_release): its persistent requests can no longer
+ * start, and the regions they kept go now, while its segment is there (a
+ * context kept for reuse holds none of them). */
 static void tc_nb_persist_orphan(tc_ctx_t *c)
 {
     if (atomic_load_explicit(&g_np.count, memory_order_relaxed) == 0) return;
     pthread_mutex_lock(&g_np.lock);
     for (int b = 0; b < NP_BUCKETS; b++)
         for (tc_nb_t *op = g_np.chain[b]; op; op = op->pnext)
-            if (op->ctx == c) op->ctx = NULL, op->q = NULL;
+            if (op->ctx == c) {
+                tc_region_keep_clear(c->shm, op->a.keep);
+                op->ctx = NULL, op->q = NULL;
+            }
     pthread_mutex_unlock(&g_np.lock);
 }
 
@@ -317,6 +326,10 @@ int tc_nb_pfree(MPI_Request *req, int *rc)
     pthread_mutex_unlock(&g_np.lock);
     PMPI_Grequest_complete(op->greq);
     *rc = PMPI_Request_free(&op->greq);
+    /* (its regions: xfer/region's slots are claimed atomically, so this
+     * thread may destroy them beside another thread's call) */
+    if (op->ctx) tc_region_keep_clear(op->ctx->shm, op->a.keep);
+    free(op->a.keep);
     tc_nb_free_copies(op);
     free(op);
     *req = MPI_REQUEST_NULL;

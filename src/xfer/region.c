@@ -172,7 +172,10 @@ static uint64_t siphash13_u64(const uint64_t k[2], uint64_t m)
 static uint64_t next_key(tc_shm_t *s)
 {
     uint64_t key;
-    do key = siphash13_u64(s->key_secret, s->key_next++) & KEY_MASK;
+    do
+        key = siphash13_u64(s->key_secret,
+                            atomic_fetch_add_explicit(&s->key_next, 1, memory_order_relaxed)) &
+              KEY_MASK;
     while (key == 0);
     return key;
 }
@@ -211,8 +214,16 @@ tc_status_t tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, uns
         total += iov[i].iov_len;
     }
     if (s->me >= TC_COOKIE_OWNERS) return TC_ERR_NOSUPPORT;
-    if (s->region_used == ~0ULL) return TC_ERR_NOSPACE;
-    int slot = __builtin_ctzll(~s->region_used);
+    /* The slot claimed by one atomic exchange: the only word two threads
+     * of the process may both write (a request freed beside a call);
+     * relaxed, as each slot's fields are then written by its claimer. */
+    uint64_t used = atomic_load_explicit(&s->region_used, memory_order_relaxed);
+    int slot;
+    do {
+        if (used == ~0ULL) return TC_ERR_NOSPACE;
+        slot = __builtin_ctzll(~used);
+    } while (!atomic_compare_exchange_weak_explicit(&s->region_used, &used, used | 1ULL << slot,
+                                                    memory_order_relaxed, memory_order_relaxed));
     key = next_key(s);
     /* Only this process writes its descriptors, from its private copy (never read back). */
     tc_region_snap_t *r = &s->own[slot];
@@ -227,8 +238,8 @@ tc_status_t tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, uns
     }
     r->seal = tc_region_seal(r, slot, s->peer[s->me].seal);
     region_publish(desc_of(s, s->me, slot), r);
-    s->region_used |= 1ULL << slot;
     *cookie = COOKIE(s->me, slot, key);
+    atomic_fetch_add_explicit(&s->regions_declared, 1, memory_order_relaxed);
     return TC_OK;
 }
 
@@ -237,15 +248,79 @@ tc_status_t tc_region_destroy(tc_shm_t *s, uint64_t cookie)
     int slot = COOKIE_SLOT(cookie);
     if (COOKIE_OWNER(cookie) != s->me) return TC_ERR_INVAL;
     tc_region_snap_t *r = &s->own[slot];
-    if (!(s->region_used & (1ULL << slot)) || r->key != COOKIE_KEY(cookie)) return TC_ERR_STALE;
+    if (!(atomic_load_explicit(&s->region_used, memory_order_relaxed) & (1ULL << slot)) ||
+        r->key != COOKIE_KEY(cookie))
+        return TC_ERR_STALE;
     r->gen++; /* odd -> even */
     r->key = 0;
     tc_region_desc_t *d = desc_of(s, s->me, slot);
     /* Release: copiers that load gen afterwards see the region dead. */
     atomic_store_explicit(&d->gen, r->gen, memory_order_release);
     atomic_store_explicit(&d->key, 0, memory_order_relaxed);
-    s->region_used &= ~(1ULL << slot);
+    atomic_fetch_and_explicit(&s->region_used, ~(1ULL << slot), memory_order_relaxed);
     return TC_OK;
+}
+
+/* ---- Registrations kept across calls ------------------------------------------------ */
+
+static int keep_match(const tc_region_keep_t *k, int i, const struct iovec *iov, int niov,
+                      unsigned rights)
+{
+    if (k->e[i].niov != niov || k->e[i].rights != rights) return 0;
+    for (int j = 0; j < niov; j++)
+        if (k->e[i].iov[j].iov_base != iov[j].iov_base || k->e[i].iov[j].iov_len != iov[j].iov_len)
+            return 0;
+    return 1;
+}
+
+tc_status_t tc_region_acquire(tc_shm_t *s, tc_region_keep_t *keep, const struct iovec *iov,
+                              int niov, unsigned rights, uint64_t *cookie)
+{
+    if (keep && iov && niov >= 1 && niov <= TC_REGION_KEEP_IOV)
+        for (int i = 0; i < keep->n; i++)
+            if (keep_match(keep, i, iov, niov, rights)) {
+                *cookie = keep->e[i].cookie;
+                return TC_OK;
+            }
+    tc_status_t st = tc_region_create(s, iov, niov, rights, cookie);
+    if (st != TC_OK || !keep || keep->n == TC_REGION_KEEP || niov > TC_REGION_KEEP_IOV) return st;
+    if (atomic_fetch_add_explicit(&s->region_kept, 1, memory_order_relaxed) >=
+        TC_REGION_KEPT_MAX) { /* (the budget's: declared per call) */
+        atomic_fetch_sub_explicit(&s->region_kept, 1, memory_order_relaxed);
+        return st;
+    }
+    int i = keep->n++;
+    for (int j = 0; j < niov; j++) keep->e[i].iov[j] = iov[j];
+    keep->e[i].niov = niov;
+    keep->e[i].rights = rights;
+    keep->e[i].cookie = *cookie;
+    return TC_OK;
+}
+
+/* Entry @i of @keep goes (its region destroyed unless @s is NULL). */
+static void keep_drop(tc_shm_t *s, tc_region_keep_t *keep, int i)
+{
+    if (s) {
+        tc_region_destroy(s, keep->e[i].cookie);
+        atomic_fetch_sub_explicit(&s->region_kept, 1, memory_order_relaxed);
+    }
+    keep->e[i] = keep->e[--keep->n];
+}
+
+void tc_region_release(tc_shm_t *s, tc_region_keep_t *keep, uint64_t cookie, int ok)
+{
+    if (!cookie) return;
+    for (int i = 0; keep && i < keep->n; i++)
+        if (keep->e[i].cookie == cookie) {
+            if (!ok) keep_drop(s, keep, i);
+            return;
+        }
+    tc_region_destroy(s, cookie);
+}
+
+void tc_region_keep_clear(tc_shm_t *s, tc_region_keep_t *keep)
+{
+    while (keep && keep->n > 0) keep_drop(s, keep, keep->n - 1);
 }
 
 /* ---- Copies -------------------------------------------------------------------------- */

@@ -73,6 +73,42 @@ tc_status_t tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, uns
                              uint64_t *cookie);
 /** Destroy a region of the calling process. TC_OK or a TC_ERR_*. */
 tc_status_t tc_region_destroy(tc_shm_t *s, uint64_t cookie);
+/* ---- Registrations kept across calls (a persistent request's) ----
+ * KNEM declares a region once and copies with its cookie many times
+ * (KNEM paper, sections 3.2 and 5.5): a persistent collective (MPI 4.0
+ * section 6.13) keeps its buffers' regions from one start to the next
+ * instead of declaring and destroying them at every start.  A keep
+ * belongs to one request and is used by one thread at a time (the
+ * engine's serialisation); at most TC_REGION_KEPT_MAX of a process's
+ * TC_REGION_SLOTS regions are kept, so the calls always find slots. */
+#define TC_REGION_KEEP     4  /* regions one keep holds */
+#define TC_REGION_KEPT_MAX 32 /* kept regions per process and segment */
+#define TC_REGION_KEEP_IOV 2  /* segments of a region a keep holds */
+typedef struct tc_region_keep {
+    int n; /* entries in use */
+    struct {
+        struct iovec iov[TC_REGION_KEEP_IOV];
+        int niov;
+        unsigned rights;
+        uint64_t cookie;
+    } e[TC_REGION_KEEP];
+} tc_region_keep_t;
+
+/** A region of @iov (@niov segments) with @rights for one call: the one
+ *  @keep holds for the same segments and rights, else a new one, which
+ *  @keep then holds if it has room and the process's budget allows
+ *  (@keep NULL: always a new one, as tc_region_create).  TC_OK with the
+ *  cookie in *@cookie, or tc_region_create's TC_ERR_*. */
+tc_status_t tc_region_acquire(tc_shm_t *s, tc_region_keep_t *keep, const struct iovec *iov,
+                              int niov, unsigned rights, uint64_t *cookie);
+/** The end of the call that acquired @cookie: destroyed unless @keep
+ *  holds it and the call ended well (@ok; a failed call's peers may still
+ *  be copying, so its regions go and are declared again).  Never fails. */
+void tc_region_release(tc_shm_t *s, tc_region_keep_t *keep, uint64_t cookie, int ok);
+/** Destroy every region @keep holds (its request is freed); @s NULL (its
+ *  segment is gone with them): only forget them. */
+void tc_region_keep_clear(tc_shm_t *s, tc_region_keep_t *keep);
+
 /** Inline copy (see topocoll_copy) between @local (@nlocal segments) and
  *  region @cookie from byte @offset, in direction @dir: TC_OK with the
  *  bytes moved in *@copied (NULL: not wanted), all of @local's unless the

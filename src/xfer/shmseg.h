@@ -133,32 +133,36 @@ typedef struct tc_async {
 typedef struct tc_shm {
     void *base;
     size_t size;
-    int nlocal;                       /* processes on the node */
-    int me;                           /* this process's local rank */
-    tc_ctl_t *ctl;                    /* [nlocal] */
-    tc_inbox_t *inbox;                /* [nlocal] */
-    tc_region_desc_t *regions;        /* [nlocal][TC_REGION_SLOTS] */
-    char *cico;                       /* [nlocal][cico_slots][cico_slot] */
-    _Atomic uint64_t *lane;           /* [nlocal][lane_row]: per process, counters of its
-                                         copy-in/copy-out lanes (tc_shm_lane_*), written
-                                         only by that process */
-    size_t lane_row;                  /* counters per process (3 * nlocal, padded) */
-    size_t cico_slot;                 /* bytes per slot */
-    int cico_slots;                   /* slots per process */
-    int single_copy;                  /* 1: CMA works between every pair tested */
-    int ptracer;                      /* 1: single copy needed our PR_SET_PTRACER (Yama) */
-    char why[128];                    /* why single_copy is what it is */
-    tc_shm_peer_t *peer;              /* [nlocal], private (setup exchange) */
-    uint64_t region_used;             /* bitmap of this process's live region slots */
-    uint64_t probe;                   /* word read by peers to test CMA */
-    uint64_t bytes_sc;                /* statistics: bytes this process moved by CMA */
-    uint64_t bytes_cico;              /*             and through CICO slots */
-    char *bounce;                     /* region copies between two peers' regions: CMA
-                                         has no third-party copy, they go through here
-                                         (the calling thread's copies) */
-    char *bounce_async;               /* the same, for asynchronous copies (run by the
-                                         progress thread beside the application's) */
-    tc_async_t async[TC_ASYNC_SLOTS]; /* submitted asynchronous copies */
+    int nlocal;                        /* processes on the node */
+    int me;                            /* this process's local rank */
+    tc_ctl_t *ctl;                     /* [nlocal] */
+    tc_inbox_t *inbox;                 /* [nlocal] */
+    tc_region_desc_t *regions;         /* [nlocal][TC_REGION_SLOTS] */
+    char *cico;                        /* [nlocal][cico_slots][cico_slot] */
+    _Atomic uint64_t *lane;            /* [nlocal][lane_row]: per process, counters of its
+                                          copy-in/copy-out lanes (tc_shm_lane_*), written
+                                          only by that process */
+    size_t lane_row;                   /* counters per process (3 * nlocal, padded) */
+    size_t cico_slot;                  /* bytes per slot */
+    int cico_slots;                    /* slots per process */
+    int single_copy;                   /* 1: CMA works between every pair tested */
+    int ptracer;                       /* 1: single copy needed our PR_SET_PTRACER (Yama) */
+    char why[128];                     /* why single_copy is what it is */
+    tc_shm_peer_t *peer;               /* [nlocal], private (setup exchange) */
+    _Atomic uint64_t region_used;      /* bitmap of this process's live region slots
+                                          (atomic: a thread freeing a persistent request
+                                          destroys its regions beside a running call) */
+    _Atomic int region_kept;           /* of which kept across calls (tc_region_keep_t) */
+    _Atomic uint64_t regions_declared; /* statistics: regions this process declared */
+    uint64_t probe;                    /* word read by peers to test CMA */
+    uint64_t bytes_sc;                 /* statistics: bytes this process moved by CMA */
+    uint64_t bytes_cico;               /*             and through CICO slots */
+    char *bounce;                      /* region copies between two peers' regions: CMA
+                                          has no third-party copy, they go through here
+                                          (the calling thread's copies) */
+    char *bounce_async;                /* the same, for asynchronous copies (run by the
+                                          progress thread beside the application's) */
+    tc_async_t async[TC_ASYNC_SLOTS];  /* submitted asynchronous copies */
     _Atomic int async_queued;
     _Atomic uint64_t done_seen; /* every other local process had finished this
                                collective when we last looked (tc_shm_all_done) */
@@ -168,7 +172,7 @@ typedef struct tc_shm {
      * (no system call per region). */
     tc_region_snap_t own[TC_REGION_SLOTS];
     uint64_t key_secret[2];
-    uint64_t key_next;
+    _Atomic uint64_t key_next;
 } tc_shm_t;
 
 /**
