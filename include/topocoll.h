@@ -236,7 +236,8 @@ typedef uint64_t topocoll_cookie_t;
  * Non-blocking, no system call.  Local.
  *
  * Returns TOPOCOLL_SUCCESS, TOPOCOLL_ERR_INVAL, TOPOCOLL_ERR_NOSPACE (64
- * live regions per process and communicator), TOPOCOLL_ERR_NOCTX.
+ * live regions per process and communicator, of which the persistent
+ * collective requests on it may hold 32), TOPOCOLL_ERR_NOCTX.
  */
 TOPOCOLL_API int topocoll_region_create(MPI_Comm comm, const struct iovec *iov, int niov,
                                         unsigned rights, topocoll_cookie_t *cookie);
