@@ -180,7 +180,7 @@ static void mismatched_v(MPI_Comm comm, int x, int y, int num, int bytes)
 
 /* The communicator after the errors: a correct Allgatherv, Alltoallv,
  * Gatherv and Scatterv (rank r's block for each is r + 1 units of its
- * rank's byte). */
+ * rank's byte), Alltoall, Gather and Scatter (a unit each). */
 static void still_works_v(MPI_Comm comm, int bytes)
 {
     int *cnt = malloc(sizeof(int) * (size_t)size), *dsp = malloc(sizeof(int) * (size_t)size),
@@ -227,14 +227,31 @@ static void still_works_v(MPI_Comm comm, int bytes)
     for (int i = 0; i < cnt[rank] && !bad; i++) bad = in[i] != (char)(rank + 1);
     CHECK(rc == MPI_SUCCESS && !bad, "Scatterv after the errors: rc %d, data %s", rc,
           bad ? "wrong" : "right");
+    /* the regular rooted calls, which failed above with disagreeing counts */
+    memset(in, rank + 1, (size_t)unit);
+    memset(out, 0, (size_t)total);
+    rc = MPI_Gather(in, unit, MPI_BYTE, out, unit, MPI_BYTE, size - 1, comm);
+    for (int r = 0; rank == size - 1 && r < size; r++)
+        for (int i = 0; i < unit && !bad; i++) bad = out[r * unit + i] != (char)(r + 1);
+    CHECK(rc == MPI_SUCCESS && !bad, "Gather after the errors: rc %d, data %s", rc,
+          bad ? "wrong" : "right");
+    for (int r = 0; r < size; r++) memset(out + (size_t)r * (size_t)unit, r + 1, (size_t)unit);
+    memset(in, 0, (size_t)unit);
+    rc = MPI_Scatter(out, unit, MPI_BYTE, in, unit, MPI_BYTE, 0, comm);
+    for (int i = 0; i < unit && !bad; i++) bad = in[i] != (char)(rank + 1);
+    CHECK(rc == MPI_SUCCESS && !bad, "Scatter after the errors: rc %d, data %s", rc,
+          bad ? "wrong" : "right");
     /* (and in topocoll: the failed calls drained, the communicator kept) */
     topocoll_comm_query(comm, &i1);
     CHECK(i1.coll[TOPOCOLL_COLL_ALLGATHERV].calls > i0.coll[TOPOCOLL_COLL_ALLGATHERV].calls &&
               i1.coll[TOPOCOLL_COLL_ALLTOALLV].calls > i0.coll[TOPOCOLL_COLL_ALLTOALLV].calls &&
               i1.coll[TOPOCOLL_COLL_ALLTOALL].calls > i0.coll[TOPOCOLL_COLL_ALLTOALL].calls &&
               i1.coll[TOPOCOLL_COLL_GATHERV].calls > i0.coll[TOPOCOLL_COLL_GATHERV].calls &&
-              i1.coll[TOPOCOLL_COLL_SCATTERV].calls > i0.coll[TOPOCOLL_COLL_SCATTERV].calls,
-          "after the errors: Allgatherv, Alltoallv, Alltoall, Gatherv or Scatterv went native");
+              i1.coll[TOPOCOLL_COLL_SCATTERV].calls > i0.coll[TOPOCOLL_COLL_SCATTERV].calls &&
+              i1.coll[TOPOCOLL_COLL_GATHER].calls > i0.coll[TOPOCOLL_COLL_GATHER].calls &&
+              i1.coll[TOPOCOLL_COLL_SCATTER].calls > i0.coll[TOPOCOLL_COLL_SCATTER].calls,
+          "after the errors: Allgatherv, Alltoallv, Alltoall, Gatherv, Scatterv, Gather or "
+          "Scatter went native");
     free(cnt);
     free(dsp);
     free(sc);
