@@ -6,7 +6,8 @@
 # against the native MPI and exits non-zero on a mismatch.
 #
 # Programs: test_bcast, test_reduce (Reduce and Allreduce), test_allgather,
-# test_barrier, test_nbsteps (nonblocking), test_nuioa (NIC-aware leaders),
+# test_barrier, test_nbsteps (nonblocking), test_persist (persistent
+# requests; MPICH: 2x2 only), test_nuioa (NIC-aware leaders),
 # test_errprop (an erroneous Bcast), test_exchange, test_scan (also the node
 # prefix at 2x2), test_redscat (2x2, 2,2,1), test_vexchange (the irregular
 # exchanges; MPICH: 2x2 only),
@@ -192,6 +193,9 @@ for layout in 2x2 3hosts_221 2x2_vnodes2; do
   # hosts hold as many ranks each; native otherwise) and Scan/Exscan
   [[ $mpi == mpich && $layout != 2x2 ]] || run "exchange_$layout" -- "${args[@]}" -- "$bin/test_exchange"
   [[ $layout != 2x2 ]] || run "scan_$layout" -- "${args[@]}" -- "$bin/test_scan"
+  # the persistent collectives (their regions kept across starts), on equal
+  # and unequal hosts (MPICH: 2x2)
+  [[ $mpi == mpich && $layout != 2x2 ]] || run "persist_$layout" -- "${args[@]}" -- "$bin/test_persist"
   # Gatherv, Scatterv, Allgatherv, Alltoallv: the slices' exchange between
   # equal hosts (2x2: topocoll must run Allgatherv and Alltoallv; with
   # virtual nodes, 4 nodes of one rank: Allgatherv relayed), native between
