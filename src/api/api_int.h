@@ -82,8 +82,18 @@ void tc_api_native(const char *call, const tc_api_call_t *plan, int stat);
  *  there (tc_xtune_begin; collective over the communicator), and the
  *  caller passes @xt to tc_xtune_end when the call returns, native or
  *  not.  A nonblocking start passes NULL and takes the decided choice,
- *  so both forms run the same plan. */
+ *  so both forms run the same plan.  A persistent init (nbc's persistent
+ *  mode) of a collective whose own persistent form the MPI library gets
+ *  wrong (tc_api_native_persist_broken) takes topocoll's algorithm
+ *  wherever one applies (coll/plan tc_plan_select_own). */
 int tc_api_choose(int rc, tc_api_call_t *call, int ci, tc_xt_call_t *xt);
+/** 1 if the MPI library's own persistent form of collective @ci
+ *  (MPI_<Coll>_init) is known to be wrong: MPICH 4.0's MPI_Allgather_init
+ *  gives wrong blocks from its second start and drops a reference to its
+ *  datatypes at each one, its MPI_Gather_init leaves a root's receive
+ *  datatype with gaps unfilled, its MPI_Scatter_init fails its second
+ *  start at np=4 (docs/limitations.md).  0 under Open MPI. */
+int tc_api_native_persist_broken(int ci);
 
 /** 1 if @count elements of @dt are one contiguous run of @bytes bytes,
  *  starting at buf + *@lb_out. */

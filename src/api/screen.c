@@ -54,12 +54,28 @@ int tc_api_contiguous(int count, MPI_Datatype dt, size_t bytes, MPI_Aint *lb_out
            (size_t)tsize * (size_t)count == bytes;
 }
 
+int tc_api_native_persist_broken(int ci)
+{
+#if defined(MPICH_NUMVERSION)
+    return ci == TC_CI_ALLGATHER || ci == TC_CI_GATHER || ci == TC_CI_SCATTER;
+#else
+    (void)ci;
+    return 0;
+#endif
+}
+
 int tc_api_choose(int rc, tc_api_call_t *call, int ci, tc_xt_call_t *xt)
 {
     if (xt) xt->cls = NULL;
     if (rc != TC_API_RUN) return rc;
     tc_plan_t *p = &call->plan;
-    tc_plan_select(call->ctx, ci, call->bytes, p);
+    if (!xt && tc_nb_persist_pending() && tc_api_native_persist_broken(ci))
+        tc_plan_select_own(call->ctx, ci, call->bytes,
+                           "persistent: the MPI library's own persistent form is wrong "
+                           "(docs/limitations.md)",
+                           p);
+    else
+        tc_plan_select(call->ctx, ci, call->bytes, p);
     if (p->alg != TC_ALG_NATIVE && xt && !p->forced &&
         tc_xtune_begin(call->ctx, ci, call->bytes, xt) == TC_XT_NATIVE) {
         p->alg = TC_ALG_NATIVE;

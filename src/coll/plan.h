@@ -92,5 +92,11 @@ size_t tc_plan_bcast_seg(const tc_ctx_t *ctx, size_t bytes, int root);
  *  context): the native MPI (tc_plan_native_why), or topocoll's algorithm
  *  for the call.  Local and read-only; the same on every rank. */
 void tc_plan_select(const tc_ctx_t *c, int ci, size_t bytes, tc_plan_t *p);
+/** As tc_plan_select, but topocoll's algorithm wherever one applies,
+ *  where the plan chose the native MPI for speed alone (the flat rule,
+ *  coll/xtune's measurements): for a call the native MPI cannot be
+ *  trusted with (@why: the reason the plan records).  The native MPI
+ *  still where TOPOCOLL_<COLL>_ALG=native asks for it or none applies. */
+void tc_plan_select_own(const tc_ctx_t *c, int ci, size_t bytes, const char *why, tc_plan_t *p);
 
 #endif
