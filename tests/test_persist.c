@@ -358,9 +358,12 @@ static void packed(MPI_Comm comm, int b)
 #if defined(OPEN_MPI)
         check_ag = 1;
 #else
+        /* (where single copy works and native is not asked for: an
+         * Allgather across nodes or of blocks above the segment's needs it) */
         topocoll_comm_info_t ai = TOPOCOLL_COMM_INFO_INIT;
         topocoll_comm_query(comm, &ai);
-        CHECK(!ai.enabled || check_ag,
+        const char *ag_alg = getenv("TOPOCOLL_ALLGATHER_ALG");
+        CHECK(!ai.enabled || !ai.single_copy || (ag_alg && !strcmp(ag_alg, "native")) || check_ag,
               "Allgather_init packed b=%d start %d: left to MPICH's own persistent form", b, it);
 #endif
         bad = 0;
@@ -567,9 +570,11 @@ static void kept_regions(void)
         /* with the static choice (TOPOCOLL_TUNE=0) they run by single copy,
          * so the check above can fail: the blocking calls declare at each */
         const char *tune = getenv("TOPOCOLL_TUNE");
-        if (tune && !strcmp(tune, "0") && ci.enabled && ci.single_copy && size > 1)
+        if (tune && !strcmp(tune, "0") && ci.enabled && ci.single_copy && size > 1) {
             CHECK(blocking >= K, "%d blocking Allreduce and Bcast declared %llu regions", K,
                   (unsigned long long)blocking);
+            CHECK(persist >= 1, "%d single-copy starts declared no region", K);
+        }
         if (order == 0) {
             MPI_Request_free(&req[0]);
             MPI_Request_free(&req[1]);

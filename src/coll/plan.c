@@ -223,9 +223,7 @@ void tc_plan_select(const tc_ctx_t *c, int ci, size_t bytes, tc_plan_t *p)
 void tc_plan_select_own(const tc_ctx_t *c, int ci, size_t bytes, const char *why, tc_plan_t *p)
 {
     tc_plan_select(c, ci, bytes, p);
-    if (p->alg != TC_ALG_NATIVE || tc_plan_forced(c, ci) == TC_ALG_NATIVE ||
-        (ci == TC_CI_BARRIER && c->map.nnodes > 1 && c->cfg->barrier_flat))
-        return;
+    if (p->alg != TC_ALG_NATIVE || tc_plan_forced(c, ci) == TC_ALG_NATIVE) return;
     const char *none = NULL;
     const tc_alg_t alg = topo_alg(c, ci, bytes, &none);
     if (alg == TC_ALG_NATIVE) return; /* (none applies: the plan's reason stands) */

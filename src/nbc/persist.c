@@ -11,7 +11,8 @@
  * the completion calls look the handle up and read the operation's done
  * flag instead.  The single-copy regions of its buffers are declared at
  * its first start and kept (op->a.keep, xfer/region) until it is freed
- * or its communicator goes; a failed start drops them.
+ * or its communicator goes; a start that fails before every local peer
+ * is done with them drops them.
  */
 #include "../base/log.h"
 #include "../base/sync.h"
@@ -314,6 +315,12 @@ int tc_nb_pfree(MPI_Request *req, int *rc)
     }
     wait_done(op); /* (freeing an active one is erroneous: it completes first) */
     pthread_mutex_lock(&g_np.lock);
+    /* its regions, under the lock: a thread freeing the communicator
+     * meanwhile (tc_nb_persist_orphan) either cleared them and op->ctx
+     * first, or waits until they are gone (xfer/region's slots are
+     * claimed atomically, so this thread may destroy them beside another
+     * thread's call) */
+    if (op->ctx) tc_region_keep_clear(op->ctx->shm, op->a.keep);
     for (tc_nb_t **pp = &g_np.chain[bucket(op->greq)]; *pp; pp = &(*pp)->pnext)
         if (*pp == op) {
             *pp = op->pnext;
@@ -326,9 +333,6 @@ int tc_nb_pfree(MPI_Request *req, int *rc)
     pthread_mutex_unlock(&g_np.lock);
     PMPI_Grequest_complete(op->greq);
     *rc = PMPI_Request_free(&op->greq);
-    /* (its regions: xfer/region's slots are claimed atomically, so this
-     * thread may destroy them beside another thread's call) */
-    if (op->ctx) tc_region_keep_clear(op->ctx->shm, op->a.keep);
     free(op->a.keep);
     tc_nb_free_copies(op);
     free(op);

@@ -215,15 +215,17 @@ tc_status_t tc_region_create(tc_shm_t *s, const struct iovec *iov, int niov, uns
     }
     if (s->me >= TC_COOKIE_OWNERS) return TC_ERR_NOSUPPORT;
     /* The slot claimed by one atomic exchange: the only word two threads
-     * of the process may both write (a request freed beside a call);
-     * relaxed, as each slot's fields are then written by its claimer. */
+     * of the process may both write (a request freed beside a call).
+     * Acquire on success: pairs with the release of the destroy that
+     * freed the slot, so the claimer reads that thread's last gen and
+     * key (the slot's private copy is then the claimer's alone). */
     uint64_t used = atomic_load_explicit(&s->region_used, memory_order_relaxed);
     int slot;
     do {
         if (used == ~0ULL) return TC_ERR_NOSPACE;
         slot = __builtin_ctzll(~used);
     } while (!atomic_compare_exchange_weak_explicit(&s->region_used, &used, used | 1ULL << slot,
-                                                    memory_order_relaxed, memory_order_relaxed));
+                                                    memory_order_acquire, memory_order_relaxed));
     key = next_key(s);
     /* Only this process writes its descriptors, from its private copy (never read back). */
     tc_region_snap_t *r = &s->own[slot];
@@ -257,7 +259,9 @@ tc_status_t tc_region_destroy(tc_shm_t *s, uint64_t cookie)
     /* Release: copiers that load gen afterwards see the region dead. */
     atomic_store_explicit(&d->gen, r->gen, memory_order_release);
     atomic_store_explicit(&d->key, 0, memory_order_relaxed);
-    atomic_fetch_and_explicit(&s->region_used, ~(1ULL << slot), memory_order_relaxed);
+    /* Release: our stores to the slot's private copy (gen, key) before
+     * the slot is free for another thread's create (its acquire). */
+    atomic_fetch_and_explicit(&s->region_used, ~(1ULL << slot), memory_order_release);
     return TC_OK;
 }
 

@@ -102,8 +102,10 @@ typedef struct tc_region_keep {
 tc_status_t tc_region_acquire(tc_shm_t *s, tc_region_keep_t *keep, const struct iovec *iov,
                               int niov, unsigned rights, uint64_t *cookie);
 /** The end of the call that acquired @cookie: destroyed unless @keep
- *  holds it and the call ended well (@ok; a failed call's peers may still
- *  be copying, so its regions go and are declared again).  Never fails. */
+ *  holds it and @ok, which the callers pass as "every local peer is done
+ *  with the call's buffers" (their state machine's end): a call that
+ *  failed before that may still have peers copying, so its regions go
+ *  and are declared again.  Never fails. */
 void tc_region_release(tc_shm_t *s, tc_region_keep_t *keep, uint64_t cookie, int ok);
 /** Destroy every region @keep holds (its request is freed); @s NULL (its
  *  segment is gone with them): only forget them. */

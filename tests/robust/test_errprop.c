@@ -228,6 +228,7 @@ static void still_works_v(MPI_Comm comm, int bytes)
     CHECK(rc == MPI_SUCCESS && !bad, "Scatterv after the errors: rc %d, data %s", rc,
           bad ? "wrong" : "right");
     /* the regular rooted calls, which failed above with disagreeing counts */
+    bad = 0;
     memset(in, rank + 1, (size_t)unit);
     memset(out, 0, (size_t)total);
     rc = MPI_Gather(in, unit, MPI_BYTE, out, unit, MPI_BYTE, size - 1, comm);
@@ -237,6 +238,7 @@ static void still_works_v(MPI_Comm comm, int bytes)
           bad ? "wrong" : "right");
     for (int r = 0; r < size; r++) memset(out + (size_t)r * (size_t)unit, r + 1, (size_t)unit);
     memset(in, 0, (size_t)unit);
+    bad = 0;
     rc = MPI_Scatter(out, unit, MPI_BYTE, in, unit, MPI_BYTE, 0, comm);
     for (int i = 0; i < unit && !bad; i++) bad = in[i] != (char)(rank + 1);
     CHECK(rc == MPI_SUCCESS && !bad, "Scatter after the errors: rc %d, data %s", rc,
