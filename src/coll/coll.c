@@ -142,15 +142,22 @@ static tc_status_t exchange_work(tc_coll_state_t *st, int exec)
 static void exchange_fini(tc_coll_state_t *st) { tc_exchange_fini(&st->exchange); }
 static tc_status_t exchange_drain(tc_coll_state_t *st) { return tc_exchange_drain(&st->exchange); }
 
+/* An irregular exchange of @kind (TC_VX_*) whose TOPOCOLL_<COLL>_ALG is
+ * collective @ci's (TC_CI_*). */
+static tc_status_t vx_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a, int kind,
+                           int ci)
+{
+    tc_status_t rc = tc_vexchange_init(&st->vexchange, c, kind, a->in, a->out, a->n, a->vlen,
+                                       a->voff, a->root, ci);
+    if (kind == TC_VX_ALLTOALLV) tc_vexchange_send_table(&st->vexchange, a->vstab, a->vspan);
+    st->vexchange.keep = a->keep;
+    return rc;
+}
 static tc_status_t vexchange_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a,
                                   int kind)
 {
     static const int ci[] = { TC_CI_GATHERV, TC_CI_SCATTERV, TC_CI_ALLGATHERV, TC_CI_ALLTOALLV };
-    tc_status_t rc = tc_vexchange_init(&st->vexchange, c, kind, a->in, a->out, a->n, a->vlen,
-                                       a->voff, a->root, ci[kind]);
-    if (kind == TC_VX_ALLTOALLV) tc_vexchange_send_table(&st->vexchange, a->vstab, a->vspan);
-    st->vexchange.keep = a->keep;
-    return rc;
+    return vx_init(st, c, a, kind, ci[kind]);
 }
 static tc_status_t gatherv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
@@ -164,17 +171,11 @@ static tc_status_t scatterv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll
  * (coll/vroot) over the caller's table of equal blocks. */
 static tc_status_t gather_nodes_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
-    tc_status_t rc = tc_vexchange_init(&st->vexchange, c, TC_VX_GATHERV, a->in, a->out, a->n,
-                                       a->vlen, a->voff, a->root, TC_CI_GATHER);
-    st->vexchange.keep = a->keep;
-    return rc;
+    return vx_init(st, c, a, TC_VX_GATHERV, TC_CI_GATHER);
 }
 static tc_status_t scatter_nodes_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
-    tc_status_t rc = tc_vexchange_init(&st->vexchange, c, TC_VX_SCATTERV, a->in, a->out, a->n,
-                                       a->vlen, a->voff, a->root, TC_CI_SCATTER);
-    st->vexchange.keep = a->keep;
-    return rc;
+    return vx_init(st, c, a, TC_VX_SCATTERV, TC_CI_SCATTER);
 }
 static tc_status_t allgatherv_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
