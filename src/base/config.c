@@ -247,6 +247,12 @@ static tc_param_t g_params[] = {
            "a header and size - 1 such blocks fits a CICO slot); `0`: by the MPI library, "
            "4 KiB under Open MPI (its shared memory turns to its rendezvous there), 8 KiB under "
            "MPICH (eager to 16 KiB)"),
+    P_SIZE("TOPOCOLL_ROOT_SHARE_MIN", "1M", 0, 0, MAXB, root_share_min,
+           "one node, Gather and Scatter by single copy: a block at least this long is copied "
+           "from both ends at once, its sender or receiver copying its head and the root its "
+           "tail (1/size of it), so the root's core copies too; `0`: never"),
+    P_SIZE("TOPOCOLL_VCOLL_SHARE_MIN", "16K", 0, 0, MAXB, vx_share_min,
+           "the same for Gatherv and Scatterv (blocks longer than `TOPOCOLL_VCOLL_ITEM_MAX`)"),
     P_SIZE("TOPOCOLL_ALLGATHER_CICO_MAX", "8K", 0, 0, MAXB, allgather_cico_max,
            "one-node Allgather through the shared segment at or below (block bytes)"),
     P_ENUM("TOPOCOLL_TUNE", "1", ch_tune, tune,

@@ -59,6 +59,10 @@ typedef struct tc_config {
                                      the CICO slots at or below (bytes per process) */
     size_t red_eager_max;         /* TOPOCOLL_REDUCE_EAGER_MAX: one-node Reduce eager at or
                                      below (bytes per process) */
+    size_t root_share_min;        /* TOPOCOLL_ROOT_SHARE_MIN: one-node Gather/Scatter
+                                     blocks the root copies a share of, at or above
+                                     (bytes; 0: never) */
+    size_t vx_share_min;          /* TOPOCOLL_VCOLL_SHARE_MIN: the same, Gatherv/Scatterv */
     size_t allgather_cico_max;    /* TOPOCOLL_ALLGATHER_CICO_MAX: same, per block */
     size_t vx_item_max;           /* TOPOCOLL_VCOLL_ITEM_MAX: the irregular exchanges'
                                      longest block carried in its sender's item (0: by

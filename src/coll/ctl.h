@@ -108,6 +108,19 @@ static inline tc_status_t tc_cctl_peer_failed(const tc_shm_t *s, uint64_t seq)
     return TC_OK;
 }
 
+/** A failure @st of ours in collective @seq after we exposed a buffer
+ *  (the caller then returns it once no local process copies into or out
+ *  of that buffer any more): said to the local processes at once, and
+ *  returned.  A region gone under our copy (TC_ERR_STALE) means its owner
+ *  left after a failure, whose cause is the one to say. */
+static inline tc_status_t tc_cctl_fail_exposed(tc_shm_t *s, uint64_t seq, tc_status_t st)
+{
+    const tc_status_t peer = st == TC_ERR_STALE ? tc_cctl_peer_failed(s, seq) : TC_OK;
+    if (peer != TC_OK) st = peer;
+    tc_cctl_abort(s, seq, st);
+    return st;
+}
+
 /** The status of collective @seq that failed here with @st (< 0), or
  *  that a waiting driver saw a local peer fail (@st: the peer's, from
  *  tc_cctl_peer_failed): a peer's failure wins (ours is likely its

@@ -214,6 +214,20 @@ int tc_ctx_flat(const tc_ctx_t *c, size_t bytes, size_t flat_max);
  *  4 MiB and more 1.0-1.2x cold.) */
 size_t tc_ctx_copy_chunk(size_t l2);
 
+/* One node, Gather, Scatter and their v forms by single copy: of a block
+ * of @len bytes between the root and another process, the bytes that
+ * process copies, the block's head; the root copies the rest, its tail,
+ * from the other end at the same time (1/nlocal of it, in whole cache
+ * lines), so the root's core copies where it would wait.  From @min
+ * bytes (TOPOCOLL_ROOT_SHARE_MIN, TOPOCOLL_VCOLL_SHARE_MIN; 0: never; the
+ * same on both sides, which both know the length); @len where the root
+ * copies none. */
+static inline size_t tc_ctx_share_head(const tc_ctx_t *c, size_t len, size_t min)
+{
+    if (!min || len < min || !c->shm) return len;
+    return len - (len / (size_t)c->shm->nlocal & ~(size_t)63);
+}
+
 /* Eager reductions and Allgathers: at most this many bytes per process
  * (span, block), and this much for the node (every process of an eager
  * Allreduce or Allgather reads every item). */

@@ -214,6 +214,47 @@ static tc_status_t expose(tc_exchange_t *op)
     return TC_OK;
 }
 
+/* Gather, Scatter: the head of a non-root's block it copies itself
+ * (coll/ctx tc_ctx_share_head); the root copies the rest. */
+static size_t share_head(const tc_exchange_t *op)
+{
+    return op->kind == TC_XC_ALLTOALL
+               ? op->block
+               : tc_ctx_share_head(op->ctx, op->block, op->ctx->cfg->root_share_min);
+}
+
+/* The Gather, Scatter root: the tail of every other process's block
+ * (share_head), out of its send buffer or into its receive buffer, which
+ * it exposes and posts (resumable: op->next).  One that finished without
+ * posting, or posted no buffer, took a path of its own: its count
+ * differs. */
+static tc_status_t root_share(tc_exchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const size_t b = op->block, h = share_head(op);
+    const int gather = op->kind == TC_XC_GATHER;
+    if (h == b) return TC_OK; /* (the others copy all of theirs) */
+    for (; op->next < s->nlocal - 1; op->next++) {
+        const int i = (s->me + 1 + op->next) % s->nlocal;
+        if (!posted(s, i, op->seq)) {
+            /* Acquire: what it published before finishing (a failure) */
+            if (atomic_load_explicit(&s->ctl[i].done_seq, memory_order_acquire) >= op->seq)
+                return TC_ERR_TRUNCATE;
+            return TC_INPROGRESS;
+        }
+        const tc_cctl_t *c = tc_cctl(s, i);
+        /* (relaxed: after the acquire of its post) */
+        const uint64_t cookie =
+            atomic_load_explicit(gather ? &c->in_cookie : &c->out_cookie, memory_order_relaxed);
+        if (!cookie) return TC_ERR_TRUNCATE;
+        char *at = (gather ? op->out : (char *)op->in) + (size_t)i * b + h;
+        TC_RETURN_IF_FAILED(tc_counted(gather ? tc_region_read(s, cookie, h, at, b - h)
+                                              : tc_region_write(s, cookie, h, at, b - h)));
+        s->bytes_sc += b - h;
+    }
+    return TC_OK;
+}
+
 /* The root's cookie for this call once it is exposed (0 before). */
 static uint64_t root_cookie(const tc_exchange_t *op)
 {
@@ -321,15 +362,23 @@ static tc_status_t sc_work(tc_exchange_t *op)
         tc_status_t rc = alltoall_push(op);
         return rc == TC_OK && op->multi ? sliced_exchange(op) : rc;
     }
-    const int me = s->me;             /* (Gather, Scatter: one node, a segment) */
-    if (me == op->root) return TC_OK; /* the others copy */
-    if (op->kind == TC_XC_GATHER && !op->posted) {
+    const int me = s->me; /* (Gather, Scatter: one node, a segment) */
+    if (me == op->root) return root_share(op);
+    const size_t h = share_head(op);
+    const int gather = op->kind == TC_XC_GATHER;
+    if ((gather || h < op->block) && !op->posted) {
         /* say we took single copy, so an eager root (counts that differ
-         * across the eager size) fails instead of waiting for our item;
+         * across the eager size) fails instead of waiting for our item,
+         * with the buffer whose tail the root copies (share_head);
          * posting waits, as every post does, until nobody reads our
          * previous one */
         if (!tc_shm_all_done(s, op->seq - 1)) return TC_INPROGRESS;
-        tc_fold_post(s, op->seq, 0, 0);
+        if (h < op->block) {
+            struct iovec iov = { gather ? (void *)op->in : op->out, op->block };
+            TC_RETURN_IF_FAILED(tc_region_acquire(
+                s, op->keep, &iov, 1, gather ? TC_RIGHT_READ : TC_RIGHT_WRITE, &op->cookie));
+        }
+        tc_fold_post(s, op->seq, gather ? op->cookie : 0, gather ? 0 : op->cookie);
         op->posted = 1;
     }
     uint64_t cookie = root_cookie(op);
@@ -338,19 +387,18 @@ static tc_status_t sc_work(tc_exchange_t *op)
     if (!cookie) return TC_INPROGRESS;
     if (op->kind == TC_XC_SCATTER) {
         TC_RETURN_IF_FAILED(
-            tc_counted(tc_region_read(s, cookie, (size_t)me * op->block, op->out, op->block)));
+            tc_counted(tc_region_read(s, cookie, (size_t)me * op->block, op->out, h)));
     } else {
         TC_RETURN_IF_FAILED(
-            tc_counted(tc_region_write(s, cookie, (size_t)me * op->block, op->in, op->block)));
+            tc_counted(tc_region_write(s, cookie, (size_t)me * op->block, op->in, h)));
     }
     return TC_OK;
 }
 
-tc_status_t tc_exchange_work(tc_exchange_t *op)
+static tc_status_t steps(tc_exchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
     tc_status_t rc;
-    if (op->eager) return eager_work(op);
     switch (op->state) {
     case ST_START:
         if ((rc = expose(op)) != TC_OK) return rc;
@@ -369,13 +417,29 @@ tc_status_t tc_exchange_work(tc_exchange_t *op)
         /* one that failed writing or reading ours (counts that differ:
          * our buffer is shorter than its) fails us too, and so does a
          * Gather writer that took the eager path (its count differs) */
-        if (op->cookie && op->kind == TC_XC_GATHER)
+        if (op->cookie && op->kind == TC_XC_GATHER && s->me == op->root)
             for (int i = 0; i < s->nlocal; i++)
                 if (i != s->me && wrote_item(op, i)) return TC_ERR_TRUNCATE;
         if (op->cookie) return tc_cctl_peer_failed(s, op->seq);
         /* fall through */
     default: return TC_OK;
     }
+}
+
+/* steps, where a failure of ours on one node after we exposed a buffer
+ * (a count that differs) is said to the local processes at once and
+ * returned once none of them copies into or out of it any more. */
+tc_status_t tc_exchange_work(tc_exchange_t *op)
+{
+    tc_shm_t *s = op->ctx->shm;
+    if (op->eager) return eager_work(op);
+    if (op->multi) return steps(op);
+    if (op->fail == TC_OK) {
+        const tc_status_t rc = steps(op);
+        if (rc >= 0 || !op->cookie || op->state == ST_DONE) return rc;
+        op->fail = tc_cctl_fail_exposed(s, op->seq, rc);
+    }
+    return tc_shm_all_done(s, op->seq) ? op->fail : TC_INPROGRESS;
 }
 
 tc_status_t tc_exchange_drain(tc_exchange_t *op)

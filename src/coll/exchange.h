@@ -9,6 +9,11 @@
  *    other process writes its block into it, all at once.
  *  - Scatter: the root exposes its send buffer (a readable region); every
  *    other process reads its block out of it.
+ *  - Gather, Scatter: a block of at least TOPOCOLL_ROOT_SHARE_MIN is copied
+ *    from both ends at once: the non-root copies its head, the root its
+ *    tail (1/nlocal of it) out of or into the buffer the non-root then
+ *    exposes and posts, so the root's core copies too instead of waiting;
+ *    such a non-root waits until every local process has finished.
  *  - Alltoall: every process exposes its receive buffer and writes block j
  *    of its send buffer into process j's, starting each with a different
  *    peer (me + 1, me + 2, ...) so that no receiver takes every writer at
@@ -60,9 +65,11 @@ typedef struct tc_exchange {
     char *out;         /* Gather (root), Alltoall: size blocks; Scatter: our block */
     size_t block;      /* bytes per process */
     uint64_t cookie;   /* our exposed buffer (Gather root: out; Scatter root: in;
-                          Alltoall: out) */
+                          Alltoall: out; a Gather, Scatter non-root whose block
+                          the root shares: in, out) */
     uint64_t *cookies; /* Alltoall: [nlocal] the others' receive buffers */
-    int next;          /* Alltoall: peers written so far */
+    int next;          /* Alltoall: peers written so far; Gather, Scatter root:
+                          blocks shared so far */
     /* Alltoall on several nodes: the per-slice exchange */
     int multi, ppn, posted;
     uint64_t in_cookie;    /* our send buffer, readable by the local processes */
@@ -71,7 +78,8 @@ typedef struct tc_exchange {
     char *sstage, *rstage; /* [nnodes - 1][ppn] blocks each: the messages out and in
                               (the context's TC_BUF_NET) */
     tc_pieces_t net;       /* every step's pieces, received then sent */
-    tc_status_t fail;      /* a failure held until our messages are out */
+    tc_status_t fail;      /* a failure held until our messages are out (one node:
+                              until no local process uses our exposed buffer) */
     int eager, eager_slot;
     uint64_t eager_wait;
 } tc_exchange_t;

@@ -143,6 +143,16 @@ size_t tc_vexchange_eager_max(const tc_ctx_t *c)
 
 int tc_vexchange_fits(const tc_ctx_t *c) { return TC_VX_HEAD(c->map.size) <= c->cfg->cico_slot; }
 
+/* Gatherv, Scatterv on one node: of a block of @len bytes left to single
+ * copy, the head its non-root copies (coll/ctx tc_ctx_share_head); the
+ * root copies the rest. */
+static size_t split_at(const tc_vexchange_t *op, size_t len)
+{
+    return op->kind > TC_VX_SCATTERV || len <= op->vmax
+               ? len
+               : tc_ctx_share_head(op->ctx, len, op->ctx->cfg->vx_share_min);
+}
+
 /* Entry @j of what we send (Scatterv's root, Alltoallv: one per rank;
  * Gatherv's non-roots and Allgatherv: one, our block): its length, its
  * first byte, its offset in the region we would expose. */
@@ -163,6 +173,21 @@ static size_t block_out(const tc_vexchange_t *op, int j, const char **src, size_
     return op->own;
 }
 
+/* The buffer our item names (its @span bytes), as op->cookie: written
+ * into, the Gatherv root's receive span and a Scatterv reader's block;
+ * read, a send buffer. */
+static tc_status_t expose_span(tc_vexchange_t *op, size_t span)
+{
+    const int root = op->ctx->map.rank == op->root;
+    const int into = op->kind == TC_VX_GATHERV ? root : op->kind == TC_VX_SCATTERV && !root;
+    struct iovec iov = { into                         ? op->out + (root ? op->rbase : 0)
+                         : op->kind == TC_VX_SCATTERV ? (char *)op->in + op->rbase
+                                                      : (char *)op->in,
+                         span };
+    return tc_region_acquire(op->ctx->shm, op->keep, &iov, 1, into ? TC_RIGHT_WRITE : TC_RIGHT_READ,
+                             &op->cookie);
+}
+
 /* Put our item: the blocks of at most op->vmax bytes in it, the others
  * left to single copy in our exposed buffer (its cookie in the header);
  * the Gatherv root's entries say where each rank writes a block too long
@@ -174,6 +199,9 @@ static tc_status_t put_item(tc_vexchange_t *op)
     const int n = op->ctx->map.size, me = op->ctx->map.rank, root = me == op->root;
     const int many = op->kind == TC_VX_ALLTOALLV || (op->kind == TC_VX_SCATTERV && root);
     const int nent = many || (op->kind == TC_VX_GATHERV && root) ? n : 1;
+    /* a Gatherv writer, a Scatterv reader whose block the root shares:
+     * its send (receive) buffer, for the root's part */
+    const int shared = op->kind <= TC_VX_SCATTERV && !root && split_at(op, op->own) < op->own;
     size_t bytes = TC_VX_HEAD(nent), span = 0, roff;
     int sc = 0; /* blocks left to single copy */
     const char *src;
@@ -183,7 +211,9 @@ static tc_status_t put_item(tc_vexchange_t *op)
         blocks_span(op, n);
         span = op->span;
     } else if (op->kind == TC_VX_SCATTERV && !root) {
-        return TC_OK; /* (we only read) */
+        if (!shared) return TC_OK; /* (we only read) */
+        sc = 1;
+        span = op->own;
     } else {
         for (int j = 0; j < nent; j++) {
             const size_t l = block_out(op, j, &src, &roff);
@@ -200,17 +230,10 @@ static tc_status_t put_item(tc_vexchange_t *op)
     char *it = tc_shm_item_begin(s, bytes, op->eager_slot, op->seq, op->eager_wait);
     if (!it) return TC_INPROGRESS;
     uint64_t head[2] = { 0, (uint64_t)nent };
-    if (sc && span &&
-        !(op->kind == TC_VX_GATHERV && !root)) { /* (a Gatherv writer exposes nothing) */
-        const int gather = op->kind == TC_VX_GATHERV;
-        struct iovec iov = { gather                       ? op->out + op->rbase
-                             : op->kind == TC_VX_SCATTERV ? (char *)op->in + op->rbase
-                                                          : (char *)op->in,
-                             span };
-        TC_RETURN_IF_FAILED(tc_region_acquire(
-            s, op->keep, &iov, 1, gather ? TC_RIGHT_WRITE : TC_RIGHT_READ, &op->cookie));
-        head[0] = op->cookie;
-    }
+    /* (a Gatherv writer exposes nothing unless the root shares its block) */
+    if (sc && span && (op->kind != TC_VX_GATHERV || root || shared))
+        TC_RETURN_IF_FAILED(expose_span(op, span));
+    head[0] = op->cookie;
     memcpy(it, head, sizeof(head));
     size_t at = TC_VX_HEAD(nent);
     for (int j = 0; j < nent; j++) {
@@ -218,6 +241,9 @@ static tc_status_t put_item(tc_vexchange_t *op)
         if (op->kind == TC_VX_GATHERV && root) {
             e[0] = op->len[j];
             e[1] = TC_VX_SC | (op->len[j] ? (uint64_t)((ptrdiff_t)op->off[j] - op->rbase) : 0);
+        } else if (op->kind == TC_VX_SCATTERV && !root) { /* (a reader: our block, at 0) */
+            e[0] = op->own;
+            e[1] = TC_VX_SC;
         } else {
             e[0] = block_out(op, j, &src, &roff);
             if (many && j == me) {
@@ -265,8 +291,10 @@ static void own_block(tc_vexchange_t *op)
         memcpy(op->out + op->off[me], op->in, op->own);
 }
 
-/* (declared in vexchange_int.h) */
-tc_status_t tc_vx_take(tc_vexchange_t *op, int j, size_t e, char *buf, size_t want, int write)
+/* tc_vx_take, of a block left to single copy the first @part bytes only
+ * (split_at's head; a carried block whole). */
+static tc_status_t take_head(tc_vexchange_t *op, int j, size_t e, char *buf, size_t want,
+                             size_t part, int write)
 {
     tc_shm_t *s = op->ctx->shm;
     const size_t size = tc_shm_item_whole(s, j, op->eager_slot, op->seq);
@@ -289,25 +317,60 @@ tc_status_t tc_vx_take(tc_vexchange_t *op, int j, size_t e, char *buf, size_t wa
     }
     const size_t off = (size_t)(ent[1] & ~TC_VX_SC);
     if (!head[0]) return TC_ERR_PROTO;
-    TC_RETURN_IF_FAILED(tc_counted(write ? tc_region_write(s, head[0], off, buf, want)
-                                         : tc_region_read(s, head[0], off, buf, want)));
-    s->bytes_sc += want;
+    TC_RETURN_IF_FAILED(tc_counted(write ? tc_region_write(s, head[0], off, buf, part)
+                                         : tc_region_read(s, head[0], off, buf, part)));
+    s->bytes_sc += part;
     return TC_OK;
 }
 
-/* The Gatherv root: local process @j's block, @want bytes at our @buf:
- * out of its item, or, left to single copy, written by @j itself (we only
- * check its item says so for as many bytes). */
-static tc_status_t gathered(tc_vexchange_t *op, int j, char *buf, size_t want)
+/* (declared in vexchange_int.h) */
+tc_status_t tc_vx_take(tc_vexchange_t *op, int j, size_t e, char *buf, size_t want, int write)
 {
-    if (want <= op->vmax) return tc_vx_take(op, j, 0, buf, want, 0);
+    return take_head(op, j, e, buf, want, want, write);
+}
+
+/* The Gatherv, Scatterv root: local process @j's long block, @want bytes
+ * at our @buf, left to single copy: its item must say so for as many
+ * bytes; where we share it (split_at) we then copy its tail, out of @j's
+ * send buffer (Gatherv) or into its receive buffer (Scatterv), which its
+ * item's header names. */
+static tc_status_t root_part(tc_vexchange_t *op, int j, char *buf, size_t want)
+{
     tc_shm_t *s = op->ctx->shm;
     const size_t size = tc_shm_item_whole(s, j, op->eager_slot, op->seq);
     if (size == TC_SHM_ITEM_BROKEN || (size && size < TC_VX_HEAD(1))) return TC_ERR_PROTO;
     if (!size) return TC_INPROGRESS;
-    uint64_t ent[2];
-    memcpy(ent, tc_shm_item_data(s, j, op->eager_slot, size) + 16, sizeof(ent));
-    return ent[0] == want && (ent[1] & TC_VX_SC) ? TC_OK : TC_ERR_TRUNCATE;
+    uint64_t head[2], ent[2];
+    const char *it = tc_shm_item_data(s, j, op->eager_slot, size);
+    memcpy(head, it, sizeof(head));
+    memcpy(ent, it + 16, sizeof(ent));
+    if (ent[0] != want || !(ent[1] & TC_VX_SC)) return TC_ERR_TRUNCATE;
+    const size_t h = split_at(op, want);
+    if (h == want) return TC_OK;
+    if (!head[0]) return TC_ERR_PROTO;
+    const int scatter = op->kind == TC_VX_SCATTERV;
+    TC_RETURN_IF_FAILED(tc_counted(scatter ? tc_region_write(s, head[0], h, buf + h, want - h)
+                                           : tc_region_read(s, head[0], h, buf + h, want - h)));
+    s->bytes_sc += want - h;
+    return TC_OK;
+}
+
+/* The Gatherv root: local process @j's block, @want bytes at our @buf:
+ * out of its item, or, left to single copy, written by @j itself (and
+ * its tail by us: root_part). */
+static tc_status_t gathered(tc_vexchange_t *op, int j, char *buf, size_t want)
+{
+    if (want <= op->vmax) return tc_vx_take(op, j, 0, buf, want, 0);
+    return root_part(op, j, buf, want);
+}
+
+/* The Scatterv root: our share of local process @j's block (root_part),
+ * if any. */
+static tc_status_t scattered(tc_vexchange_t *op, int j)
+{
+    const size_t want = op->len[j];
+    if (split_at(op, want) == want) return TC_OK; /* (@j reads it all) */
+    return root_part(op, j, (char *)op->in + op->off[j], want);
 }
 
 /* Alltoallv (several nodes): our item (the same as on one node: every
@@ -713,18 +776,18 @@ static tc_status_t node_steps(tc_vexchange_t *op)
         /* fall through */
     case ST_WORK:
         if (op->kind == TC_VX_GATHERV && me != r && op->own > op->vmax)
-            rc = tc_vx_take(op, r, (size_t)me, (char *)op->in, op->own, 1);
+            rc = take_head(op, r, (size_t)me, (char *)op->in, op->own, split_at(op, op->own), 1);
         else if (op->kind == TC_VX_SCATTERV && me != r)
-            rc = tc_vx_take(op, r, (size_t)me, op->out, op->own, 0);
+            rc = take_head(op, r, (size_t)me, op->out, op->own, split_at(op, op->own), 0);
         else
             rc = TC_OK;
         if (rc != TC_OK) return rc;
-        for (; (op->kind != TC_VX_SCATTERV) && (op->kind != TC_VX_GATHERV || me == r) &&
-               op->next < n - 1;
-             op->next++) {
+        for (; (op->kind > TC_VX_SCATTERV || me == r) && op->next < n - 1; op->next++) {
             const int j = (me + 1 + op->next) % n;
             char *buf = op->out + op->off[j];
-            if (op->kind == TC_VX_GATHERV)
+            if (op->kind == TC_VX_SCATTERV)
+                rc = scattered(op, j);
+            else if (op->kind == TC_VX_GATHERV)
                 rc = gathered(op, j, buf, op->len[j]);
             else
                 rc = tc_vx_take(op, j, op->kind == TC_VX_ALLTOALLV ? (size_t)me : 0, buf,
@@ -755,11 +818,7 @@ static tc_status_t node_work(tc_vexchange_t *op)
     if (op->fail == TC_OK) {
         const tc_status_t rc = node_steps(op);
         if (rc >= 0 || !op->cookie || op->state == ST_DONE) return rc;
-        /* a region gone under our copy: its owner left after a failure,
-         * whose cause is the one to say */
-        const tc_status_t peer = rc == TC_ERR_STALE ? tc_cctl_peer_failed(s, op->seq) : TC_OK;
-        op->fail = peer != TC_OK ? peer : rc;
-        tc_cctl_abort(s, op->seq, op->fail);
+        op->fail = tc_cctl_fail_exposed(s, op->seq, rc);
     }
     return tc_shm_all_done(s, op->seq) ? op->fail : TC_INPROGRESS;
 }

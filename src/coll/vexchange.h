@@ -24,6 +24,11 @@
  *    a non-root whose block is that long writes it there (one system
  *    call), the others return once their item is written, as a native
  *    eager send does;
+ *  - Gatherv, Scatterv: a block of at least TOPOCOLL_VCOLL_SHARE_MIN is
+ *    copied from both ends at once: the non-root copies its head, the
+ *    root its tail (1/nlocal of it), out of or into the buffer the
+ *    non-root then exposes in its item, so the root's core copies too
+ *    instead of waiting (a Scatterv reader puts an item only then);
  *  - a process that exposed a buffer waits until every local process has
  *    finished the call, and fails if one of them failed it.
  *
