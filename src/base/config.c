@@ -253,6 +253,11 @@ static tc_param_t g_params[] = {
            "tail (1/size of it), so the root's core copies too; `0`: never"),
     P_SIZE("TOPOCOLL_VCOLL_SHARE_MIN", "16K", 0, 0, MAXB, vx_share_min,
            "the same for Gatherv and Scatterv (blocks longer than `TOPOCOLL_VCOLL_ITEM_MAX`)"),
+    P_INT("TOPOCOLL_ALLTOALL_WINDOW", "-1", -1, 1 << 20, alltoall_window,
+          "Alltoall across nodes: the steps whose messages go out before the first "
+          "step's message in has landed (a step's message out goes once the one of the step "
+          "that many before has come in: at most that many of our flows on the wire at once); "
+          "`0`: every step at once; `-1`: 2 from 8 nodes, else every step at once"),
     P_SIZE("TOPOCOLL_ALLGATHER_CICO_MAX", "8K", 0, 0, MAXB, allgather_cico_max,
            "one-node Allgather through the shared segment at or below (block bytes)"),
     P_ENUM("TOPOCOLL_TUNE", "1", ch_tune, tune,

@@ -64,6 +64,9 @@ typedef struct tc_config {
                                      (bytes; 0: never) */
     size_t vx_share_min;          /* TOPOCOLL_VCOLL_SHARE_MIN: the same, Gatherv/Scatterv */
     size_t allgather_cico_max;    /* TOPOCOLL_ALLGATHER_CICO_MAX: same, per block */
+    int alltoall_window;          /* TOPOCOLL_ALLTOALL_WINDOW: Alltoall across nodes,
+                                     steps out ahead of the steps in (0: all; -1: by
+                                     the node count, coll/exchange) */
     size_t vx_item_max;           /* TOPOCOLL_VCOLL_ITEM_MAX: the irregular exchanges'
                                      longest block carried in its sender's item (0: by
                                      the MPI library, coll/vexchange TC_VX_EAGER_MAX) */

@@ -226,8 +226,10 @@ static size_t share_head(const tc_exchange_t *op)
 /* The Gather, Scatter root: the tail of every other process's block
  * (share_head), out of its send buffer or into its receive buffer, which
  * it exposes and posts (resumable: op->next).  One that finished without
- * posting, or posted no buffer, took a path of its own: its count
- * differs. */
+ * posting, posted no buffer, or a buffer of another length than our
+ * block (a zero-byte copy past its end must be refused: no system call)
+ * has a count of its own: each side splits its own length, so nothing
+ * else would tell. */
 static tc_status_t root_share(tc_exchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
@@ -237,16 +239,19 @@ static tc_status_t root_share(tc_exchange_t *op)
     for (; op->next < s->nlocal - 1; op->next++) {
         const int i = (s->me + 1 + op->next) % s->nlocal;
         if (!posted(s, i, op->seq)) {
-            /* Acquire: what it published before finishing (a failure) */
-            if (atomic_load_explicit(&s->ctl[i].done_seq, memory_order_acquire) >= op->seq)
-                return TC_ERR_TRUNCATE;
-            return TC_INPROGRESS;
+            /* Acquire: a post before its finish is seen now */
+            if (atomic_load_explicit(&s->ctl[i].done_seq, memory_order_acquire) < op->seq)
+                return TC_INPROGRESS;
+            if (!posted(s, i, op->seq)) return TC_ERR_TRUNCATE; /* (finished without) */
         }
         const tc_cctl_t *c = tc_cctl(s, i);
         /* (relaxed: after the acquire of its post) */
         const uint64_t cookie =
             atomic_load_explicit(gather ? &c->in_cookie : &c->out_cookie, memory_order_relaxed);
-        if (!cookie) return TC_ERR_TRUNCATE;
+        char past;
+        if (!cookie || (gather ? tc_region_read(s, cookie, b + 1, &past, 0)
+                               : tc_region_write(s, cookie, b + 1, &past, 0)) != TC_ERR_BOUNDS)
+            return TC_ERR_TRUNCATE;
         char *at = (gather ? op->out : (char *)op->in) + (size_t)i * b + h;
         TC_RETURN_IF_FAILED(tc_counted(gather ? tc_region_read(s, cookie, h, at, b - h)
                                               : tc_region_write(s, cookie, h, at, b - h)));
@@ -285,12 +290,60 @@ static tc_status_t alltoall_push(tc_exchange_t *op)
     return TC_OK;
 }
 
-/* Post every step's messages (coll/pieces): the receives first, then for
- * each k the blocks our node's processes have for slice i of node a + k,
- * packed by single-copy reads out of their send buffers.  A failure (a
- * read refused or out of bounds; @bad: one before, nothing read) is held
- * (op->fail) and the messages from it on go out empty, so the receivers
- * fail on the length instead of waiting. */
+/* Step @k's message out (coll/pieces): the blocks our node's processes
+ * have for slice i of node a + k, packed by single-copy reads out of
+ * their send buffers.  A failure (a read refused or out of bounds; one
+ * before) is held (op->fail) and the messages from it on go out empty,
+ * so the receivers fail on the length instead of waiting. */
+static tc_status_t post_send(tc_exchange_t *op, int k)
+{
+    tc_shm_t *s = op->ctx->shm;
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int N = m->nnodes, ppn = op->ppn, i = m->lrank, a = m->node;
+    const size_t b = op->block, P = (size_t)ppn, msg = P * b;
+    const int to = op->rank_at[(size_t)((a + k) % N) * P + (size_t)i];
+    char *out = op->sstage + (size_t)(k - 1) * msg;
+    for (int j = 0; j < ppn && op->fail == TC_OK; j++) {
+        if (j == i)
+            memcpy(out + (size_t)j * b, op->in + (size_t)to * b, b);
+        else
+            op->fail =
+                tc_counted(tc_region_read(s, op->incs[j], (size_t)to * b, out + (size_t)j * b, b));
+    }
+    op->sent = k;
+    return tc_pieces_post(&op->net, out, op->fail == TC_OK ? msg : 0, to, xc_tag(op), 1, NULL);
+}
+
+/* The window of the steps out (TOPOCOLL_ALLTOALL_WINDOW; -1: 2 from 8
+ * nodes, else 0, every step at once).  Every step's message in flight at
+ * once keeps every link busy, but from 8 nodes the ppn x (N - 1) flows
+ * out of each host overflow its link's queue: 8 emulated hosts x 2 at
+ * 100 Mbit/s, 64 KiB blocks, 218-260 ms a call with 1 or 2 steps ahead
+ * against 390-433 ms with all 7 (native: 318-392); at 4 hosts the window
+ * cost 5-20% (docs/scaling.md). */
+static int window(const tc_exchange_t *op)
+{
+    const int w = op->ctx->cfg->alltoall_window;
+    return w >= 0 ? w : op->ctx->map.nnodes >= 8 ? 2 : 0;
+}
+
+/* Post the messages out that may go (window w: step k's once every
+ * step's message in up to k - w has landed, all at once when w is 0 or a
+ * failure is held).  The receives are the first pieces, in step order,
+ * so op->net.done counts the steps in that landed. */
+static tc_status_t post_sends(tc_exchange_t *op)
+{
+    const int N = op->ctx->map.nnodes, w = window(op);
+    const size_t pp = tc_pieces_of((size_t)op->ppn * op->block);
+    while (op->sent < N - 1 && (!w || op->fail != TC_OK || op->sent + 1 - w <= 0 ||
+                                (size_t)op->net.done >= (size_t)(op->sent + 1 - w) * pp))
+        TC_RETURN_IF_FAILED(post_send(op, op->sent + 1));
+    return TC_OK;
+}
+
+/* Post every step's receive (coll/pieces), check the local processes'
+ * send buffers, then the messages out that may go (post_sends; @bad: a
+ * failure before, nothing read: every one goes out empty). */
 static tc_status_t post_steps(tc_exchange_t *op, tc_status_t bad)
 {
     tc_shm_t *s = op->ctx->shm;
@@ -314,35 +367,31 @@ static tc_status_t post_steps(tc_exchange_t *op, tc_status_t bad)
                        tc_region_read(s, op->incs[j], end, &last, 1) != TC_ERR_BOUNDS))
             bad = TC_ERR_TRUNCATE;
     }
-    for (int k = 1; k < N; k++) {
-        const int to = op->rank_at[(size_t)((a + k) % N) * P + (size_t)i];
-        char *out = op->sstage + (size_t)(k - 1) * msg;
-        for (int j = 0; j < ppn && bad == TC_OK; j++) {
-            if (j == i)
-                memcpy(out + (size_t)j * b, op->in + (size_t)to * b, b);
-            else
-                bad = tc_counted(
-                    tc_region_read(s, op->incs[j], (size_t)to * b, out + (size_t)j * b, b));
-        }
-        TC_RETURN_IF_FAILED(
-            tc_pieces_post(&op->net, out, bad == TC_OK ? msg : 0, to, xc_tag(op), 1, NULL));
-    }
     if (op->fail == TC_OK) op->fail = bad;
-    return TC_OK;
+    return post_sends(op);
 }
 
 /* The per-slice exchange between nodes (see exchange.h): for every
  * k = 1..N-1 at once, the message to slice i of node a + k and the one
- * from node a - k (post_steps); once all have landed, unpack.  All steps
- * in flight together keep every link busy (one step at a time left them
- * idle between steps: 1.6x the link bound at 1 MiB blocks, 4 hosts x 2). */
+ * from node a - k (post_steps; the messages out held back by
+ * TOPOCOLL_ALLTOALL_WINDOW, post_sends); once all have landed, unpack.
+ * All steps in flight together keep every link busy (one step at a time
+ * left them idle between steps: 1.6x the link bound at 1 MiB blocks,
+ * 4 hosts x 2). */
 static tc_status_t sliced_exchange(tc_exchange_t *op)
 {
     const tc_nodemap_t *m = &op->ctx->map;
     const int N = m->nnodes, ppn = op->ppn, a = m->node;
     const size_t b = op->block, P = (size_t)ppn, msg = P * b;
     if (!op->posted) TC_RETURN_IF_FAILED(post_steps(op, TC_OK));
-    TC_RETURN_IF_FAILED(tc_pieces_progress(&op->net));
+    tc_status_t rc;
+    while ((rc = tc_pieces_progress(&op->net)) >= 0 && op->sent < N - 1) {
+        const int sent = op->sent;
+        if (op->fail == TC_OK) op->fail = op->net.fail;
+        TC_RETURN_IF_FAILED(post_sends(op));
+        if (op->sent == sent) return TC_INPROGRESS; /* (the window is full) */
+    }
+    if (rc != TC_OK) return rc;
     if (op->fail == TC_OK) op->fail = op->net.fail;
     if (op->fail != TC_OK) return op->fail;
     for (int k = 1; k < N; k++) {
@@ -448,6 +497,8 @@ tc_status_t tc_exchange_drain(tc_exchange_t *op)
     if (!op->multi || !op->net.p || !op->sstage)
         return TC_ERR_NOMEM; /* (its init failed: nothing of it went) */
     if (!op->posted) TC_RETURN_IF_FAILED(post_steps(op, TC_ERR_REMOTE)); /* (out empty) */
+    if (op->fail == TC_OK) op->fail = TC_ERR_REMOTE; /* (the steps not out yet: empty) */
+    TC_RETURN_IF_FAILED(post_sends(op));
     return tc_pieces_progress(&op->net);
 }
 

@@ -71,15 +71,15 @@ typedef struct tc_exchange {
     int next;          /* Alltoall: peers written so far; Gather, Scatter root:
                           blocks shared so far */
     /* Alltoall on several nodes: the per-slice exchange */
-    int multi, ppn, posted;
-    uint64_t in_cookie;    /* our send buffer, readable by the local processes */
-    uint64_t *incs;        /* [nlocal] the local processes' send buffers */
-    int *rank_at;          /* [nnodes * ppn] communicator rank of (node, local rank) */
-    char *sstage, *rstage; /* [nnodes - 1][ppn] blocks each: the messages out and in
-                              (the context's TC_BUF_NET) */
-    tc_pieces_t net;       /* every step's pieces, received then sent */
-    tc_status_t fail;      /* a failure held until our messages are out (one node:
-                              until no local process uses our exposed buffer) */
+    int multi, ppn, posted, sent; /* sent: steps whose message out is posted */
+    uint64_t in_cookie;           /* our send buffer, readable by the local processes */
+    uint64_t *incs;               /* [nlocal] the local processes' send buffers */
+    int *rank_at;                 /* [nnodes * ppn] communicator rank of (node, local rank) */
+    char *sstage, *rstage;        /* [nnodes - 1][ppn] blocks each: the messages out and in
+                                     (the context's TC_BUF_NET) */
+    tc_pieces_t net;              /* every step's pieces, received then sent */
+    tc_status_t fail;             /* a failure held until our messages are out (one node:
+                                     until no local process uses our exposed buffer) */
     int eager, eager_slot;
     uint64_t eager_wait;
 } tc_exchange_t;

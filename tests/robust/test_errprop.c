@@ -77,6 +77,12 @@ static void nodes_of(MPI_Comm comm, int *node)
     MPI_Allgather(&me, 1, MPI_INT, node, 1, MPI_INT, comm);
 }
 
+/* 1 ("share" after "v"): the root shares every single-copy block on one
+ * node (TOPOCOLL_ROOT_SHARE_MIN set small by the test's run), and checks
+ * each sharer's length: a regular Gather or Scatter whose blocks both go
+ * by single copy must fail too. */
+static int shared;
+
 /* Irregular exchanges whose counts disagree at rank @x (Alltoallv: its
  * block for rank @y) by the factor @num / 2: each rank's error class. */
 static void mismatched_v(MPI_Comm comm, int x, int y, int num, int bytes)
@@ -144,9 +150,10 @@ static void mismatched_v(MPI_Comm comm, int x, int y, int num, int bytes)
         /* the regular forms, x's block off: across nodes (Gatherv's and
          * Scatterv's collectors, every length checked), and on one node
          * with at least one side eager (2 KiB; both by single copy, a
-         * shorter block is not seen: limitations.md) */
+         * shorter block is not seen: limitations.md, unless the root
+         * shares the blocks) */
         const int c = rank == x ? unit * num / 2 : unit;
-        if (!one_node || unit * num / 2 <= 2048 || unit <= 2048) {
+        if (!one_node || unit * num / 2 <= 2048 || unit <= 2048 || shared) {
             rc = MPI_Gather(in, c, MPI_BYTE, out, unit, MPI_BYTE, root, comm);
             MPI_Error_class(rc, &cls);
             CHECK(rc != MPI_SUCCESS || rank != root,
@@ -160,11 +167,13 @@ static void mismatched_v(MPI_Comm comm, int x, int y, int num, int bytes)
             CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "Scatter: error class %d", cls);
         }
     }
-    /* Alltoall: x's block (sent and received) off for everyone */
+    /* Alltoall: x's block (sent and received) off for everyone (one node,
+     * by single copy: rank 0's longer block stays in bounds, not seen) */
     int c = rank == x ? unit * num / 2 : unit;
     rc = MPI_Alltoall(in, c, MPI_BYTE, out, c, MPI_BYTE, comm);
     MPI_Error_class(rc, &cls);
-    CHECK(rc != MPI_SUCCESS || (rank != x && node[rank] == node[x]),
+    CHECK(rc != MPI_SUCCESS || (rank != x && node[rank] == node[x]) ||
+              (one_node && x == 0 && num > 2),
           "Alltoall, rank %d's block %d of %d bytes: success", x, c, unit);
     CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "Alltoall: error class %d", cls);
     if (rank == 0)
@@ -290,9 +299,12 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Barrier(comm); /* (its context built: the erroneous call runs in topocoll) */
     const int v = argc > 2 && !strcmp(argv[2], "v");
+    shared = argc > 3 && !strcmp(argv[3], "share");
     if (v) {
         mismatched_v(comm, size - 1, 0, 4, bytes); /* (longer: the receivers drain) */
         mismatched_v(comm, 0, size - 1, 1, bytes); /* (shorter: they cut) */
+        /* (longer at offset 0: a shared block's copies stay in bounds) */
+        if (shared) mismatched_v(comm, 0, size - 1, 4, bytes);
         still_works_v(comm, bytes);
     } else {
         mismatched(comm, 0, bytes);
