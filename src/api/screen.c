@@ -468,25 +468,6 @@ static tc_status_t wait_step(const tc_ctx_t *c, uint64_t seq, tc_backoff_t *b)
     return peer;
 }
 
-/* After a failure, until every local process has finished collective
- * @seq (each does, failed or not: tc_cctl_settle): none copies into or
- * out of a buffer we exposed any more when fini destroys its region and
- * the call returns.  The local processes escape their waits as we do. */
-static void node_done(const tc_ctx_t *c, uint64_t seq)
-{
-    tc_backoff_t b;
-    tc_backoff_init(&b, c->spin);
-    b.nap_us = c->nap;
-    while (c->shm && !tc_shm_all_done(c->shm, seq)) {
-        if (tc_nb_outstanding()) tc_nb_progress();
-        if (b.polls >= b.spin && ((b.polls - b.spin) & 15) == 0) {
-            int flag;
-            PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->pcomm, &flag, MPI_STATUS_IGNORE);
-        }
-        tc_backoff(&b);
-    }
-}
-
 /* A failed operation's drain step to its end (coll/coll): its network
  * traffic is the MPI library's to finish, as in any MPI call. */
 static tc_status_t drain(const tc_ctx_t *c, const tc_coll_ops_t *ops, tc_coll_state_t *st)
@@ -519,7 +500,6 @@ tc_status_t tc_api_run(tc_ctx_t *c, int kind, const tc_coll_args_t *a)
     int drained = 0;
     if (rc < 0) {
         rc = tc_cctl_settle(c->shm, seq, rc); /* (the local processes told first) */
-        node_done(c, seq);
         drained = ops->drain && drain(c, ops, &st) == TC_OK;
     }
     ops->fini(&st);

@@ -193,12 +193,9 @@ static void advance_queue(tc_nb_queue_t *q)
     while ((op = q->head)) {
         tc_status_t st = TC_OK;
         if (op->state == NB_DRAINING) { /* a failed one finishing its network traffic */
-            /* and no local process copying into or out of what it
-             * exposed (each finishes: tc_cctl_settle) before its fini */
-            if (q->ctx->shm && !tc_shm_all_done(q->ctx->shm, q->ctx->seq)) return;
-            tc_status_t d = op->ops->drain ? op->ops->drain(state_of(op)) : TC_OK;
+            tc_status_t d = op->ops->drain(state_of(op));
             if (d == TC_INPROGRESS) return;
-            op->drained = d == TC_OK && op->ops->drain;
+            op->drained = d == TC_OK;
             finish_locked(q, op, op->st);
             continue;
         }
@@ -211,7 +208,7 @@ static void advance_queue(tc_nb_queue_t *q)
             (st = tc_cctl_peer_failed(q->ctx->shm, q->ctx->seq)) == TC_OK)
             return;
         if (st < 0) st = tc_cctl_settle(q->ctx->shm, q->ctx->seq, st);
-        if (st < 0) {
+        if (st < 0 && op->ops->drain) {
             op->st = st;
             op->state = NB_DRAINING;
             continue;
@@ -378,8 +375,8 @@ static void direct_end(tc_nb_t *op, tc_status_t st)
 {
     tc_ctx_t *c = op->ctx;
     if (st < 0) st = tc_cctl_settle(c->shm, c->seq, st);
-    if (st < 0) {
-        adopt(op, st); /* (the engine drains it, waits for the node, completes it) */
+    if (st < 0 && op->ops->drain) {
+        adopt(op, st); /* (the engine drains it and completes it) */
         return;
     }
     direct_unlink(op);
