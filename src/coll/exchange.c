@@ -434,6 +434,17 @@ static tc_status_t sc_work(tc_exchange_t *op)
     if (!cookie && op->kind == TC_XC_SCATTER && wrote_item(op, op->root))
         return TC_ERR_TRUNCATE; /* (an eager root: our counts differ) */
     if (!cookie) return TC_INPROGRESS;
+    /* we copy only our head: the root must share our block, so its buffer
+     * must be size of our blocks long (a zero-byte copy at its end taken,
+     * one past it refused: no system call), else its count differs and it
+     * may not copy our tail */
+    const size_t all = op->block * (size_t)s->nlocal; /* (one node) */
+    char past;
+    if (h < op->block && ((gather ? tc_region_write(s, cookie, all, &past, 0)
+                                  : tc_region_read(s, cookie, all, &past, 0)) != TC_OK ||
+                          (gather ? tc_region_write(s, cookie, all + 1, &past, 0)
+                                  : tc_region_read(s, cookie, all + 1, &past, 0)) != TC_ERR_BOUNDS))
+        return TC_ERR_TRUNCATE;
     if (op->kind == TC_XC_SCATTER) {
         TC_RETURN_IF_FAILED(
             tc_counted(tc_region_read(s, cookie, (size_t)me * op->block, op->out, h)));

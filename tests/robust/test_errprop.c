@@ -77,11 +77,12 @@ static void nodes_of(MPI_Comm comm, int *node)
     MPI_Allgather(&me, 1, MPI_INT, node, 1, MPI_INT, comm);
 }
 
-/* 1 ("share" after "v"): the root shares every single-copy block on one
- * node (TOPOCOLL_ROOT_SHARE_MIN set small by the test's run), and checks
- * each sharer's length: a regular Gather or Scatter whose blocks both go
- * by single copy must fail too. */
-static int shared;
+/* "share" after "v": the root shares single-copy blocks on one node from
+ * TOPOCOLL_ROOT_SHARE_MIN bytes (set by the test's run), and either side
+ * of a shared block checks the other's buffer length: a regular Gather or
+ * Scatter whose blocks both go by single copy must fail too where either
+ * block is that long.  0: not asked. */
+static long long shared;
 
 /* Irregular exchanges whose counts disagree at rank @x (Alltoallv: its
  * block for rank @y) by the factor @num / 2: each rank's error class. */
@@ -153,7 +154,8 @@ static void mismatched_v(MPI_Comm comm, int x, int y, int num, int bytes)
          * shorter block is not seen: limitations.md, unless the root
          * shares the blocks) */
         const int c = rank == x ? unit * num / 2 : unit;
-        if (!one_node || unit * num / 2 <= 2048 || unit <= 2048 || shared) {
+        if (!one_node || unit * num / 2 <= 2048 || unit <= 2048 ||
+            (shared && (unit >= shared || unit * num / 2 >= shared))) {
             rc = MPI_Gather(in, c, MPI_BYTE, out, unit, MPI_BYTE, root, comm);
             MPI_Error_class(rc, &cls);
             CHECK(rc != MPI_SUCCESS || rank != root,
@@ -299,7 +301,8 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Barrier(comm); /* (its context built: the erroneous call runs in topocoll) */
     const int v = argc > 2 && !strcmp(argv[2], "v");
-    shared = argc > 3 && !strcmp(argv[3], "share");
+    if (argc > 3 && !strcmp(argv[3], "share") && getenv("TOPOCOLL_ROOT_SHARE_MIN"))
+        shared = atoll(getenv("TOPOCOLL_ROOT_SHARE_MIN"));
     if (v) {
         mismatched_v(comm, size - 1, 0, 4, bytes); /* (longer: the receivers drain) */
         mismatched_v(comm, 0, size - 1, 1, bytes); /* (shorter: they cut) */
