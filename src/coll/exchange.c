@@ -227,9 +227,8 @@ static size_t share_head(const tc_exchange_t *op)
  * (share_head), out of its send buffer or into its receive buffer, which
  * it exposes and posts (resumable: op->next).  One that finished without
  * posting, posted no buffer, or a buffer of another length than our
- * block (a zero-byte copy past its end must be refused: no system call)
- * has a count of its own: each side splits its own length, so nothing
- * else would tell. */
+ * block has a count of its own: each side splits its own length, so
+ * nothing else would tell. */
 static tc_status_t root_share(tc_exchange_t *op)
 {
     tc_shm_t *s = op->ctx->shm;
@@ -248,9 +247,8 @@ static tc_status_t root_share(tc_exchange_t *op)
         /* (relaxed: after the acquire of its post) */
         const uint64_t cookie =
             atomic_load_explicit(gather ? &c->in_cookie : &c->out_cookie, memory_order_relaxed);
-        char past;
-        if (!cookie || (gather ? tc_region_read(s, cookie, b + 1, &past, 0)
-                               : tc_region_write(s, cookie, b + 1, &past, 0)) != TC_ERR_BOUNDS)
+        if (!cookie ||
+            !tc_region_len_is(s, cookie, b, gather ? TC_DIR_FROM_REGION : TC_DIR_TO_REGION))
             return TC_ERR_TRUNCATE;
         char *at = (gather ? op->out : (char *)op->in) + (size_t)i * b + h;
         TC_RETURN_IF_FAILED(tc_counted(gather ? tc_region_read(s, cookie, h, at, b - h)
@@ -358,15 +356,11 @@ static tc_status_t post_steps(tc_exchange_t *op, tc_status_t bad)
     }
     /* a local process's send buffer of another length than ours (its
      * block not ours: counts that disagree) would be read at our offsets,
-     * wrong: it must end at size blocks of ours (its last byte read, one
-     * system call; the next refused, no copy) */
+     * wrong: it must be size blocks of ours long */
     const size_t end = (size_t)m->size * b;
-    for (int j = 0; j < ppn && bad == TC_OK; j++) {
-        char last;
-        if (j != i && (tc_region_read(s, op->incs[j], end - 1, &last, 1) != TC_OK ||
-                       tc_region_read(s, op->incs[j], end, &last, 1) != TC_ERR_BOUNDS))
+    for (int j = 0; j < ppn && bad == TC_OK; j++)
+        if (j != i && !tc_region_len_is(s, op->incs[j], end, TC_DIR_FROM_REGION))
             bad = TC_ERR_TRUNCATE;
-    }
     if (op->fail == TC_OK) op->fail = bad;
     return post_sends(op);
 }
@@ -435,15 +429,10 @@ static tc_status_t sc_work(tc_exchange_t *op)
         return TC_ERR_TRUNCATE; /* (an eager root: our counts differ) */
     if (!cookie) return TC_INPROGRESS;
     /* we copy only our head: the root must share our block, so its buffer
-     * must be size of our blocks long (a zero-byte copy at its end taken,
-     * one past it refused: no system call), else its count differs and it
-     * may not copy our tail */
-    const size_t all = op->block * (size_t)s->nlocal; /* (one node) */
-    char past;
-    if (h < op->block && ((gather ? tc_region_write(s, cookie, all, &past, 0)
-                                  : tc_region_read(s, cookie, all, &past, 0)) != TC_OK ||
-                          (gather ? tc_region_write(s, cookie, all + 1, &past, 0)
-                                  : tc_region_read(s, cookie, all + 1, &past, 0)) != TC_ERR_BOUNDS))
+     * must be size of our blocks long, else its count differs and it may
+     * not copy our tail */
+    if (h < op->block && !tc_region_len_is(s, cookie, op->block * (size_t)s->nlocal,
+                                           gather ? TC_DIR_TO_REGION : TC_DIR_FROM_REGION))
         return TC_ERR_TRUNCATE;
     if (op->kind == TC_XC_SCATTER) {
         TC_RETURN_IF_FAILED(

@@ -164,6 +164,17 @@ static inline long long tc_async_status(const long long *status)
     return __atomic_load_n(status, __ATOMIC_ACQUIRE);
 }
 
+/** 1 if region @cookie is exactly @len bytes long and grants @dir
+ *  (TC_DIR_FROM_REGION: read, TC_DIR_TO_REGION: write): a zero-byte copy
+ *  at @len is taken and one at @len + 1 refused, bounds only, no system
+ *  call.  A peer's exposed buffer checked against our count. */
+static inline int tc_region_len_is(tc_shm_t *s, uint64_t cookie, size_t len, int dir)
+{
+    struct iovec none = { NULL, 0 };
+    return tc_region_copy(s, cookie, len, &none, 1, dir, NULL) == TC_OK &&
+           tc_region_copy(s, cookie, len + 1, &none, 1, dir, NULL) == TC_ERR_BOUNDS;
+}
+
 /** Contiguous read: all @len bytes at @offset of region @cookie into
  *  @dst: TC_OK, or a TC_ERR_* (a short copy: TC_ERR_SYS, errno EIO). */
 static inline tc_status_t tc_region_read(tc_shm_t *s, uint64_t cookie, size_t offset, void *dst,
