@@ -69,8 +69,11 @@ hosts' links (UCX's sysv/posix cannot reach another IPC namespace; cma is
 left out as it would reach another host through the shared pid namespace);
 MPICH's own shared memory serves the ranks of one host.  Open MPI runs with
 mpi_yield_when_idle=1 (few cores, more ranks than cores), pml ob1, btl
-tcp,vader,self; topocoll's waiters nap (TOPOCOLL_NAP=50, unless set): the
-hosts share the machine's cores, which topocoll cannot see from a host.
+tcp,vader,self.  The hosts share the machine's cores, which topocoll cannot
+see from a host: under MPICH, whose ranks busy-poll, topocoll's waiters nap
+(TOPOCOLL_NAP=50, unless set); under Open MPI they yield only (naps cost
+its small and medium collectives up to 1.7x, and gained nothing at 2-16
+hosts x 2 ranks, docs/scaling.md).
 
 MPICH 4.0's MPI_Finalize can deadlock over UCX's TCP transport when a host
 runs 2 or more ranks (disconnects wait for peers already in a PMI barrier;
@@ -509,8 +512,10 @@ cmd_run() {
   done
   (($#)) || die "run: no program"
   # The emulated hosts share this machine's cores, which no host can see:
-  # topocoll's waiters nap (as Open MPI's yield when idle), unless told otherwise.
-  local e nap=1
+  # under MPICH (busy-polling ranks) topocoll's waiters nap, unless told
+  # otherwise; under Open MPI (yield when idle) they yield, as it does.
+  local e nap=0
+  [[ $mpi == mpich ]] && nap=1
   for e in "${envs[@]}"; do [[ $e == TOPOCOLL_NAP=* ]] && nap=0; done
   [[ -n ${TOPOCOLL_NAP:-} ]] && nap=0
   ((nap)) && envs=("TOPOCOLL_NAP=50" "${envs[@]}")
