@@ -35,7 +35,8 @@ static void nap_keeps_slack(unsigned long slack_ns, int nap_us)
     CHECK(after == (long)slack_ns, "timer slack %lu ns before the nap, %ld after", slack_ns, after);
     tc_backoff(&b); /* a second nap, the slack read once */
     after = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-    CHECK(after == (long)slack_ns, "timer slack %lu ns before two naps, %ld after", slack_ns, after);
+    CHECK(after == (long)slack_ns, "timer slack %lu ns before two naps, %ld after", slack_ns,
+          after);
 }
 
 int main(void)

@@ -2,9 +2,11 @@
  * base/sync -- waiting and memory-ordering helpers for the lock-free
  * single-writer flags of the shared segment.
  *
- * Owns nothing.  May call: libc (sched_yield).  Rule: a flag has exactly one
- * writer; writers publish with a release store after the data it covers,
- * readers consume with an acquire load before touching that data.
+ * Owns nothing.  May call: libc (sched_yield, nanosleep, prctl).  Rule: a
+ * flag has exactly one writer; writers publish with a release store after
+ * the data it covers, readers consume with an acquire load before touching
+ * that data.  Thread safety: a tc_backoff_t is its waiter's own; a nap
+ * changes the calling thread's timer slack only for its own length.
  */
 #ifndef TC_BASE_SYNC_H
 #define TC_BASE_SYNC_H
@@ -29,12 +31,11 @@ static inline void tc_cpu_relax(void)
 #endif
 }
 
-/* Backoff for a waiter: spin @spin polls, then yield the core on every
- * poll, so oversubscribed runs (more ranks than cores) let the process we
- * wait for run. */
-/* A waiter: @spin polls with a pause, then yields; with @nap_us > 0,
- * once it has yielded TC_BACKOFF_YIELDS times it sleeps nap_us per poll
- * (oversubscribed hosts, tc_config_nap). */
+/* Backoff for a waiter: @spin polls with a pause, then a yield of the
+ * core on every poll, so oversubscribed runs (more ranks than cores) let
+ * the process we wait for run; with @nap_us > 0, once it has yielded
+ * TC_BACKOFF_YIELDS times it sleeps nap_us per poll (oversubscribed
+ * hosts, tc_config_nap). */
 #define TC_BACKOFF_YIELDS 16
 typedef struct {
     int polls;
@@ -51,7 +52,7 @@ static inline void tc_backoff_init(tc_backoff_t *b, int spin)
     b->slack_ns = -1;
 }
 
-/* Sleep @us with no timer slack: Linux lets a sleep of a normal thread
+/* Sleep nap_us with no timer slack: Linux lets a sleep of a normal thread
  * run late by its timer slack (50 us by default), so a 50 us nap took
  * 150 us on this project's VM (81 us with 1 us of slack).  The thread's
  * own slack is put back after the nap: it is the application's. */
