@@ -18,9 +18,10 @@
 # every emulated host together: the emulated hosts share them, so the MPI
 # libraries' waiters are told to give the core away (Open MPI:
 # mpi_yield_when_idle=1, and topocoll's waiters yield; under MPICH
-# scripts/cluster.sh sets TOPOCOLL_NAP=50 for its jobs).  --quick: section 2 only at 4 hosts x 2 by slot;
-# --sweep: sections 1 and 2.  --colls: section 2's collectives (topocoll_bench
-# --coll names; default bcast,reduce,allreduce,allgather and the barrier).
+# scripts/cluster.sh sets TOPOCOLL_NAP=50 for its jobs).  --quick: section
+# 2 only at 4 hosts x 2 by slot; --sweep: sections 1 and 2.  --colls:
+# section 2's collectives (topocoll_bench --coll names; default
+# bcast,reduce,allreduce,allgather and the barrier).
 # --env: a variable for the ranks of every run (repeatable).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
