@@ -142,6 +142,8 @@ if [[ -n $scale ]]; then
   for t in bcast reduce allgather barrier nbsteps exchange scan; do
     run "${t}_$scale" -- "${args[@]}" -- "$bin/test_$t"
   done
+  # Reduce's leaders by recursive halving and gather at every size
+  run "reduce_halving_$scale" -- "${args[@]}" --env TOPOCOLL_REDUCE_ALG=halving -- "$bin/test_reduce"
   run "vexchange_$scale" 'test_vexchange np=.* 0 failed$' -- "${args[@]}" \
     --env TOPOCOLL_ALLGATHERV_FLAT_MAX=0 -- "$bin/test_vexchange" expect small
   run "redscat_$scale" 'test_redscat np=.* 0 failed$' -- "${args[@]}" \
@@ -189,6 +191,10 @@ for layout in 2x2 3hosts_221 2x2_vnodes2; do
     [[ $t != barrier || $mpi != mpich || $layout != 3hosts_221 ]] || continue
     run "${t}_$layout" -- "${args[@]}" -- "$bin/test_$t"
   done
+  # Reduce's leaders by recursive halving and gather, one pair of the
+  # three hosts folded first (Open MPI's: MPICH runs test_reduce at 2x2)
+  [[ $mpi == mpich || $layout != 3hosts_221 ]] ||
+    run "reduce_halving_$layout" -- "${args[@]}" --env TOPOCOLL_REDUCE_ALG=halving -- "$bin/test_reduce"
   # Gather, Scatter, Alltoall (the slices' exchange between hosts where the
   # hosts hold as many ranks each; native otherwise) and Scan/Exscan
   [[ $mpi == mpich && $layout != 2x2 ]] || run "exchange_$layout" -- "${args[@]}" -- "$bin/test_exchange"

@@ -76,8 +76,8 @@ static int native_row(const tc_ctx_t *c, const char *name, int ci, size_t b)
 }
 
 /* The nodes' shape of a chain-or-tree collective (Bcast, Reduce: @ci) of
- * @b bytes per part (coll/plan tc_plan_chain, as coll/bcast and
- * coll/reduce take it). */
+ * @b bytes per part (coll/plan tc_plan_chain, as
+ * coll/bcast and coll/reduce take it). */
 static const char *node_shape(const tc_ctx_t *c, int ci, size_t b)
 {
     return tc_plan_chain(c, ci, b) ? "a pipelined chain of" : "a binomial tree over";
@@ -149,11 +149,18 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
         printf("    reduce     single copy: %d workers fold slices (root 2x) into the root's "
                "buffer, %zu B segments\n",
                m->lsize, tc_fold_segsize(c, &t, n, m->lsize) * t.extent);
-    else
+    else if (tc_plan_reduce_net(c, b) == TC_ALG_HALVING)
+        printf("    reduce     HierKNEM Alg. 2: %d worker(s) per node fold by single copy into the "
+               "leader's buffer, the %d leaders reduce it by recursive halving, then gather it at "
+               "the root's (Rabenseifner)\n",
+               m->lsize > 1 ? m->lsize - 1 : 1, m->nnodes);
+    else {
+        size_t seg = tc_fold_segsize(c, &t, n, 1); /* (coll/reduce: a segment at most the vector) */
         printf("    reduce     HierKNEM Alg. 2: %d worker(s) per node fold by single copy into the "
                "leader's buffer, leaders reduce %zu B segments along %s %d nodes\n",
-               m->lsize > 1 ? m->lsize - 1 : 1, tc_fold_segsize(c, &t, n, 1) * t.extent,
+               m->lsize > 1 ? m->lsize - 1 : 1, (seg < n ? seg : n) * t.extent,
                node_shape(c, TC_CI_REDUCE, b), m->nnodes);
+    }
     if (native_row(c, "allreduce", TC_CI_ALLREDUCE, b)) {
         /* (said) */
     } else if (tc_tune_range(c, TC_TUNE_ALLREDUCE, b))

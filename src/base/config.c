@@ -209,9 +209,12 @@ static tc_param_t g_params[] = {
           "barrier inside each node around the leaders' native barrier)"),
     P_SIZE("TOPOCOLL_CHAIN_MIN", "128K", 0, 0, MAXC, chain_min,
            "from this size, on 3 nodes or more, Bcast and Reduce move between nodes along a chain "
-           "of nodes "
-           "from (Bcast) or to (Reduce) the root's node, pipelined in 32 KiB segments; below, "
-           "binomial trees"),
+           "of nodes from (Bcast) or to (Reduce) the root's node, pipelined in 32 KiB segments; "
+           "below, binomial trees (Reduce: see `TOPOCOLL_HALVING_MIN`)"),
+    P_SIZE("TOPOCOLL_HALVING_MIN", "64K", 0, 0, MAXC, halving_min,
+           "from this size up to `TOPOCOLL_CHAIN_MIN`, on 4 nodes or more, Reduce's leaders "
+           "reduce-scatter by recursive halving and gather the result at the root's "
+           "(Rabenseifner); below, a binomial tree"),
     P_SIZE("TOPOCOLL_CICO_SLOT", "32K", 1, PAGE, 16 * KiB * KiB, cico_slot,
            "bytes per copy-in/copy-out slot (rounded down to a multiple of 64); floor 4 KiB (a "
            "smaller value is raised to it, with a warning)"),

@@ -49,6 +49,9 @@ typedef struct tc_config {
     size_t chain_min;             /* TOPOCOLL_CHAIN_MIN: from this size, with 3 nodes or
                                      more, Bcast and Reduce segments travel along a chain
                                      of nodes (pipelined) instead of a binomial tree */
+    size_t halving_min;           /* TOPOCOLL_HALVING_MIN: from this size, with 4 nodes or
+                                     more, Reduce's leaders run Rabenseifner's reduce below
+                                     the chain's sizes (coll/plan tc_plan_reduce_net) */
     size_t bcast_share_min;       /* TOPOCOLL_BCAST_ROOT_SHARE_MIN: from this size the
                                      root writes a share of each receiver's buffer */
     size_t cico_slot;             /* TOPOCOLL_CICO_SLOT: bytes per CICO slot */

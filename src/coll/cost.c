@@ -31,6 +31,7 @@ void tc_cost_defaults(tc_cost_params_t *p, double link_bps)
                              .copy = 4e9,
                              .op = 4e9,
                              .chain_min = 128u << 10,
+                             .halving_min = 64u << 10,
                              .xtune_max = 256u << 10,
                              .flat_max = { [TC_COST_REDUCE] = 8u << 10,
                                            [TC_COST_ALLREDUCE] = 64u << 10,
@@ -473,6 +474,41 @@ static void native_alg(const shape_t *s, int coll, tc_cost_t *o)
 
 /* ---- topocoll ------------------------------------------------------------------------ */
 
+/* Rabenseifner's reduce between the N leaders (coll/reduce's halving)
+ * after the node's @fold: the time, and the busiest link's bytes (each
+ * node's bytes in and out, counted step by step). */
+static void topo_halving(const shape_t *s, double fold, tc_cost_t *o)
+{
+    const int N = s->N;
+    int P = 1, L = 0;
+    while (2 * P <= N) P *= 2, L++;
+    const int r = N - P, tail = P - r;
+    const double n = s->n, op = s->p->op;
+    o->alg = "Rabenseifner's reduce between leaders (recursive halving, gather)";
+    o->t = fold + (r ? X(s, n) + n / op : 0);
+    for (int j = 1; j <= L; j++) o->t += 2 * s->a + n / (1 << j) * (2 / s->p->link + 1 / op);
+    o->wire = 0;
+    o->wire_all = r * n + P * (P - 1) / (double)P * n + (P - 1) / (double)P * n;
+    for (int v = 0; v < N; v++) {
+        if (v >= tail && (v - tail) & 1) { /* the odd one of a pair: its vector out */
+            if (n > o->wire) o->wire = n;
+            continue;
+        }
+        int u = v < tail ? v : tail + (v - tail) / 2;
+        double in = (v >= tail ? n : 0) + (P - 1) / (double)P * n, out = (P - 1) / (double)P * n;
+        for (int d = 1; d < P; d *= 2) {
+            if (u & (d - 1)) break;
+            if (u & d) {
+                out += d * n / P;
+                break;
+            }
+            in += d * n / P;
+        }
+        if (in > o->wire) o->wire = in;
+        if (out > o->wire) o->wire = out;
+    }
+}
+
 /* Bcast (@reduce: Reduce) between the leaders after (before) the node's part. */
 static void topo_bcast(const shape_t *s, int reduce, tc_cost_t *o)
 {
@@ -481,6 +517,11 @@ static void topo_bcast(const shape_t *s, int reduce, tc_cost_t *o)
     o->copy_all = (double)s->N * (s->P - 1) * n;
     if (reduce) /* the node's fold, by slices: (P - 1) n / P read and reduced each */
         fold = s->an + (s->P - 1) * (n / s->P) * (1 / s->p->copy + 1 / s->p->op);
+    /* coll/plan tc_plan_reduce_net */
+    if (reduce && s->N >= 4 && n >= (double)s->p->halving_min && n < (double)s->p->chain_min) {
+        topo_halving(s, fold, o);
+        return;
+    }
     if (s->N > 2 && n >= (double)s->p->chain_min) {
         double seg = 32768, k = ceil(n / seg), op = reduce ? seg / s->p->op : 0;
         o->alg = "pipelined chain of leaders, 32 KiB segments";

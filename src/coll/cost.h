@@ -15,7 +15,11 @@
  *       TOPOCOLL_CHAIN_MIN on more than 2 nodes: (N - 1 + k - 1) X(s) + I(s);
  *       else a binomial tree of leaders: lg(N) X(n) + I(seg);
  *     Reduce: the node's fold by slices, then the same trees reversed,
- *       each stage adding its operation;
+ *       each stage adding its operation; on N >= 4 nodes from
+ *       TOPOCOLL_HALVING_MIN up to TOPOCOLL_CHAIN_MIN, Rabenseifner's
+ *       reduce between leaders (N' = 2^floor(log2 N),
+ *       r = N - N' pairs folded first): [r > 0] (X(n) + n / op) + sum over
+ *       j = 1 .. log2 N' of (2 alpha + n / 2^j (2 / link + 1 / op));
  *     Allreduce: fold, the P slices' rings across nodes (each carrying
  *       n / P), then each process reads the other slices:
  *       2 (N - 1) (alpha + n / (N link)) and the folds and reads;
@@ -70,15 +74,16 @@ enum {
 
 /** The model's parameters (see the header's comment). */
 typedef struct tc_cost_params {
-    double alpha;      /**< s: a message between nodes, one way (half an 8 B round trip) */
-    double link;       /**< B/s: a node's link, each direction */
-    double alpha_node; /**< s: a handoff between two processes of one node */
-    double copy;       /**< B/s: one process's single copy (CMA) */
-    double op;         /**< B/s: one process applying MPI_SUM to doubles, per input byte */
-    int cores;         /**< emulation: the cores every node shares; 0: each node its own */
-    double sched;      /**< s: emulation: each message's extra wait per process beyond a core */
-    double cpu;        /**< B/s: emulation: bytes on all links together the cores carry */
-    size_t chain_min;  /**< TOPOCOLL_CHAIN_MIN */
+    double alpha;       /**< s: a message between nodes, one way (half an 8 B round trip) */
+    double link;        /**< B/s: a node's link, each direction */
+    double alpha_node;  /**< s: a handoff between two processes of one node */
+    double copy;        /**< B/s: one process's single copy (CMA) */
+    double op;          /**< B/s: one process applying MPI_SUM to doubles, per input byte */
+    int cores;          /**< emulation: the cores every node shares; 0: each node its own */
+    double sched;       /**< s: emulation: each message's extra wait per process beyond a core */
+    double cpu;         /**< B/s: emulation: bytes on all links together the cores carry */
+    size_t chain_min;   /**< TOPOCOLL_CHAIN_MIN */
+    size_t halving_min; /**< TOPOCOLL_HALVING_MIN */
     size_t flat_max[TC_COST_NCOLLS]; /**< TOPOCOLL_<COLL>_FLAT_MAX: native at or below */
     size_t xtune_max;                /**< TOPOCOLL_XTUNE_MAX: the faster of both up to it */
 } tc_cost_params_t;

@@ -29,6 +29,14 @@ int tc_plan_chain(const tc_ctx_t *c, int ci, size_t bytes)
     return c->map.nnodes > 2 && bytes >= c->cfg->chain_min;
 }
 
+int tc_plan_reduce_net(const tc_ctx_t *c, size_t bytes)
+{
+    const int N = c->map.nnodes, f = tc_plan_forced(c, TC_CI_REDUCE);
+    if (N > 1 && (f == TC_ALG_CHAIN || f == TC_ALG_BINOMIAL || f == TC_ALG_HALVING)) return f;
+    if (N >= 4 && bytes >= c->cfg->halving_min && bytes < c->cfg->chain_min) return TC_ALG_HALVING;
+    return tc_plan_chain(c, TC_CI_REDUCE, bytes) ? TC_ALG_CHAIN : TC_ALG_BINOMIAL;
+}
+
 int tc_allgather_alg(const tc_ctx_t *c, size_t block)
 {
     const tc_nodemap_t *m = &c->map;
@@ -153,7 +161,7 @@ static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **w
         if (tc_fold_uses_cico(c, bytes)) return multi ? TC_ALG_LEADERS_CICO : TC_ALG_NODE;
         if (!c->all_sc) break;
         if (!multi) return TC_ALG_NODE;
-        return tc_plan_chain(c, ci, bytes) ? TC_ALG_CHAIN : TC_ALG_BINOMIAL;
+        return tc_plan_reduce_net(c, bytes);
     case TC_CI_ALLREDUCE:
         if (tc_fold_uses_cico(c, bytes)) return multi ? TC_ALG_LEADERS_CICO : TC_ALG_NODE;
         if (!c->all_sc) break;

@@ -46,7 +46,7 @@ static void init_pieces(tc_reduce_t *op)
     /* Several nodes: the segment is the leaders' pipeline unit and must be
      * the same on every node, whatever its number of workers. */
     size_t seg = tc_fold_segsize(ctx, t, op->count, op->multi ? 1 : nw);
-    op->chain = op->multi && tc_plan_chain(ctx, TC_CI_REDUCE, tc_span(t, op->count));
+    op->chain = op->multi && tc_plan_reduce_net(ctx, tc_span(t, op->count)) == TC_ALG_CHAIN;
     if (op->chain && !ctx->cfg->red_segsize) /* TC_NET_SEG (see ctx.h) */
         seg = (TC_NET_SEG / t->extent) ? (TC_NET_SEG / t->extent) : 1;
     tc_part_init(&op->part, op->count, seg, nw);
@@ -121,6 +121,7 @@ tc_status_t tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void 
     op->multi = m->nnodes > 1;
     op->first = op->multi ? m->leader_lrank : op->root_local; /* the elected leader (topo/nic) */
     op->llroot = m->node_of[root];
+    op->halving = op->multi && tc_plan_reduce_net(ctx, span) == TC_ALG_HALVING;
     op->cico = cico;
     op->tune = tune;
     op->wid = -1;
@@ -214,12 +215,149 @@ static tc_status_t chain_network(tc_reduce_t *op, size_t avail)
     }
 }
 
-static tc_status_t leaders_network(tc_reduce_t *op, size_t avail)
+/* Rabenseifner's reduce between the N leaders (tc_plan_reduce_net), on
+ * virtual ranks v = node - root's node (mod N), so the root's leader is
+ * v = 0.  With N' the power of two at most N and r = N - N': the last 2r
+ * leaders pair up first, the odd one of each pair sending its vector to
+ * the even one, which folds it (step 0); the N' left (new ranks u: v below
+ * N' - r, then the pairs' even ones) reduce-scatter by recursive halving
+ * (steps 1 .. L, L = log2 N', distance N' / 2 down to 1: u keeps the half
+ * of its blocks [lo, lo + 2d) on its side of bit d, sends the other half
+ * to u ^ d and folds what u ^ d sends of its own), each ending with block
+ * u of N', then gather them at u = 0 along a binomial tree (steps L + 1 ..
+ * 2L, distance 1 up to N' / 2: u with bit d set sends its blocks [u, u +
+ * d) to u - d and is done, the others receive [u + d, u + 2d)).  Block i
+ * is elements [count i / N', count (i + 1) / N').  One step at a time,
+ * both its messages posted together. */
+
+typedef struct hstep {
+    int peer;              /* llcomm rank; -1: no step (skipped) */
+    size_t sfirst, scount; /* elements sent */
+    size_t rfirst, rcount; /* elements received */
+    int fold;              /* 1: the received ones are folded into acc, 0: land there */
+    int last;              /* 1: this process's last step */
+} hstep_t;
+
+/* Step @k of this leader's halving into *@st: 1, or 0 past its last. */
+static int halving_step(const tc_reduce_t *op, int k, hstep_t *st)
+{
+    const int N = op->ctx->map.nnodes;
+    const int v = (op->ctx->map.node - op->llroot + N) % N;
+    int P = 1, L = 0;
+    while (2 * P <= N) P *= 2, L++;
+    const int r = N - P, tail = P - r; /* pairs from v = tail */
+    const size_t n = op->count;
+#define HBLK(i)  (n * (size_t)(i) / (size_t)P)
+#define HNODE(w) (((w) + op->llroot) % N)
+    /* the virtual rank of new rank u */
+#define HV(u) ((u) < tail ? (u) : tail + 2 * ((u)-tail))
+    memset(st, 0, sizeof(*st));
+    st->peer = -1;
+    if (k == 0) {
+        if (v < tail) return 1; /* (no step 0) */
+        st->fold = 1;
+        st->last = (v - tail) & 1;
+        if (st->last) { /* the odd one: our vector to the even one, then done */
+            st->peer = HNODE(v - 1);
+            st->scount = n;
+        } else {
+            st->peer = HNODE(v + 1);
+            st->rcount = n;
+        }
+        return 1;
+    }
+    if ((v - tail) & 1 && v >= tail) return 0; /* gone at step 0 */
+    const int u = v < tail ? v : tail + (v - tail) / 2;
+    if (k <= L) { /* recursive halving, distance d */
+        const int d = P >> k, lo = u & ~(2 * d - 1), keep = (u & d) ? lo + d : lo,
+                  give = (u & d) ? lo : lo + d;
+        st->peer = HNODE(HV(u ^ d));
+        st->sfirst = HBLK(give), st->scount = HBLK(give + d) - HBLK(give);
+        st->rfirst = HBLK(keep), st->rcount = HBLK(keep + d) - HBLK(keep);
+        st->fold = 1;
+        return 1;
+    }
+    if (k > 2 * L) return 0;
+    const int d = 1 << (k - L - 1);
+    if (u & (d - 1)) return 0; /* (sent at an earlier step) */
+    if (u & d) {               /* our blocks [u, u + d) to u - d: done */
+        st->peer = HNODE(HV(u - d));
+        st->sfirst = HBLK(u), st->scount = HBLK(u + d) - HBLK(u);
+        st->last = 1;
+    } else {
+        st->peer = HNODE(HV(u + d));
+        st->rfirst = HBLK(u + d), st->rcount = HBLK(u + 2 * d) - HBLK(u + d);
+    }
+    return 1;
+#undef HBLK
+#undef HNODE
+#undef HV
+}
+
+/* The halving, once the node's vector is complete (@avail == @total
+ * segments; then red_done = @total): never blocks. */
+static tc_status_t halving_network(tc_reduce_t *op, size_t avail, size_t total)
+{
+    tc_ctx_t *c = op->ctx;
+    const size_t ext = op->t.extent, span = tc_span(&op->t, op->count);
+    int flag, rc;
+    if (avail < total || op->red_done >= total) return TC_OK;
+    if (op->red_posted < total) { /* our vector where the blocks are folded (but an odd one's) */
+        hstep_t st0;
+        halving_step(op, 0, &st0);
+        char *fin = final_at(op, 0);
+        op->red_posted = total; /* (started: cico_work folds the node once) */
+        if (!st0.last) {        /* (the odd one of a pair sends its node's vector as it is) */
+            op->acc = fin ? fin : tc_ctx_buf(c, TC_BUF_NET, span);
+            op->htmp = tc_ctx_buf(c, TC_BUF_TREE_TMP, span);
+            if (!op->acc || !op->htmp) return TC_ERR_NOMEM;
+            memcpy(op->acc, op->src, span);
+        }
+    }
+    for (;;) {
+        hstep_t st;
+        if (!halving_step(op, op->hstep, &st)) break;
+        if (st.peer < 0) {
+            op->hstep++;
+            continue;
+        }
+        const char *sbuf = (op->acc ? op->acc : op->src) + st.sfirst * ext;
+        char *rbuf = st.fold ? op->htmp : op->acc + st.rfirst * ext;
+        if (!op->hposted) {
+            if (st.rcount &&
+                (rc = tc_status_mpi(PMPI_Irecv(rbuf, (int)st.rcount, op->t.dt, st.peer,
+                                               TC_TAG_RHALF, c->llcomm, &op->rreq[0]))) != TC_OK)
+                return rc;
+            if (st.scount &&
+                (rc = tc_status_mpi(PMPI_Isend(sbuf, (int)st.scount, op->t.dt, st.peer,
+                                               TC_TAG_RHALF, c->llcomm, &op->sreq[0]))) != TC_OK)
+                return rc;
+            op->hposted = 1;
+        }
+        if ((rc = tc_status_mpi(PMPI_Test(&op->rreq[0], &flag, MPI_STATUS_IGNORE))) != TC_OK)
+            return rc;
+        if (!flag) return TC_OK;
+        if ((rc = tc_status_mpi(PMPI_Test(&op->sreq[0], &flag, MPI_STATUS_IGNORE))) != TC_OK)
+            return rc;
+        if (!flag) return TC_OK;
+        op->hposted = 0;
+        if (st.fold && st.rcount &&
+            (rc = tc_op_apply(&op->t, op->htmp, op->acc + st.rfirst * ext, st.rcount)) != TC_OK)
+            return rc;
+        op->hstep++;
+        if (st.last) break;
+    }
+    op->red_posted = op->red_done = total;
+    return TC_OK;
+}
+
+static tc_status_t leaders_network(tc_reduce_t *op, size_t avail, size_t total)
 {
     tc_ctx_t *c = op->ctx;
     const int W = TC_REDUCE_WINDOW;
     int flag, rc;
     if (op->chain) return chain_network(op, avail);
+    if (op->halving) return halving_network(op, avail, total);
     while (op->red_posted < avail && op->red_posted - op->red_done < (size_t)W) {
         size_t i = op->red_posted, first = i * op->part.seg;
         size_t n = op->count - first < op->part.seg ? op->count - first : op->part.seg;
@@ -292,7 +430,7 @@ static tc_status_t cico_work(tc_reduce_t *op)
             op->src = op->nb;
             op->part.seg = op->count; /* one segment */
         }
-        if ((rc = leaders_network(op, 1)) != TC_OK) return rc;
+        if ((rc = leaders_network(op, 1, 1)) != TC_OK) return rc;
         if (op->red_done < 1) return TC_INPROGRESS;
         if (s && op->root_local >= 0 && !op->am_root) {
             /* the root reads the result from our slots (nobody else does) */
@@ -340,7 +478,7 @@ static tc_status_t sc_leader_work(tc_reduce_t *op)
             if (p < avail) avail = p;
         }
     }
-    if ((rc = leaders_network(op, avail)) != TC_OK) return rc;
+    if ((rc = leaders_network(op, avail, nseg)) != TC_OK) return rc;
     if (s && op->root_local >= 0 && !op->am_root) /* Release: final segments for the root */
         atomic_store_explicit(&tc_cctl(s, s->me)->prog, op->red_done, memory_order_release);
     /* along a chain, our sends downstream must be complete too */
@@ -520,7 +658,7 @@ void tc_reduce_fini(tc_reduce_t *op)
     /* after an error the chain's receives and sends may be in flight (off
      * the chain rreq holds the leaders' PMPI_Ireduce, which cannot be
      * cancelled) */
-    if (op->chain) tc_req_abandon(op->rreq, TC_REDUCE_WINDOW);
+    if (op->chain || op->halving) tc_req_abandon(op->rreq, TC_REDUCE_WINDOW);
     tc_req_abandon(op->sreq, TC_REDUCE_WINDOW);
     /* (the node buffer's region is never kept: the context's buffer) */
     tc_region_release(s, op->keep, op->in_cookie, op->state == ST_DONE);

@@ -9,7 +9,12 @@
  * vectors on 3 nodes or more (tc_plan_chain) along a chain of leaders
  * ending at the root's node instead (PMPI_Isend/Irecv, each leader
  * folding its node's segment into what passes), so the root's host
- * receives the vector once, not log2(N) times.  The node's
+ * receives the vector once, not log2(N) times; for mid-size vectors on 4
+ * nodes or more (tc_plan_reduce_net) by Rabenseifner's reduce between the
+ * leaders once their node's vector is folded (Thakur, Rabenseifner and
+ * Gropp 2005, section 4.2: a reduce-scatter by recursive halving, then a
+ * binomial gather of the blocks at the root's leader; PMPI_Isend/Irecv),
+ * where the root's host receives 2 (N' - 1) / N' vectors.  The node's
  * other processes are the "second leaders" of the paper, the intra-node
  * work spread over them: worker j reads piece j of each segment from every
  * local process's input by single copy, folds it (coll/fold) and pushes
@@ -65,10 +70,14 @@ typedef struct tc_reduce {
                           root elsewhere) the final result: 2 spans */
     const char *src;   /* first leader: what it sends to the network */
     size_t folded, ready, red_posted, red_done, got;
-    int chain;   /* the leaders reduce along a chain (tc_plan_chain) */
-    char *acc;   /* chain, middle leaders: received segments folded with
-                    the node's (the context's TC_BUF_NET) */
-    size_t sent; /* chain: segments whose send downstream completed */
+    int chain;          /* the leaders reduce along a chain (tc_plan_reduce_net) */
+    int halving;        /* the leaders run Rabenseifner's reduce (tc_plan_reduce_net) */
+    int hstep, hposted; /* halving: the step running, its messages posted */
+    char *acc;          /* chain, middle leaders: received segments folded with
+                           the node's; halving: this leader's vector, then its blocks
+                           (the context's TC_BUF_NET; the result buffer at the root's) */
+    char *htmp;         /* halving: a received half (the context's TC_BUF_TREE_TMP) */
+    size_t sent;        /* chain: segments whose send downstream completed */
     MPI_Request rreq[TC_REDUCE_WINDOW], sreq[TC_REDUCE_WINDOW];
     int llroot; /* root's node = its rank in the leaders' comm */
     tc_fold_scratch_t f;
