@@ -144,6 +144,9 @@ if [[ -n $scale ]]; then
   done
   # Reduce's leaders by recursive halving and gather at every size
   run "reduce_halving_$scale" -- "${args[@]}" --env TOPOCOLL_REDUCE_ALG=halving -- "$bin/test_reduce"
+  # Allgather's leaders by recursive doubling at every size
+  run "allgather_rd_$scale" -- "${args[@]}" --env TOPOCOLL_ALLGATHER_ALG=leader \
+    --env TOPOCOLL_ALLGATHER_RD_MAX=1G -- "$bin/test_allgather"
   run "vexchange_$scale" 'test_vexchange np=.* 0 failed$' -- "${args[@]}" \
     --env TOPOCOLL_ALLGATHERV_FLAT_MAX=0 -- "$bin/test_vexchange" expect small
   run "redscat_$scale" 'test_redscat np=.* 0 failed$' -- "${args[@]}" \

@@ -207,7 +207,10 @@ static void allgather_method(const tc_ctx_t *c, size_t b)
     else if (alg != TC_AG_USE_CICO && !c->all_sc)
         printf("    allgather  native MPI (no single copy)\n");
     else
-        printf("    allgather  %s%s\n", tc_allgather_alg_name(alg),
+        printf("    allgather  %s%s%s\n", tc_allgather_alg_name(alg),
+               alg == TC_AG_USE_LEADER && tc_allgather_rd(c, b)
+                   ? ", the leaders by recursive doubling"
+                   : "",
                alg == TC_AG_USE_LEADER &&
                        tc_ctx_relays(c, b * (size_t)(c->map.size - c->map.lsize), c->all_sc)
                    ? (c->map.policy == TC_LEAD_NUMA ? ", per-NUMA-node relays"

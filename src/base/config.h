@@ -67,6 +67,8 @@ typedef struct tc_config {
                                      (bytes; 0: never) */
     size_t vx_share_min;          /* TOPOCOLL_VCOLL_SHARE_MIN: the same, Gatherv/Scatterv */
     size_t allgather_cico_max;    /* TOPOCOLL_ALLGATHER_CICO_MAX: same, per block */
+    size_t allgather_rd_max;      /* TOPOCOLL_ALLGATHER_RD_MAX: leaders by recursive doubling up
+                                     to this many bytes per node */
     int alltoall_window;          /* TOPOCOLL_ALLTOALL_WINDOW: Alltoall across nodes,
                                      steps out ahead of the steps in (0: all; -1: by
                                      the node count, coll/exchange) */

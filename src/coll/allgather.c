@@ -106,6 +106,18 @@ static tc_status_t init_leader_streams(tc_allgather_t *op)
     return TC_OK;
 }
 
+/* The leader's recursive doubling: the node runs and the requests (a
+ * step's receives and sends, at most every other rank's block each). */
+static tc_status_t init_leader_rd(tc_allgather_t *op)
+{
+    tc_status_t rc = node_runs(op);
+    if (rc != TC_OK) return rc;
+    const size_t n = 2 * (size_t)op->ctx->map.size;
+    if (!(op->rreq = malloc(sizeof(MPI_Request) * n))) return TC_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) op->rreq[i] = MPI_REQUEST_NULL;
+    return TC_OK;
+}
+
 /* The ring over every process: neighbours and requests. */
 static tc_status_t init_ring(tc_allgather_t *op)
 {
@@ -159,8 +171,9 @@ tc_status_t tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in,
     }
     if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t))))
         return TC_ERR_NOMEM;
+    op->rd = op->alg == TC_AG_USE_LEADER && tc_allgather_rd(ctx, block);
     if (op->alg == TC_AG_USE_LEADER && m->lrank == m->leader_lrank && m->nnodes > 1) {
-        tc_status_t rc = init_leader_streams(op);
+        tc_status_t rc = op->rd ? init_leader_rd(op) : init_leader_streams(op);
         if (rc != TC_OK) return rc;
     }
     if (op->alg == TC_AG_USE_LEADER && ctx->shm) {
@@ -363,6 +376,63 @@ static tc_status_t leaders_ring(tc_allgather_t *op)
     }
 }
 
+/* Leaders: recursive doubling (tc_allgather_rd; N a power of two).  At
+ * step j (distance d = 2^j) a leader holds the blocks of the d nodes that
+ * differ from its own in the bits below j, and swaps them with node ^ d:
+ * one message per run of consecutive ranks (by slot one per node, by node
+ * one per rank), both sides enumerating the nodes, then their runs, in
+ * ascending order.  After step j the 2d nodes node ^ i (i < 2d) are here:
+ * the i-th node to arrive is node ^ i (arrival_node).  Never blocks. */
+static tc_status_t leaders_rd(tc_allgather_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    const tc_nodemap_t *m = &c->map;
+    int flag, rc;
+    while ((1 << op->rd_step) < m->nnodes) {
+        const int d = 1 << op->rd_step, partner = m->node ^ d, peer = m->leader_of[partner];
+        if (!op->rd_posted) {
+            int q = 0;
+            for (int pass = 0; pass < 2; pass++) { /* receives first, then sends */
+                const int base = (pass ? m->node : partner) & ~(d - 1);
+                for (int n = base; n < base + d; n++)
+                    for (int i = op->run_of[n]; i < op->run_of[n + 1]; i++) {
+                        char *p = op->out + (size_t)op->runs[2 * i] * op->block;
+                        const int len = (int)((size_t)op->runs[2 * i + 1] * op->block);
+                        rc = tc_status_mpi(
+                            pass ? PMPI_Isend(p, len, MPI_BYTE, peer, TC_TAG_ALLGATHER, c->pcomm,
+                                              &op->rreq[q])
+                                 : PMPI_Irecv(p, len, MPI_BYTE, peer, TC_TAG_ALLGATHER, c->pcomm,
+                                              &op->rreq[q]));
+                        if (rc != TC_OK) return rc;
+                        op->rd_n = ++q;
+                    }
+            }
+            op->rd_posted = 1;
+        }
+        /* (one by one: a completed request is MPI_REQUEST_NULL, tested at once) */
+        for (int q = 0; q < op->rd_n; q++) {
+            rc = tc_status_mpi(PMPI_Test(&op->rreq[q], &flag, MPI_STATUS_IGNORE));
+            if (rc != TC_OK) return rc;
+            if (!flag) return TC_OK;
+        }
+        op->rd_posted = op->rd_n = 0;
+        op->rd_step++;
+        /* Release: the step's nodes' blocks (landed by MPI) before the report. */
+        if (c->shm)
+            atomic_store_explicit(&tc_cctl(c->shm, m->leader_lrank)->prog, (uint64_t)(2 * d),
+                                  memory_order_release);
+    }
+    return TC_OK;
+}
+
+/* The node whose blocks arrive @i-th at a leader (0: its own): along the
+ * ring node - i, by recursive doubling node ^ i. */
+static int arrival_node(const tc_allgather_t *op, int i)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    return op->rd ? m->node ^ i : (m->node - i + m->nnodes) % m->nnodes;
+}
+
 static tc_status_t leader_work(tc_allgather_t *op)
 {
     tc_ctx_t *c = op->ctx;
@@ -389,7 +459,10 @@ static tc_status_t leader_work(tc_allgather_t *op)
             atomic_store_explicit(&tc_cctl(s, m->leader_lrank)->prog, 1, memory_order_release);
     }
     if (m->lrank == m->leader_lrank) { /* step 2: the leaders' ring */
-        if (m->nnodes > 1) {
+        if (m->nnodes > 1 && op->rd) {
+            if ((rc = leaders_rd(op)) != TC_OK) return rc;
+            if ((1 << op->rd_step) < m->nnodes) return TC_INPROGRESS;
+        } else if (m->nnodes > 1) {
             if ((rc = leaders_ring(op)) != TC_OK) return rc;
             if (op->steps < (size_t)m->nnodes - 1 || op->sdone_q < op->stotal) return TC_INPROGRESS;
         }
@@ -403,7 +476,7 @@ static tc_status_t leader_work(tc_allgather_t *op)
     size_t ready = (size_t)atomic_load_explicit(&tc_cctl(s, op->src)->prog, memory_order_acquire);
     if (ready > (size_t)m->nnodes) return TC_ERR_PROTO; /* a peer's word: at most every node */
     while (op->got < ready) {
-        int n = (m->node - (int)op->got + m->nnodes) % m->nnodes;
+        int n = arrival_node(op, (int)op->got);
         for (int r = 0; r < m->size; r++) {
             if (m->node_of[r] != n) continue;
             size_t off = (size_t)r * op->block;
@@ -628,6 +701,7 @@ void tc_allgather_fini(tc_allgather_t *op)
     if (op->eager) return; /* holds nothing */
     tc_region_release(op->ctx->shm, op->keep, op->out_cookie, op->state == ST_DONE);
     op->out_cookie = 0;
+    if (op->rd && op->rd_posted) tc_req_abandon(op->rreq, op->rd_n); /* (after a failure) */
     free(op->rreq);
     free(op->run_of);
     free(op->rbase);

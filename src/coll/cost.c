@@ -32,6 +32,7 @@ void tc_cost_defaults(tc_cost_params_t *p, double link_bps)
                              .op = 4e9,
                              .chain_min = 128u << 10,
                              .halving_min = 64u << 10,
+                             .allgather_rd_max = 16u << 10,
                              .xtune_max = 256u << 10,
                              .flat_max = { [TC_COST_REDUCE] = 8u << 10,
                                            [TC_COST_ALLREDUCE] = 64u << 10,
@@ -555,6 +556,12 @@ static void topo_allgather(const shape_t *s, tc_cost_t *o)
     double b = s->n, P = s->P;
     o->alg = "leaders' ring of node blocks, processes read from their leader";
     o->t = I(s, (P - 1) * b) + (s->N - 1) * X(s, P * b) + (s->R - P) * b / s->p->copy;
+    if (s->N >= 4 && !(s->N & (s->N - 1)) && P * b <= (double)s->p->allgather_rd_max) {
+        /* coll/plan tc_allgather_rd: step j swaps 2^j nodes' blocks */
+        o->alg = "leaders' recursive doubling of node blocks, processes read from their leader";
+        o->t = I(s, (P - 1) * b) + lg(s->N) * s->a + (s->N - 1) * P * b / s->p->link +
+               (s->R - P) * b / s->p->copy;
+    }
     o->wire = (s->N - 1) * P * b;
     o->wire_all = s->N * o->wire;
     o->copy_all = (double)s->R * (s->R - 1) * b;

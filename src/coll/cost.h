@@ -24,7 +24,9 @@
  *       n / P), then each process reads the other slices:
  *       2 (N - 1) (alpha + n / (N link)) and the folds and reads;
  *     Allgather: the leaders' ring of node blocks, each process reading
- *       them from its leader: (N - 1) X(P b) + (R - P) b / copy;
+ *       them from its leader: (N - 1) X(P b) + (R - P) b / copy; on 4, 8,
+ *       16 ... nodes up to TOPOCOLL_ALLGATHER_RD_MAX bytes a node the
+ *       leaders' recursive doubling: log2(N) alpha + (N - 1) P b / link;
  *     Alltoall: one message per slice and pair of nodes:
  *       (N - 1) (alpha + P^2 b / link) and the packing copies;
  *     at or below TOPOCOLL_<COLL>_FLAT_MAX: the native algorithm; above
@@ -84,6 +86,7 @@ typedef struct tc_cost_params {
     double cpu;         /**< B/s: emulation: bytes on all links together the cores carry */
     size_t chain_min;   /**< TOPOCOLL_CHAIN_MIN */
     size_t halving_min; /**< TOPOCOLL_HALVING_MIN */
+    size_t allgather_rd_max;         /**< TOPOCOLL_ALLGATHER_RD_MAX */
     size_t flat_max[TC_COST_NCOLLS]; /**< TOPOCOLL_<COLL>_FLAT_MAX: native at or below */
     size_t xtune_max;                /**< TOPOCOLL_XTUNE_MAX: the faster of both up to it */
 } tc_cost_params_t;

@@ -50,6 +50,12 @@ int tc_allgather_alg(const tc_ctx_t *c, size_t block)
     return c->maxlocal > 6 && block >= (8u << 10) ? TC_AG_USE_RING : TC_AG_USE_LEADER;
 }
 
+int tc_allgather_rd(const tc_ctx_t *c, size_t block)
+{
+    const int N = c->map.nnodes;
+    return N >= 4 && (N & (N - 1)) == 0 && block * (size_t)c->maxlocal <= c->cfg->allgather_rd_max;
+}
+
 size_t tc_plan_bcast_seg(const tc_ctx_t *ctx, size_t bytes, int root)
 {
     const tc_nodemap_t *m = &ctx->map;
