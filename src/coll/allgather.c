@@ -701,7 +701,7 @@ void tc_allgather_fini(tc_allgather_t *op)
     if (op->eager) return; /* holds nothing */
     tc_region_release(op->ctx->shm, op->keep, op->out_cookie, op->state == ST_DONE);
     op->out_cookie = 0;
-    if (op->rd && op->rd_posted) tc_req_abandon(op->rreq, op->rd_n); /* (after a failure) */
+    if (op->rd && op->rd_n) tc_req_abandon(op->rreq, op->rd_n); /* (after a failure) */
     free(op->rreq);
     free(op->run_of);
     free(op->rbase);
