@@ -489,7 +489,7 @@ static void topo_halving(const shape_t *s, double fold, tc_cost_t *o)
     o->t = fold + (r ? X(s, n) + n / op : 0);
     for (int j = 1; j <= L; j++) o->t += 2 * s->a + n / (1 << j) * (2 / s->p->link + 1 / op);
     o->wire = 0;
-    o->wire_all = r * n + P * (P - 1) / (double)P * n + (P - 1) / (double)P * n;
+    o->wire_all = r * n + (P - 1) * n + (P - 1) / (double)P * n; /* pairs, halving, gather */
     for (int v = 0; v < N; v++) {
         if (v >= tail && (v - tail) & 1) { /* the odd one of a pair: its vector out */
             if (n > o->wire) o->wire = n;
@@ -554,13 +554,14 @@ static void topo_allreduce(const shape_t *s, tc_cost_t *o)
 static void topo_allgather(const shape_t *s, tc_cost_t *o)
 {
     double b = s->n, P = s->P;
-    o->alg = "leaders' ring of node blocks, processes read from their leader";
-    o->t = I(s, (P - 1) * b) + (s->N - 1) * X(s, P * b) + (s->R - P) * b / s->p->copy;
+    const double node = I(s, (P - 1) * b) + (s->R - P) * b / s->p->copy;
     if (s->N >= 4 && !(s->N & (s->N - 1)) && P * b <= (double)s->p->allgather_rd_max) {
         /* coll/plan tc_allgather_rd: step j swaps 2^j nodes' blocks */
         o->alg = "leaders' recursive doubling of node blocks, processes read from their leader";
-        o->t = I(s, (P - 1) * b) + lg(s->N) * s->a + (s->N - 1) * P * b / s->p->link +
-               (s->R - P) * b / s->p->copy;
+        o->t = node + lg(s->N) * s->a + (s->N - 1) * P * b / s->p->link;
+    } else {
+        o->alg = "leaders' ring of node blocks, processes read from their leader";
+        o->t = node + (s->N - 1) * X(s, P * b);
     }
     o->wire = (s->N - 1) * P * b;
     o->wire_all = s->N * o->wire;

@@ -46,7 +46,7 @@ static void init_pieces(tc_reduce_t *op)
     /* Several nodes: the segment is the leaders' pipeline unit and must be
      * the same on every node, whatever its number of workers. */
     size_t seg = tc_fold_segsize(ctx, t, op->count, op->multi ? 1 : nw);
-    op->chain = op->multi && tc_plan_reduce_net(ctx, tc_span(t, op->count)) == TC_ALG_CHAIN;
+    op->chain = op->net == TC_ALG_CHAIN;
     if (op->chain && !ctx->cfg->red_segsize) /* TC_NET_SEG (see ctx.h) */
         seg = (TC_NET_SEG / t->extent) ? (TC_NET_SEG / t->extent) : 1;
     tc_part_init(&op->part, op->count, seg, nw);
@@ -121,7 +121,8 @@ tc_status_t tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void 
     op->multi = m->nnodes > 1;
     op->first = op->multi ? m->leader_lrank : op->root_local; /* the elected leader (topo/nic) */
     op->llroot = m->node_of[root];
-    op->halving = op->multi && tc_plan_reduce_net(ctx, span) == TC_ALG_HALVING;
+    op->net = op->multi ? tc_plan_reduce_net(ctx, span) : TC_ALG_NODE;
+    op->halving = op->net == TC_ALG_HALVING; /* (the chain: single copy only, init_pieces) */
     op->cico = cico;
     op->tune = tune;
     op->wid = -1;

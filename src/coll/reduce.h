@@ -70,8 +70,9 @@ typedef struct tc_reduce {
                           root elsewhere) the final result: 2 spans */
     const char *src;   /* first leader: what it sends to the network */
     size_t folded, ready, red_posted, red_done, got;
-    int chain;          /* the leaders reduce along a chain (tc_plan_reduce_net) */
-    int halving;        /* the leaders run Rabenseifner's reduce (tc_plan_reduce_net) */
+    int net;            /* how the leaders reduce (tc_plan_reduce_net; TC_ALG_NODE: one node) */
+    int chain;          /* the leaders reduce along a chain (net; single copy) */
+    int halving;        /* the leaders run Rabenseifner's reduce (net) */
     int hstep, hposted; /* halving: the step running, its messages posted */
     char *acc;          /* chain, middle leaders: received segments folded with
                            the node's; halving: this leader's vector, then its blocks
