@@ -76,8 +76,8 @@ static int native_row(const tc_ctx_t *c, const char *name, int ci, size_t b)
 }
 
 /* The nodes' shape of a chain-or-tree collective (Bcast, Reduce: @ci) of
- * @b bytes per part (coll/plan tc_plan_chain, as
- * coll/bcast and coll/reduce take it). */
+ * @b bytes per part (coll/plan tc_plan_chain, as coll/bcast and
+ * coll/reduce take it). */
 static const char *node_shape(const tc_ctx_t *c, int ci, size_t b)
 {
     return tc_plan_chain(c, ci, b) ? "a pipelined chain of" : "a binomial tree over";

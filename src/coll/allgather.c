@@ -390,7 +390,7 @@ static tc_status_t leaders_rd(tc_allgather_t *op)
     int flag, rc;
     while ((1 << op->rd_step) < m->nnodes) {
         const int d = 1 << op->rd_step, partner = m->node ^ d, peer = m->leader_of[partner];
-        if (!op->rd_posted) {
+        if (!op->rd_n) { /* (every step has a message: a node holds a rank) */
             int q = 0;
             for (int pass = 0; pass < 2; pass++) { /* receives first, then sends */
                 const int base = (pass ? m->node : partner) & ~(d - 1);
@@ -407,7 +407,6 @@ static tc_status_t leaders_rd(tc_allgather_t *op)
                         op->rd_n = ++q;
                     }
             }
-            op->rd_posted = 1;
         }
         /* (one by one: a completed request is MPI_REQUEST_NULL, tested at once) */
         for (int q = 0; q < op->rd_n; q++) {
@@ -415,7 +414,7 @@ static tc_status_t leaders_rd(tc_allgather_t *op)
             if (rc != TC_OK) return rc;
             if (!flag) return TC_OK;
         }
-        op->rd_posted = op->rd_n = 0;
+        op->rd_n = 0;
         op->rd_step++;
         /* Release: the step's nodes' blocks (landed by MPI) before the report. */
         if (c->shm)

@@ -79,8 +79,8 @@ typedef struct tc_allgather {
     size_t sdone_q;                  /* leaders: sends completed */
     size_t steps;                    /* leaders: ring steps completed */
     int rd;                          /* the leaders by recursive doubling (tc_allgather_rd) */
-    int rd_step, rd_posted, rd_n;    /* leaders, recursive doubling: the step, its requests
-                                        posted (rreq[0 .. rd_n)) */
+    int rd_step, rd_n;               /* leaders, recursive doubling: the step, its requests
+                                        posted (rreq[0 .. rd_n); 0: none yet) */
     size_t got;                      /* non-leaders: nodes copied */
     int src;                         /* non-leaders: local rank whose buffer they read the
                                         other nodes' blocks from (the leader, or their
