@@ -198,6 +198,11 @@ for layout in 2x2 3hosts_221 2x2_vnodes2; do
   # three hosts folded first (Open MPI's: MPICH runs test_reduce at 2x2)
   [[ $mpi == mpich || $layout != 3hosts_221 ]] ||
     run "reduce_halving_$layout" -- "${args[@]}" --env TOPOCOLL_REDUCE_ALG=halving -- "$bin/test_reduce"
+  # Allgather's leaders by Bruck's concatenation: 2,2,1 with 2 virtual
+  # nodes a host is 5 nodes of one rank (Open MPI's: one code path)
+  [[ $mpi == mpich || $layout != 3hosts_221 ]] ||
+    run "allgather_bruck_${layout}_vnodes2" -- "${args[@]}" --env TOPOCOLL_VIRTUAL_NODES=2 \
+      --env TOPOCOLL_ALLGATHER_ALG=leader --env TOPOCOLL_ALLGATHER_RD_MAX=1G -- "$bin/test_allgather"
   # Gather, Scatter, Alltoall (the slices' exchange between hosts where the
   # hosts hold as many ranks each; native otherwise) and Scan/Exscan
   [[ $mpi == mpich && $layout != 2x2 ]] || run "exchange_$layout" -- "${args[@]}" -- "$bin/test_exchange"

@@ -209,7 +209,8 @@ static void allgather_method(const tc_ctx_t *c, size_t b)
     else
         printf("    allgather  %s%s%s\n", tc_allgather_alg_name(alg),
                alg == TC_AG_USE_LEADER && tc_allgather_rd(c, b)
-                   ? ", the leaders by recursive doubling"
+                   ? (c->map.nnodes & (c->map.nnodes - 1) ? ", the leaders by Bruck's concatenation"
+                                                          : ", the leaders by recursive doubling")
                    : "",
                alg == TC_AG_USE_LEADER &&
                        tc_ctx_relays(c, b * (size_t)(c->map.size - c->map.lsize), c->all_sc)

@@ -264,9 +264,10 @@ static tc_param_t g_params[] = {
     P_SIZE("TOPOCOLL_ALLGATHER_CICO_MAX", "8K", 0, 0, MAXB, allgather_cico_max,
            "one-node Allgather through the shared segment at or below (block bytes)"),
     P_SIZE("TOPOCOLL_ALLGATHER_RD_MAX", "16K", 0, 0, MAXB, allgather_rd_max,
-           "leader-based Allgather on 4, 8, 16 ... nodes: up to this many bytes per node (the "
-           "block x the largest node's processes) the leaders exchange by recursive doubling "
-           "(log2 N steps); above, along a ring (N - 1 steps, pipelined pieces)"),
+           "leader-based Allgather on 4 nodes or more: up to this many bytes per node (the "
+           "block x the largest node's processes) the leaders exchange in ceil(log2 N) steps "
+           "(recursive doubling on 4, 8, 16 ... nodes, Bruck's concatenation on the others); "
+           "above, along a ring (N - 1 steps, pipelined pieces)"),
     P_ENUM("TOPOCOLL_TUNE", "1", ch_tune, tune,
            "one node, above the `*_CICO_MAX` (Reduce: up to the slots' capacity; Bcast, Allreduce, "
            "Allgather: "

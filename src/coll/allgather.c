@@ -376,25 +376,43 @@ static tc_status_t leaders_ring(tc_allgather_t *op)
     }
 }
 
-/* Leaders: recursive doubling (tc_allgather_rd; N a power of two).  At
- * step j (distance d = 2^j) a leader holds the blocks of the d nodes that
- * differ from its own in the bits below j, and swaps them with node ^ d:
- * one message per run of consecutive ranks (by slot one per node, by node
- * one per rank), both sides enumerating the nodes, then their runs, in
- * ascending order.  After step j the 2d nodes node ^ i (i < 2d) are here:
- * the i-th node to arrive is node ^ i (arrival_node).  Never blocks. */
+/* The node whose blocks arrive @i-th at a leader (0: its own): along the
+ * ring node - i, by recursive doubling node ^ i, by Bruck's node + i. */
+static int arrival_node(const tc_allgather_t *op, int i)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int N = m->nnodes;
+    if (!op->rd) return (m->node - i + N) % N;
+    return N & (N - 1) ? (m->node + i) % N : m->node ^ i;
+}
+
+/* Leaders: recursive doubling, or Bruck's concatenation where N is not a
+ * power of two (tc_allgather_rd).  Before step j (distance d = 2^j) a
+ * leader holds the blocks of the d nodes arrival_node(0 .. d): by
+ * recursive doubling node ^ i, the nodes that differ from its own in the
+ * bits below j, swapped with node ^ d; by Bruck's node + i, sent to node
+ * - d while node + d's come in, the last step carrying only the N - d
+ * nodes still missing.  Either way the receiver's (d + i)-th node is the
+ * sender's i-th: one message per run of consecutive ranks (by slot one
+ * per node, by node one per rank), both sides enumerating the nodes in
+ * that order, then their runs, as MPI keeps one pair's messages in order
+ * (Bruck, Ho, Kipnis, Upfal and Weathersby 1997, section 3; Thakur,
+ * Rabenseifner and Gropp 2005, 3.1).  Never blocks. */
 static tc_status_t leaders_rd(tc_allgather_t *op)
 {
     tc_ctx_t *c = op->ctx;
     const tc_nodemap_t *m = &c->map;
+    const int N = m->nnodes, pof2 = !(N & (N - 1));
     int flag, rc;
-    while ((1 << op->rd_step) < m->nnodes) {
-        const int d = 1 << op->rd_step, partner = m->node ^ d, peer = m->leader_of[partner];
+    while ((1 << op->rd_step) < N) {
+        const int d = 1 << op->rd_step, cnt = d < N - d ? d : N - d;
         if (!op->rd_n) { /* (every step has a message: a node holds a rank) */
             int q = 0;
             for (int pass = 0; pass < 2; pass++) { /* receives first, then sends */
-                const int base = (pass ? m->node : partner) & ~(d - 1);
-                for (int n = base; n < base + d; n++)
+                const int partner = pof2 ? m->node ^ d : (m->node + (pass ? N - d : d)) % N;
+                const int peer = m->leader_of[partner];
+                for (int k = 0; k < cnt; k++) {
+                    const int n = arrival_node(op, pass ? k : d + k);
                     for (int i = op->run_of[n]; i < op->run_of[n + 1]; i++) {
                         char *p = op->out + (size_t)op->runs[2 * i] * op->block;
                         const int len = (int)((size_t)op->runs[2 * i + 1] * op->block);
@@ -406,6 +424,7 @@ static tc_status_t leaders_rd(tc_allgather_t *op)
                         if (rc != TC_OK) return rc;
                         op->rd_n = ++q;
                     }
+                }
             }
         }
         /* (one by one: a completed request is MPI_REQUEST_NULL, tested at once) */
@@ -418,18 +437,10 @@ static tc_status_t leaders_rd(tc_allgather_t *op)
         op->rd_step++;
         /* Release: the step's nodes' blocks (landed by MPI) before the report. */
         if (c->shm)
-            atomic_store_explicit(&tc_cctl(c->shm, m->leader_lrank)->prog, (uint64_t)(2 * d),
+            atomic_store_explicit(&tc_cctl(c->shm, m->leader_lrank)->prog, (uint64_t)(d + cnt),
                                   memory_order_release);
     }
     return TC_OK;
-}
-
-/* The node whose blocks arrive @i-th at a leader (0: its own): along the
- * ring node - i, by recursive doubling node ^ i. */
-static int arrival_node(const tc_allgather_t *op, int i)
-{
-    const tc_nodemap_t *m = &op->ctx->map;
-    return op->rd ? m->node ^ i : (m->node - i + m->nnodes) % m->nnodes;
 }
 
 static tc_status_t leader_work(tc_allgather_t *op)

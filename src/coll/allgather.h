@@ -8,11 +8,12 @@
  * the underlying MPI, one message per step carrying a whole node's blocks
  * (an hindexed datatype: a node's ranks need not be contiguous); as each
  * node's blocks land in the leader's buffer the non-leaders fetch them by
- * single copy, so gathering, exchanging and fetching overlap.  On 4, 8,
- * 16 ... nodes with small blocks (tc_allgather_rd) the leaders exchange
- * by recursive doubling instead, log2 N steps for the ring's N - 1 (the
- * same bytes; Thakur, Rabenseifner and Gropp 2005, 3.1), the non-leaders
- * fetching each step's nodes as it completes.
+ * single copy, so gathering, exchanging and fetching overlap.  On 4 nodes
+ * or more with small blocks (tc_allgather_rd) the leaders exchange in
+ * ceil(log2 N) steps instead of the ring's N - 1, the same bytes: by
+ * recursive doubling on 4, 8, 16 ... nodes (Thakur, Rabenseifner and
+ * Gropp 2005, 3.1), by Bruck's concatenation on the others (Bruck et al.
+ * 1997, 3), the non-leaders fetching each step's nodes as it completes.
  * Ring (large nodes): all processes form one ring ordered by physical
  * distance (node, package, NUMA node, cache, core: topo/node's ring), not
  * by rank; each process takes block after block from its left neighbour,
@@ -78,7 +79,7 @@ typedef struct tc_allgather {
     tc_ag_cur_t rpost, rdone, spost; /* leaders: the streams' cursors */
     size_t sdone_q;                  /* leaders: sends completed */
     size_t steps;                    /* leaders: ring steps completed */
-    int rd;                          /* the leaders by recursive doubling (tc_allgather_rd) */
+    int rd;                          /* the leaders in ceil(log2 N) steps (tc_allgather_rd) */
     int rd_step, rd_n;               /* leaders, recursive doubling: the step, its requests
                                         posted (rreq[0 .. rd_n); 0: none yet) */
     size_t got;                      /* non-leaders: nodes copied */

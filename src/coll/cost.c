@@ -555,9 +555,12 @@ static void topo_allgather(const shape_t *s, tc_cost_t *o)
 {
     double b = s->n, P = s->P;
     const double node = I(s, (P - 1) * b) + (s->R - P) * b / s->p->copy;
-    if (s->N >= 4 && !(s->N & (s->N - 1)) && P * b <= (double)s->p->allgather_rd_max) {
-        /* coll/plan tc_allgather_rd: step j swaps 2^j nodes' blocks */
-        o->alg = "leaders' recursive doubling of node blocks, processes read from their leader";
+    if (s->N >= 4 && P * b <= (double)s->p->allgather_rd_max) {
+        /* coll/plan tc_allgather_rd: step j sends 2^j nodes' blocks */
+        o->alg =
+            s->N & (s->N - 1)
+                ? "leaders' Bruck concatenation of node blocks, processes read from their leader"
+                : "leaders' recursive doubling of node blocks, processes read from their leader";
         o->t = node + lg(s->N) * s->a + (s->N - 1) * P * b / s->p->link;
     } else {
         o->alg = "leaders' ring of node blocks, processes read from their leader";

@@ -26,7 +26,8 @@
  *     Allgather: the leaders' ring of node blocks, each process reading
  *       them from its leader: (N - 1) X(P b) + (R - P) b / copy; on 4, 8,
  *       16 ... nodes up to TOPOCOLL_ALLGATHER_RD_MAX bytes a node the
- *       leaders' recursive doubling: log2(N) alpha + (N - 1) P b / link;
+ *       leaders' recursive doubling, on other N from 4 Bruck's
+ *       concatenation: ceil(log2 N) alpha + (N - 1) P b / link;
  *     Alltoall: one message per slice and pair of nodes:
  *       (N - 1) (alpha + P^2 b / link) and the packing copies;
  *     at or below TOPOCOLL_<COLL>_FLAT_MAX: the native algorithm; above

@@ -53,7 +53,7 @@ int tc_allgather_alg(const tc_ctx_t *c, size_t block)
 int tc_allgather_rd(const tc_ctx_t *c, size_t block)
 {
     const int N = c->map.nnodes;
-    return N >= 4 && (N & (N - 1)) == 0 && block * (size_t)c->maxlocal <= c->cfg->allgather_rd_max;
+    return N >= 4 && block * (size_t)c->maxlocal <= c->cfg->allgather_rd_max;
 }
 
 size_t tc_plan_bcast_seg(const tc_ctx_t *ctx, size_t bytes, int root)

@@ -91,11 +91,12 @@ enum { TC_AG_USE_CICO = 0, TC_AG_USE_LEADER, TC_AG_USE_RING };
 int tc_allgather_alg(const tc_ctx_t *c, size_t block);
 
 /** 1 if a leader-based Allgather of @block bytes per process on @c has
- *  its leaders exchange by recursive doubling (log2 N steps, step j
- *  swapping the 2^j nodes' blocks each holds with node ^ 2^j), else along
- *  the ring (N - 1 steps): N a power of two from 4 and the largest
- *  node's blocks at most TOPOCOLL_ALLGATHER_RD_MAX.  The same on every
- *  process. */
+ *  its leaders exchange in ceil(log2 N) steps, else along the ring (N - 1
+ *  steps): N from 4 and the largest node's blocks at most
+ *  TOPOCOLL_ALLGATHER_RD_MAX.  N a power of two: recursive doubling (step
+ *  j swaps the 2^j nodes' blocks each holds with node ^ 2^j); else Bruck's
+ *  concatenation (step j sends them to node - 2^j, the last step only
+ *  those still missing there).  The same on every process. */
 int tc_allgather_rd(const tc_ctx_t *c, size_t block);
 
 /** Inter-node segment size (bytes) of a broadcast (part) of @bytes from
