@@ -266,6 +266,11 @@ flat0=()
 for c in BCAST REDUCE ALLREDUCE ALLGATHER; do flat0+=(--env "TOPOCOLL_${c}_FLAT_MAX=0"); done
 [[ $mpi == mpich ]] || run xtune_3hosts_221 'test_xtune np=.* 0 failed$' -- --hosts "2,2,1" --env TOPOCOLL_COMM_LAZY=0 \
   --env TOPOCOLL_XTUNE=1 "${flat0[@]}" -- "$bin/test_xtune" "${xtune_sizes[@]}"
+# 5 nodes (2 virtual nodes on each host of 2): Reduce's two leaders'
+# algorithms measured as well, below and above TOPOCOLL_HALVING_MIN
+[[ $mpi == mpich ]] || run xtune_3hosts_221_vnodes2 'test_xtune np=.* 0 failed$' -- --hosts "2,2,1" \
+  --env TOPOCOLL_VIRTUAL_NODES=2 --env TOPOCOLL_COMM_LAZY=0 --env TOPOCOLL_XTUNE=1 "${flat0[@]}" \
+  -- "$bin/test_xtune" 16384 65536
 
 # Cheap communicators across hosts, with the lazy default: contexts built,
 # kept and taken over, results checked, memory and descriptors flat.

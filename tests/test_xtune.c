@@ -9,7 +9,9 @@
  * the native MPI must add up, be the same on every rank (the ranks agreed
  * on every call's method without a message, and on the decision by one),
  * include the native calls of the measurement inside TOPOCOLL_XTUNE_MAX
- * (256 KiB), and be none above it.
+ * (256 KiB), and be none above it.  On 4 nodes or more a Reduce below
+ * TOPOCOLL_CHAIN_MIN (128 KiB) measures three methods (topocoll's two
+ * leaders' algorithms and the native): 12 runs, 4 of each.
  */
 #include "check.h"
 
@@ -20,7 +22,8 @@
 #include <topocoll.h>
 
 /* coll/xtune's runs: about 1 MiB of the size class's least message, 4 to
- * 64 calls; a class's measurement is 8 runs, 4 of them native. */
+ * 64 calls; a class's measurement is 8 runs, 4 of them native (12 with
+ * topocoll's alternative algorithm). */
 static int run_calls(size_t bytes)
 {
     size_t cls = 1;
@@ -68,7 +71,7 @@ int main(int argc, char **argv)
         int *a = malloc(bytes), *b = malloc(bytes), *ref = malloc(bytes);
         int *ga = malloc(bytes * (size_t)size), *gref = malloc(bytes * (size_t)size);
         uint64_t before[8], after[8], lo[8], hi[8];
-        const int run = run_calls(bytes), calls = 8 * run + 8;
+        const int run = run_calls(bytes), calls = (info.nnodes >= 4 ? 12 : 8) * run + 8;
         counters(comm, before);
         for (int k = 0; k < calls; k++) {
             int root = k % size;
@@ -109,6 +112,11 @@ int main(int argc, char **argv)
                       "each",
                       bytes, names[c], (unsigned long long)native, (unsigned long long)ran,
                       4 * run);
+            if (c == 1 && info.nnodes >= 4 && bytes < (128u << 10))
+                CHECK(ran >= (uint64_t)(8 * run),
+                      "%zu B Reduce: %llu topocoll calls, the "
+                      "measurement of its two algorithms makes %d",
+                      bytes, (unsigned long long)ran, 8 * run);
             if (bytes > (256u << 10))
                 CHECK(native == 0, "%zu B %s: %llu native calls above TOPOCOLL_XTUNE_MAX", bytes,
                       names[c], (unsigned long long)native);

@@ -79,7 +79,8 @@ int tc_api_choose(int rc, tc_api_call_t *call, int ci, tc_xt_call_t *xt)
     else
         tc_plan_select(call->ctx, ci, call->bytes, p);
     if (p->alg != TC_ALG_NATIVE && xt && !p->forced &&
-        tc_xtune_begin(call->ctx, ci, call->bytes, xt) == TC_XT_NATIVE) {
+        tc_xtune_begin(call->ctx, ci, call->bytes, tc_plan_alt(call->ctx, ci, call->bytes), xt) ==
+            TC_XT_NATIVE) {
         p->alg = TC_ALG_NATIVE;
         p->why = "the native was faster at this size (measured, TOPOCOLL_XTUNE)";
     }

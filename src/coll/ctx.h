@@ -46,9 +46,10 @@ typedef struct tc_tune_stat {
 
 /* coll/xtune's statistics of one (collective, size class) on several
  * nodes: calls seen since the last measurement (the same on every rank),
- * the method in force, the start of the timed run under way (this rank's
- * clock), and each method's (TC_XT_TOPO, TC_XT_NATIVE) timed runs on this
- * rank (ns). */
+ * the method in force, the methods measured (2, or 3 where topocoll has
+ * an alternative algorithm at that size), the start of the timed run
+ * under way (this rank's clock), and each method's (TC_XT_TOPO,
+ * TC_XT_NATIVE, TC_XT_ALT) timed runs on this rank (ns). */
 enum { /* a slot per collective the registry's XT column measures */
 #define TC_COLL(ID, Name, lower, SHAPE, FLAT, FLAT_DFLT, XT, ALGS) TC_IF_##XT(TC_XT_##ID, )
 #include "../base/colls.def"
@@ -60,9 +61,11 @@ enum { /* a slot per collective the registry's XT column measures */
 typedef struct tc_xt_class {
     uint32_t calls;
     int choice;
+    int nm;  /* methods measured: 2, or 3 (TC_XT_ALT) */
+    int cur; /* the method of the blocking call under way, else the choice */
     double t_run;
-    int64_t run_ns[2][TC_XT_TIMED];
-    int nrun[2];
+    int64_t run_ns[3][TC_XT_TIMED];
+    int nrun[3];
 } tc_xt_class_t;
 
 /* In a step returning tc_status_t: return the failure of a call (@st). */

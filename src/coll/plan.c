@@ -29,11 +29,20 @@ int tc_plan_chain(const tc_ctx_t *c, int ci, size_t bytes)
     return c->map.nnodes > 2 && bytes >= c->cfg->chain_min;
 }
 
+int tc_plan_alt(const tc_ctx_t *c, int ci, size_t bytes)
+{
+    return ci == TC_CI_REDUCE && c->map.nnodes >= 4 && bytes < c->cfg->chain_min &&
+           tc_plan_forced(c, ci) == TC_ALG_AUTO;
+}
+
 int tc_plan_reduce_net(const tc_ctx_t *c, size_t bytes)
 {
     const int N = c->map.nnodes, f = tc_plan_forced(c, TC_CI_REDUCE);
     if (N > 1 && (f == TC_ALG_CHAIN || f == TC_ALG_BINOMIAL || f == TC_ALG_HALVING)) return f;
-    if (N >= 4 && bytes >= c->cfg->halving_min && bytes < c->cfg->chain_min) return TC_ALG_HALVING;
+    if (tc_plan_alt(c, TC_CI_REDUCE, bytes)) /* (coll/xtune may have measured the other faster) */
+        return (bytes >= c->cfg->halving_min) != tc_xtune_alt(c, TC_CI_REDUCE, bytes)
+                   ? TC_ALG_HALVING
+                   : TC_ALG_BINOMIAL;
     return tc_plan_chain(c, TC_CI_REDUCE, bytes) ? TC_ALG_CHAIN : TC_ALG_BINOMIAL;
 }
 

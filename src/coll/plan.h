@@ -59,14 +59,23 @@ static inline int tc_plan_forced(const tc_ctx_t *c, int ci) { return c->cfg->alg
  *  every process. */
 int tc_plan_chain(const tc_ctx_t *c, int ci, size_t bytes);
 
+/** 1 if topocoll has a second algorithm for collective @ci of @bytes on
+ *  @c, which coll/xtune measures as a third method (TC_XT_ALT): Reduce
+ *  on 4 nodes or more below TOPOCOLL_CHAIN_MIN, unforced (the leaders'
+ *  binomial tree and Rabenseifner's reduce, tc_plan_reduce_net).  The
+ *  same on every process. */
+int tc_plan_alt(const tc_ctx_t *c, int ci, size_t bytes);
+
 /** How a Reduce of @bytes moves between the node leaders (coll/reduce):
  *  TC_ALG_CHAIN, TC_ALG_HALVING or TC_ALG_BINOMIAL.  Forced
  *  (TOPOCOLL_REDUCE_ALG, on 2 nodes or more); else on N >= 4 nodes from
  *  TOPOCOLL_HALVING_MIN up to TOPOCOLL_CHAIN_MIN, Rabenseifner's reduce
  *  (recursive halving, then a binomial gather: the root's link carries
  *  2 (N' - 1) / N' vectors, N' the power of two at most N, where a
- *  binomial tree's carries log2 N; on 3 nodes both carry 2); else
- *  tc_plan_chain's choice.  The same on every process. */
+ *  binomial tree's carries log2 N; on 3 nodes both carry 2), below it
+ *  the binomial tree, the other of the two where coll/xtune measured it
+ *  faster (tc_xtune_alt); else tc_plan_chain's choice.  The same on
+ *  every process. */
 int tc_plan_reduce_net(const tc_ctx_t *c, size_t bytes);
 
 /** Gatherv's or Scatterv's (@ci) algorithm on several nodes (coll/vroot):

@@ -4,13 +4,15 @@
 #include "../base/log.h"
 
 #include <stdint.h>
+#include <stdio.h>
 
+/* A class explores its nm methods (k->nm) in runs, in turn: nm runs not
+ * timed (one of each method: first-use set-up), then nm x TC_XT_TIMED
+ * timed: topocoll, native[, topocoll's alternative], ... */
 enum {
-    TC_XT_WARM_RUNS = 2,          /* runs not timed (one of each method: first-use set-up) */
-    TC_XT_RUNS = 2 * TC_XT_TIMED, /* timed runs, alternating: topocoll, native, ... */
-    TC_XT_RUN_MIN = 4,            /* calls per run, at least */
-    TC_XT_RUN_MAX = 64,           /* and at most */
-    TC_XT_PERIOD = 4096           /* calls of a class between two measurements, at least */
+    TC_XT_RUN_MIN = 4,  /* calls per run, at least */
+    TC_XT_RUN_MAX = 64, /* and at most */
+    TC_XT_PERIOD = 4096 /* calls of a class between two measurements, at least */
 };
 #define TC_XT_RUN_BYTES ((size_t)1 << 20) /* a run moves about this much */
 /* The native wins only when faster by 10%: topocoll puts no more bytes on
@@ -63,25 +65,37 @@ static int64_t median_run(const tc_xt_class_t *k, int m)
 }
 
 /* The decision, collective over c->pcomm: each method's median run on
- * the slowest rank; the native only when faster by TC_XT_MARGIN (topocoll
- * when a method has no run or the maximum cannot be taken). */
+ * the slowest rank; topocoll's faster algorithm (its alternative when
+ * measured and faster), then the native only when faster than that by
+ * TC_XT_MARGIN (topocoll's default algorithm when a method has no run or
+ * the maximum cannot be taken). */
 static int decide(const tc_ctx_t *c, const tc_xt_class_t *k, int coll, size_t bytes, uint32_t calls)
 {
-    int64_t mine[2] = { median_run(k, TC_XT_TOPO), median_run(k, TC_XT_NATIVE) }, all[2];
-    if (PMPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, c->pcomm) != MPI_SUCCESS)
+    int64_t mine[3] = { median_run(k, TC_XT_TOPO), median_run(k, TC_XT_NATIVE),
+                        k->nm > 2 ? median_run(k, TC_XT_ALT) : 0 },
+            all[3];
+    if (PMPI_Allreduce(mine, all, 3, MPI_INT64_T, MPI_MAX, c->pcomm) != MPI_SUCCESS)
         return TC_XT_TOPO;
-    int m = all[TC_XT_TOPO] > 0 && all[TC_XT_NATIVE] > 0 &&
-                    (double)all[TC_XT_NATIVE] < TC_XT_MARGIN * (double)all[TC_XT_TOPO]
-                ? TC_XT_NATIVE
-                : TC_XT_TOPO;
+    int m =
+        k->nm > 2 && all[TC_XT_TOPO] > 0 && all[TC_XT_ALT] > 0 && all[TC_XT_ALT] < all[TC_XT_TOPO]
+            ? TC_XT_ALT
+            : TC_XT_TOPO;
+    if (all[m] > 0 && all[TC_XT_NATIVE] > 0 &&
+        (double)all[TC_XT_NATIVE] < TC_XT_MARGIN * (double)all[m])
+        m = TC_XT_NATIVE;
     if (c->map.rank == 0) {
         double per = (double)(calls - 1) * 1e3;
+        char alt[48] = "";
+        if (k->nm > 2)
+            snprintf(alt, sizeof alt, ", its alternative %.1f", (double)all[TC_XT_ALT] / per);
         tc_debug(c->cfg, 1,
                  "%s of %zu B and up (a size class) on %d processes, us per call (median of %d "
-                 "runs of %u, slowest rank): topocoll %.1f, native %.1f: %s",
+                 "runs of %u, slowest rank): topocoll %.1f%s, native %.1f: %s",
                  tc_coll_call(coll), bytes, c->map.size, TC_XT_TIMED, calls,
-                 (double)all[TC_XT_TOPO] / per, (double)all[TC_XT_NATIVE] / per,
-                 m == TC_XT_NATIVE ? "native" : "topocoll");
+                 (double)all[TC_XT_TOPO] / per, alt, (double)all[TC_XT_NATIVE] / per,
+                 m == TC_XT_NATIVE ? "native"
+                 : m == TC_XT_ALT  ? "topocoll's alternative"
+                                   : "topocoll");
     }
     return m;
 }
@@ -93,25 +107,29 @@ static int tuned(const tc_ctx_t *c, int coll, size_t bytes)
     return c->cfg->xtune && xt_slot[coll] >= 0 && c->map.nnodes >= 2 && bytes <= c->cfg->xtune_max;
 }
 
-/* Calls of size class @cls explored before the choice (runs of b calls). */
-static uint32_t explore_calls(int cls)
+/* Calls of size class @cls explored before the choice, @nm methods (runs
+ * of b calls). */
+static uint32_t explore_calls(int cls, int nm)
 {
-    return (TC_XT_WARM_RUNS + TC_XT_RUNS) * run_calls((size_t)1 << cls);
+    return (uint32_t)(nm + nm * TC_XT_TIMED) * run_calls((size_t)1 << cls);
 }
 
-int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, tc_xt_call_t *x)
+int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, int alt, tc_xt_call_t *x)
 {
     x->cls = NULL;
     x->method = TC_XT_TOPO;
     if (!tuned(c, coll, bytes)) return TC_XT_TOPO;
     int cls = size_class(bytes);
     tc_xt_class_t *k = &c->xt[xt_slot[coll]][cls];
-    const uint32_t b = run_calls((size_t)1 << cls), explore = explore_calls(cls);
+    if (k->calls == 0) k->nm = alt ? 3 : 2; /* (a measurement begins) */
+    const uint32_t b = run_calls((size_t)1 << cls), explore = explore_calls(cls, k->nm);
     uint32_t i = k->calls++;
     if (i < explore) {
         uint32_t run = i / b, j = i % b;
-        x->method = (int)(run & 1);
-        if (run < TC_XT_WARM_RUNS || j == 0)
+        x->method = (int)(run % (uint32_t)k->nm);
+        if (x->method == TC_XT_ALT && !alt) x->method = TC_XT_TOPO, j = 0; /* (not timed) */
+        k->cur = x->method;
+        if (run < (uint32_t)k->nm || j == 0)
             return x->method; /* (j 0: the other method's stragglers) */
         x->cls = k;
         x->last = j == b - 1;
@@ -122,9 +140,17 @@ int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, tc_xt_call_t *x)
     if (i == explore) k->choice = decide(c, k, coll, (size_t)1 << cls, b);
     if (i >= explore + TC_XT_PERIOD + 16 * explore) { /* measure again from the next call */
         k->calls = 0;
-        k->nrun[0] = k->nrun[1] = 0;
+        k->nrun[0] = k->nrun[1] = k->nrun[2] = 0;
     }
-    return x->method = k->choice;
+    x->method = k->choice == TC_XT_ALT && !alt ? TC_XT_TOPO : k->choice;
+    k->cur = x->method;
+    return x->method;
+}
+
+int tc_xtune_alt(const tc_ctx_t *c, int coll, size_t bytes)
+{
+    if (!tuned(c, coll, bytes)) return 0;
+    return c->xt[xt_slot[coll]][size_class(bytes)].cur == TC_XT_ALT;
 }
 
 void tc_xtune_end(const tc_xt_call_t *x)
@@ -156,7 +182,7 @@ const char *tc_xtune_native_why(const tc_ctx_t *c, int coll, size_t bytes)
     if (!tuned(c, coll, bytes)) return NULL;
     int cls = size_class(bytes);
     const tc_xt_class_t *k = &c->xt[xt_slot[coll]][cls];
-    const uint32_t explore = explore_calls(cls);
+    const uint32_t explore = explore_calls(cls, k->nm);
     /* (decided once the blocking calls have explored: k->choice) */
     return k->calls > explore && k->choice == TC_XT_NATIVE
                ? "the native was faster at this size (measured, TOPOCOLL_XTUNE)"

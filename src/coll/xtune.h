@@ -29,11 +29,15 @@
  * eager sends still crossing the link, which timed call by call were
  * charged to the next run, the other method's), while the application's
  * work between calls is not counted.  The next call takes each method's
- * median run on the slowest rank (one MPI_Allreduce with MPI_MAX of two
+ * median run on the slowest rank (one MPI_Allreduce with MPI_MAX of three
  * int64 on the private communicator: every rank gets the same integers,
  * so the same answer): the native runs from then on if it was faster by
  * TC_XT_MARGIN, topocoll otherwise.  The median, so that one lucky or
- * unlucky run cannot decide.
+ * unlucky run cannot decide.  Where topocoll has two algorithms for the
+ * size (coll/plan tc_plan_alt: Reduce's leaders by a binomial tree or by
+ * Rabenseifner's reduce, whose crossover moves with the link's rate and
+ * latency) the class measures the alternative as a third method, and
+ * topocoll's faster one stands against the native.
  * The class measures again after TC_XT_PERIOD calls, and at least 16
  * times its measurement's length.
  * Blocking calls measure; nonblocking ones take the class's decided
@@ -53,7 +57,9 @@
 
 #include <stddef.h>
 
-enum { TC_XT_TOPO = 0, TC_XT_NATIVE = 1 }; /* the methods */
+/* the methods: topocoll (its default algorithm), the native, topocoll's
+ * alternative algorithm (coll/plan tc_plan_alt) */
+enum { TC_XT_TOPO = 0, TC_XT_NATIVE = 1, TC_XT_ALT = 2 };
 
 /* One call's part (on the caller's stack). */
 typedef struct tc_xt_call {
@@ -66,13 +72,21 @@ typedef struct tc_xt_call {
 
 /**
  * The method for this call of collective @coll (TC_CI_*, base/colls.h) moving
- * @bytes (Allgather: the block) on @c, a built context.  Collective over
- * @c's communicator when it decides (one MPI_Allreduce): call it on every
- * rank, at the same point of the call, with the same @bytes.  Fills @x;
- * pass it to tc_xtune_end when the call returns.  Outside the range
- * (above) it returns TC_XT_TOPO and measures nothing.
+ * @bytes (Allgather: the block) on @c, a built context; @alt: 1 if
+ * topocoll has an alternative algorithm for it (coll/plan tc_plan_alt),
+ * measured as a third method.  Collective over @c's communicator when it
+ * decides (one MPI_Allreduce): call it on every rank, at the same point
+ * of the call, with the same @bytes.  Fills @x; pass it to tc_xtune_end
+ * when the call returns.  Outside the range (above) it returns
+ * TC_XT_TOPO and measures nothing.
  */
-int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, tc_xt_call_t *x);
+int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, int alt, tc_xt_call_t *x);
+
+/** 1 if the call of collective @coll of @bytes on @c under way (after
+ *  tc_xtune_begin), or a nonblocking call taking the class's choice, runs
+ *  topocoll's alternative algorithm (TC_XT_ALT).  Read-only; the same on
+ *  every rank. */
+int tc_xtune_alt(const tc_ctx_t *c, int coll, size_t bytes);
 
 /** The call of @x returned: when it ends a timed run, the run joins its class's samples. */
 void tc_xtune_end(const tc_xt_call_t *x);

@@ -52,6 +52,7 @@ typedef struct opts {
                                       to --max */
     int nsizes;
     int reps, iters, root;
+    int settle; /* --settle: untimed topocoll calls before each size (the cold regime) */
     const char *csv;
     int overlap;
     size_t size;     /* --overlap: buffer bytes */

@@ -115,7 +115,8 @@ void usage(FILE *f)
     fprintf(
         f,
         "usage: topocoll_bench [--coll C] [--min SIZE]\n"
-        "                      [--max SIZE | --sizes LIST] [--reps R] [--iters N] [--root R] "
+        "                      [--max SIZE | --sizes LIST] [--reps R] [--iters N] [--settle N] "
+        "[--root R] "
         "[--pool SIZE]\n"
         "                      [--csv FILE] [--mech] [--link RATE] [--net] [--warm | --imb] [--nb "
         "| --persist]\n"
@@ -135,6 +136,9 @@ void usage(FILE *f)
         "                  scans: the vector of MPI_DOUBLE, MPI_SUM)\n"
         "  --reps R        repetitions, the median is reported (default 11)\n"
         "  --iters N       calls per repetition (default: by size)\n"
+        "  --settle N      N untimed topocoll calls before each size (cold regime): coll/xtune's\n"
+        "                  measurement (up to 768 calls a size) out of the timed calls, as in a\n"
+        "                  long-running application (default 0)\n"
         "  --root R        root of bcast and reduce (default 0)\n"
         "  --pool SIZE     rotating buffers per process (default 64M): the cold regime\n"
         "  --warm          one buffer reused, OSU's method: warm-up calls, each call timed\n"
@@ -233,29 +237,20 @@ static int opt_sizes(const char *arg, opts_t *o)
     return 0;
 }
 
-static const struct option long_opts[] = { { "coll", required_argument, 0, 'c' },
-                                           { "min", required_argument, 0, 'm' },
-                                           { "max", required_argument, 0, 'M' },
-                                           { "reps", required_argument, 0, 'r' },
-                                           { "iters", required_argument, 0, 'i' },
-                                           { "root", required_argument, 0, 'R' },
-                                           { "pool", required_argument, 0, 'p' },
-                                           { "csv", required_argument, 0, 'o' },
-                                           { "overlap", no_argument, 0, 'O' },
-                                           { "size", required_argument, 0, 's' },
-                                           { "mech", no_argument, 0, 'X' },
-                                           { "help", no_argument, 0, 'h' },
-                                           { "link", required_argument, 0, 'L' },
-                                           { "net", no_argument, 0, 'N' },
-                                           { "version", no_argument, 0, 'V' },
-                                           { "comm-churn", no_argument, 0, 'C' },
-                                           { "calls", required_argument, 0, 'k' },
-                                           { "warm", no_argument, 0, 'W' },
-                                           { "imb", no_argument, 0, 'I' },
-                                           { "nb", no_argument, 0, 'B' },
-                                           { "persist", no_argument, 0, 'P' },
-                                           { "sizes", required_argument, 0, 'Z' },
-                                           { 0, 0, 0, 0 } };
+static const struct option long_opts[] = {
+    { "coll", required_argument, 0, 'c' },  { "min", required_argument, 0, 'm' },
+    { "max", required_argument, 0, 'M' },   { "reps", required_argument, 0, 'r' },
+    { "iters", required_argument, 0, 'i' }, { "settle", required_argument, 0, 'S' },
+    { "root", required_argument, 0, 'R' },  { "pool", required_argument, 0, 'p' },
+    { "csv", required_argument, 0, 'o' },   { "overlap", no_argument, 0, 'O' },
+    { "size", required_argument, 0, 's' },  { "mech", no_argument, 0, 'X' },
+    { "help", no_argument, 0, 'h' },        { "link", required_argument, 0, 'L' },
+    { "net", no_argument, 0, 'N' },         { "version", no_argument, 0, 'V' },
+    { "comm-churn", no_argument, 0, 'C' },  { "calls", required_argument, 0, 'k' },
+    { "warm", no_argument, 0, 'W' },        { "imb", no_argument, 0, 'I' },
+    { "nb", no_argument, 0, 'B' },          { "persist", no_argument, 0, 'P' },
+    { "sizes", required_argument, 0, 'Z' }, { 0, 0, 0, 0 }
+};
 
 /* One option @ch (getopt_long's answer): 0, 1 (--help, --version: done)
  * or -1 (message printed). */
@@ -270,6 +265,7 @@ static int parse_one(int ch, char **argv, opts_t *o)
     case 'p': return opt_size("pool", optarg, 1, &o->pool);
     case 'r': return opt_int("reps", optarg, 1, &o->reps);
     case 'i': return opt_int("iters", optarg, 0, &o->iters);
+    case 'S': return opt_int("settle", optarg, 0, &o->settle);
     case 'R': return opt_int("root", optarg, 0, &o->root);
     case 'o': o->csv = optarg; return 0;
     case 'O': o->overlap = 1; return 0;

@@ -764,7 +764,7 @@ static int cold_size(const bench_t *b, size_t bytes, row_t *row)
     row->iters = iters;
     row->bad = check(b, bytes, spool[0], rpool[0], sbytes, rbytes);
     time_coll(coll, 1, spool, rpool, npool, sbytes, 2, o->root, NULL); /* warm-up */
-    time_coll(coll, 0, spool, rpool, npool, sbytes, 2, o->root, NULL);
+    time_coll(coll, 0, spool, rpool, npool, sbytes, 2 + o->settle, o->root, NULL);
     mech_t mx;
     int mech = o->mech && mech_init(&mx, spool, npool, sbytes, rank, size) == 0;
     cold_reps(b, spool, rpool, npool, sbytes, mech ? &mx : NULL, row);
