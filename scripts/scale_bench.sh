@@ -17,6 +17,9 @@
 #                        Alltoall what each rank contributes in all (its
 #                        block is SIZE / ranks, at least 8 B)
 #   --reps R             repetitions per point, the median (default 3)
+#   --settle N           N untimed topocoll calls before each size
+#                        (topocoll_bench --settle: coll/xtune's measurement
+#                        out of the timed calls; default 0)
 #   --switches S         a two-level network: the hosts under S switches,
 #                        joined by uplinks (scripts/cluster.sh up
 #                        --switches); files named ...-swS
@@ -37,10 +40,10 @@
 # machine's cores (see docs/scaling.md for what that can and cannot show).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:?usage: scale_bench.sh OUTDIR [--mpi M] [--hosts LIST] [--rates LIST] [--colls LIST] [--peers LIST] [--sizes LIST] [--reps R]}
+out=${1:?usage: scale_bench.sh OUTDIR [--mpi M] [--hosts LIST] [--rates LIST] [--colls LIST] [--peers LIST] [--sizes LIST] [--reps R] [--settle N]}
 shift
 mpi=openmpi hosts=2,4,8,16 ppn=2 rates=1gbit,100mbit colls=bcast,reduce,allreduce,allgather,alltoall
-peers="" sizes=8,64K,1M,4M reps=3 switches=1 uplink="" plot_only=0
+peers="" sizes=8,64K,1M,4M reps=3 settle=0 switches=1 uplink="" plot_only=0
 while (($#)); do
   case $1 in
     --mpi) mpi=${2:?}; shift ;;
@@ -51,6 +54,7 @@ while (($#)); do
     --peers) peers=${2:?}; shift ;;
     --sizes) sizes=${2:?}; shift ;;
     --reps) reps=${2:?}; shift ;;
+    --settle) settle=${2:?}; shift ;;
     --switches) switches=${2:?}; shift ;;
     --uplink) uplink=${2:?}; shift ;;
     --plot-only) plot_only=1; shift; continue ;;
@@ -123,8 +127,8 @@ for rate in "${rate_l[@]}"; do
         esac
         name=$mpi-$rate$sw-${k}x$ppn-$c-$peer
         cmd=("$cluster" run --mpi "$mpi" --hosts "${k}x$ppn" --quiet "${env[@]}" -- "$build/topocoll_bench"
-             --coll "$c" --sizes "$(IFS=,; echo "${blist[*]}")" --reps "$reps" --link "$link" --net
-             --csv "$out/$name.csv")
+             --coll "$c" --sizes "$(IFS=,; echo "${blist[*]}")" --reps "$reps" --settle "$settle"
+             --link "$link" --net --csv "$out/$name.csv")
         t0=$SECONDS
         {
           echo "# scripts/cluster.sh up $k $rate ${net[*]}; $(printf '%q ' "${cmd[@]}" | sed "s|$root/||g")"
