@@ -22,7 +22,8 @@
 #                        out of the timed calls; default 0)
 #   --switches S         a two-level network: the hosts under S switches,
 #                        joined by uplinks (scripts/cluster.sh up
-#                        --switches); files named ...-swS
+#                        --switches), which topocoll reads from the
+#                        cluster's topology.conf; files named ...-swS
 #   --uplink RATE        the uplinks' rate (default the links')
 #   --plot-only          no runs: the plots again from OUTDIR's summaries
 #
@@ -125,6 +126,9 @@ for rate in "${rate_l[@]}"; do
           adapt) env=(--env OMPI_MCA_coll_adapt_priority=100) ;;
           *) echo "scale_bench.sh: unknown peer $peer" >&2; exit 2 ;;
         esac
+        # under switches topocoll reads them (the cluster's topology.conf)
+        ((switches == 1)) ||
+          env+=(--env "TOPOCOLL_NETWORK_TOPOLOGY=${CLUSTER_STATE:-/tmp/topocoll-cluster-$CLUSTER_ID}/topology.conf")
         name=$mpi-$rate$sw-${k}x$ppn-$c-$peer
         cmd=("$cluster" run --mpi "$mpi" --hosts "${k}x$ppn" --quiet "${env[@]}" -- "$build/topocoll_bench"
              --coll "$c" --sizes "$(IFS=,; echo "${blist[*]}")" --reps "$reps" --settle "$settle"

@@ -171,12 +171,19 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
                               : "leaders fold their node, reduce + bcast between leaders");
     else if (!c->all_sc)
         printf("    allreduce  native MPI (no single copy above the CICO size)\n");
+    else if (m->nnodes == 1)
+        printf("    allreduce  single copy: %d workers fold pieces and write them into every peer, "
+               "%zu B segments\n",
+               m->lsize, tc_allreduce_segsize(c, &t, n) * t.extent);
+    else if (tc_plan_allreduce_net(c) == TC_ALG_SWITCHES)
+        printf("    allreduce  single copy: %d workers fold pieces and write them into every peer, "
+               "%zu B segments; each piece along its slice's rings inside each of %d switches "
+               "(%d nodes), across them, inside again\n",
+               c->minlocal, tc_allreduce_segsize(c, &t, n) * t.extent, m->nswg, m->swg_k);
     else
         printf("    allreduce  single copy: %d workers fold pieces and write them into every peer, "
-               "%zu B segments%s\n",
-               m->nnodes > 1 ? c->minlocal : m->lsize,
-               tc_fold_segsize(c, &t, n, m->nnodes > 1 ? c->minlocal : m->lsize) * t.extent,
-               m->nnodes > 1 ? "; each piece reduced + broadcast over its slice communicator" : "");
+               "%zu B segments; each piece along its slice's ring over %d nodes\n",
+               c->minlocal, tc_allreduce_segsize(c, &t, n) * t.extent, m->nnodes);
 }
 
 /* Gather, Scatter and Alltoall of @b bytes per rank (coll/exchange). */

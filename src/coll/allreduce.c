@@ -2,6 +2,7 @@
 #include "allreduce.h"
 
 #include "../xfer/region.h"
+#include "plan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,48 @@ static tc_status_t init_eager(tc_allreduce_t *op)
     return TC_OK;
 }
 
-/* Single copy: the pieces each worker folds, the slices' ring on several
+size_t tc_allreduce_segsize(const tc_ctx_t *ctx, const tc_rtype_t *t, size_t count)
+{
+    const tc_nodemap_t *m = &ctx->map;
+    if (m->nnodes == 1 || ctx->cfg->red_segsize)
+        return tc_fold_segsize(ctx, t, count, m->nnodes > 1 ? ctx->minlocal : m->lsize);
+    /* ring chunks of TC_NET_SEG (see ctx.h): a ring cuts a piece in N or k chunks */
+    int cut = tc_plan_allreduce_net(ctx) == TC_ALG_SWITCHES ? m->swg_k : m->nnodes;
+    size_t e = (size_t)TC_NET_SEG * (size_t)cut * (size_t)ctx->minlocal / t->extent;
+    return e ? e : 1;
+}
+
+/* The rings a slice's segment goes through (tc_allreduce_t's stage): one
+ * over the N nodes, or under S leaf switches of k nodes each
+ * (TC_ALG_SWITCHES): reduce-scatter along the switch's ring (k - 1 steps,
+ * after which the node at place p holds chunk p + 1 of k, folded over its
+ * switch), the allreduce of that chunk along the ring of the nodes at
+ * place p of every switch (2 (S - 1) steps), the allgather along the
+ * switch's ring (k - 1 steps). */
+static void ring_stages(tc_allreduce_t *op, int sw)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int r = op->ring_rank, N = m->nnodes;
+    struct tc_ring_stage *st = op->stage;
+    memset(st, 0, sizeof(op->stage));
+    op->ring_stage = op->ring_step = 0;
+    if (!sw) {
+        st[0] = (struct tc_ring_stage){ N, r, (r + N - 1) % N, (r + 1) % N, 0, 2 * (N - 1), 0, 0 };
+        op->nstage = 1;
+        return;
+    }
+    const int k = m->swg_k, S = m->nswg, pos = m->swg_pos[r], g = pos / k, p = pos % k;
+    const int *node = m->swg_node;
+    const int in_prev = node[g * k + (p + k - 1) % k], in_next = node[g * k + (p + 1) % k];
+    st[0] = (struct tc_ring_stage){ k, p, in_prev, in_next, 0, k - 1, 0, 0 };
+    st[1] = (struct tc_ring_stage){
+        S, g, node[(g + S - 1) % S * k + p], node[(g + 1) % S * k + p], 0, 2 * (S - 1), k, p
+    };
+    st[2] = (struct tc_ring_stage){ k, p, in_prev, in_next, k - 1, 2 * (k - 1), 0, 0 };
+    op->nstage = 3;
+}
+
+/* Single copy: the pieces each worker folds, the slices' rings on several
  * nodes, the cookies' table and the fold scratch. */
 static tc_status_t init_single_copy(tc_allreduce_t *op)
 {
@@ -30,21 +72,18 @@ static tc_status_t init_single_copy(tc_allreduce_t *op)
     const tc_rtype_t *t = &op->t;
     int nw = op->multi ? ctx->minlocal : m->lsize;
     if (m->lrank < nw) op->wid = m->lrank;
-    size_t seg = tc_fold_segsize(ctx, t, op->count, nw);
-    if (op->multi && !ctx->cfg->red_segsize) {
-        /* ring chunks of TC_NET_SEG (see ctx.h) */
-        size_t e = (size_t)TC_NET_SEG * (size_t)m->nnodes * (size_t)nw / t->extent;
-        seg = e ? e : 1;
-    }
-    tc_part_init(&op->part, op->count, seg, nw);
+    const int sw = op->multi && tc_plan_allreduce_net(ctx) == TC_ALG_SWITCHES;
+    const int cut = sw ? m->swg_k : m->nnodes; /* a ring cuts a piece in as many chunks */
+    tc_part_init(&op->part, op->count, tc_allreduce_segsize(ctx, t, op->count), nw);
     if (op->multi) {
         tc_status_t rc = tc_status_mpi(tc_ctx_slices(ctx));
         if (rc != TC_OK) return rc;
         if (op->wid >= 0) {
             PMPI_Comm_rank(ctx->slice, &op->ring_rank);
-            /* a ring chunk is at most a piece's 1/N, rounded up */
+            ring_stages(op, sw);
+            /* a ring chunk is at most a piece's 1/cut, rounded up */
             size_t piece = op->part.seg / (size_t)nw + 1;
-            op->ring_tmp = tc_ctx_buf(ctx, TC_BUF_NET, tc_span(t, piece / (size_t)m->nnodes + 1));
+            op->ring_tmp = tc_ctx_buf(ctx, TC_BUF_NET, tc_span(t, piece / (size_t)cut + 1));
             if (!op->ring_tmp) return TC_ERR_NOMEM;
         }
     }
@@ -356,36 +395,44 @@ static size_t ring_chunk(size_t n, int N, int c, size_t *k)
  * and a broadcast back (binomial trees) had the root host send and
  * receive the vector log2(N) times; and every chunk is folded once, by
  * one process, in an order fixed by the layout, so the result is
- * bit-identical everywhere.  The slices' rings run side by side, so every
- * core of the node drives the network (each at 1/minlocal of the data).
- * Segment i's ring starts once it is folded, while the next segment
- * folds.  Never blocks: one step's receive and send are in flight at a
- * time, tested here. */
+ * bit-identical everywhere.  Under leaf switches the same ring runs in
+ * the three stages of ring_stages, each on its members and its part of
+ * the piece (still every element folded once, then copied).  The
+ * slices' rings run side by side, so every core of the node drives the
+ * network (each at 1/minlocal of the data).  Segment i's ring starts
+ * once it is folded, while the next segment folds.  Never blocks: one
+ * step's receive and send are in flight at a time, tested here.  (Two
+ * nodes exchange along every stage in the same order, so MPI's
+ * non-overtaking rule matches each receive with its send.) */
 static tc_status_t slice_network(tc_allreduce_t *op)
 {
     tc_ctx_t *c = op->ctx;
     MPI_Comm sc = c->slice;
-    const int N = c->map.nnodes, r = op->ring_rank;
-    const int next = (r + 1) % N, prev = (r + N - 1) % N;
     const size_t ext = op->t.extent;
     int flag, rc;
     while (op->bc_done < op->folded) {
+        const struct tc_ring_stage *g = &op->stage[op->ring_stage];
+        const int M = g->M, q = g->q;
         size_t first, n, k;
         tc_part_piece(&op->part, op->bc_done, op->wid, &first, &n);
         char *piece = op->out + first * ext;
-        const int rs = op->ring_step < N - 1; /* reduce-scatter, else allgather */
-        const int kk = rs ? op->ring_step : op->ring_step - (N - 1);
+        if (g->kin) { /* the chunk the switch's reduce-scatter left here */
+            size_t a = ring_chunk(n, g->kin, (g->kpos + 1) % g->kin, &n);
+            piece += a * ext;
+        }
+        const int rs = op->ring_step < M - 1; /* reduce-scatter, else allgather */
+        const int kk = rs ? op->ring_step : op->ring_step - (M - 1);
         if (!op->ring_posted) {
-            int sc_chunk = rs ? (r - kk + N) % N : (r + 1 - kk + 2 * N) % N;
-            int rc_chunk = rs ? (r - kk - 1 + 2 * N) % N : (r - kk + N) % N;
-            size_t a = ring_chunk(n, N, rc_chunk, &k);
+            int sc_chunk = rs ? (q - kk + M) % M : (q + 1 - kk + 2 * M) % M;
+            int rc_chunk = rs ? (q - kk - 1 + 2 * M) % M : (q - kk + M) % M;
+            size_t a = ring_chunk(n, M, rc_chunk, &k);
             /* reduce-scatter: into the ring buffer, folded below; allgather: in place */
             rc = tc_status_mpi(PMPI_Irecv(rs ? op->ring_tmp : piece + a * ext, (int)k, op->t.dt,
-                                          prev, TC_TAG_ARING, sc, &op->rreq));
+                                          g->prev, TC_TAG_ARING, sc, &op->rreq));
             if (rc != TC_OK) return rc;
-            a = ring_chunk(n, N, sc_chunk, &k);
-            rc = tc_status_mpi(
-                PMPI_Isend(piece + a * ext, (int)k, op->t.dt, next, TC_TAG_ARING, sc, &op->sreq));
+            a = ring_chunk(n, M, sc_chunk, &k);
+            rc = tc_status_mpi(PMPI_Isend(piece + a * ext, (int)k, op->t.dt, g->next, TC_TAG_ARING,
+                                          sc, &op->sreq));
             if (rc != TC_OK) return rc;
             op->ring_posted = 1;
         }
@@ -397,13 +444,16 @@ static tc_status_t slice_network(tc_allreduce_t *op)
             return rc;
         if (!flag) return TC_OK;
         if (rs) {
-            size_t a = ring_chunk(n, N, (r - kk - 1 + 2 * N) % N, &k);
+            size_t a = ring_chunk(n, M, (q - kk - 1 + 2 * M) % M, &k);
             if ((rc = tc_op_apply(&op->t, op->ring_tmp, piece + a * ext, k)) != TC_OK) return rc;
         }
         op->ring_posted = 0;
-        if (++op->ring_step == 2 * (N - 1)) {
-            op->ring_step = 0;
-            op->bc_done++;
+        if (++op->ring_step == g->s1) {
+            if (++op->ring_stage == op->nstage) {
+                op->ring_stage = 0;
+                op->bc_done++;
+            }
+            op->ring_step = op->stage[op->ring_stage].s0;
         }
     }
     return TC_OK;

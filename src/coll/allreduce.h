@@ -10,7 +10,13 @@
  *           piece, reduce-scatter then allgather (PMPI_Isend/Irecv), so
  *           every core drives the network and each host sends
  *           2 (N - 1) / N of the vector, the least N hosts need; segment
- *           i's ring runs while segment i+1 folds.  Allgather inside the
+ *           i's ring runs while segment i+1 folds.  Under several leaf
+ *           switches of as many nodes each (coll/plan
+ *           tc_plan_allreduce_net), a slice's ring runs in three stages
+ *           instead: reduce-scatter inside the switch, allreduce of the
+ *           node's chunk across the switches, allgather inside the
+ *           switch, so an uplink carries the vector about once each way
+ *           rather than about twice.  Allgather inside the
  *           node: each
  *           worker writes its finished pieces into every other local
  *           process's output by single copy (on one node straight from
@@ -32,7 +38,7 @@
  * in a fixed order (fold order of coll/fold; the underlying MPI's reduce
  * over nodes), then copied.
  *
- * Owns: tc_allreduce_t.  May call: coll/ctx, coll/fold, coll/op, xfer/, PMPI.
+ * Owns: tc_allreduce_t.  May call: coll/ctx, coll/plan, coll/fold, coll/op, xfer/, PMPI.
  */
 #ifndef TC_COLL_ALLREDUCE_H
 #define TC_COLL_ALLREDUCE_H
@@ -61,11 +67,22 @@ typedef struct tc_allreduce {
     int posted;
     size_t folded, bc_done, pushed; /* segments folded, through the ring, pushed */
     int ring_rank;                  /* rank in the slice communicator (= node order) */
-    int ring_step;                  /* of the current segment's ring: 0 .. 2 (N - 1) */
-    int ring_posted;                /* this step's receive and send are posted */
-    char *ring_tmp;                 /* a received chunk before it is folded (the context's) */
-    MPI_Request rreq, sreq;         /* the ring step's receive and send */
-    MPI_Request req;                /* CICO path, leaders */
+    /* The rings a segment's piece goes through, one after the other: one
+     * over every node, or three under the switches (tc_ring_stage_t). */
+    struct tc_ring_stage {
+        int M, q;       /* members, this node's place among them */
+        int prev, next; /* slice ranks of the neighbours */
+        int s0, s1;     /* its steps [s0, s1) of 2 (M - 1): reduce-scatter, allgather */
+        int kin;        /* 0: on the whole piece; k: on chunk (place + 1) mod k of k */
+        int kpos;       /*   (that place) */
+    } stage[3];
+    int nstage;
+    int ring_stage;         /* of the current segment: 0 .. nstage */
+    int ring_step;          /* in that stage: s0 .. s1 */
+    int ring_posted;        /* this step's receive and send are posted */
+    char *ring_tmp;         /* a received chunk before it is folded (the context's) */
+    MPI_Request rreq, sreq; /* the ring step's receive and send */
+    MPI_Request req;        /* CICO path, leaders */
     int net_state;
     tc_fold_scratch_t f;
     tc_tune_t tune;        /* CICO or single copy (coll/tune) */
@@ -85,6 +102,13 @@ typedef struct tc_allreduce {
  *  through the lanes (above the slots' capacity, lanes of 4 KiB or
  *  more).  Config-derived only: the same on every process. */
 int tc_allreduce_piped(const tc_ctx_t *ctx, size_t bytes);
+
+/** Elements per pipeline segment of a single-copy Allreduce of @count
+ *  elements of @t on @ctx: the fold's (coll/fold) on one node or with
+ *  TOPOCOLL_REDUCE_SEGSIZE; across nodes, as many that each ring message
+ *  is TC_NET_SEG bytes (a piece per slice, cut in a chunk per node of
+ *  the ring: N, or k under the switches).  The same on every process. */
+size_t tc_allreduce_segsize(const tc_ctx_t *ctx, const tc_rtype_t *t, size_t count);
 
 /** Prepare.  @in may equal @out (MPI_IN_PLACE).  Every step is nonblocking,
  *  whoever drives it.  ctx enabled, count > 0, size > 1.  Returns MPI_SUCCESS or an error (then

@@ -110,6 +110,13 @@ static tc_alg_t vx_multi(const tc_ctx_t *c, int ci, const char **why)
     return TC_ALG_NATIVE;
 }
 
+int tc_plan_allreduce_net(const tc_ctx_t *c)
+{
+    const tc_nodemap_t *m = &c->map;
+    if (tc_plan_forced(c, TC_CI_ALLREDUCE) == TC_ALG_SLICES) return TC_ALG_SLICES;
+    return m->nswg >= 2 && m->swg_k >= 2 ? TC_ALG_SWITCHES : TC_ALG_SLICES;
+}
+
 /* Gatherv, Scatterv on several nodes (4 hosts x 2, 1 Gbit/s, 8 B-4 KiB
  * units: docs/performance.md): through the leaders Scatterv ran
  * 1.55-4.37x native up to 256 B, linear 0.92-1.34x; Gatherv 0.93-1.13x
@@ -180,7 +187,7 @@ static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **w
     case TC_CI_ALLREDUCE:
         if (tc_fold_uses_cico(c, bytes)) return multi ? TC_ALG_LEADERS_CICO : TC_ALG_NODE;
         if (!c->all_sc) break;
-        return multi ? TC_ALG_SLICES : TC_ALG_NODE;
+        return multi ? tc_plan_allreduce_net(c) : TC_ALG_NODE;
     case TC_CI_ALLGATHER: {
         int ag = tc_allgather_alg(c, bytes);
         if (ag == TC_AG_USE_CICO) return TC_ALG_NODE;

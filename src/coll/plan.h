@@ -78,6 +78,24 @@ int tc_plan_alt(const tc_ctx_t *c, int ci, size_t bytes);
  *  every process. */
 int tc_plan_reduce_net(const tc_ctx_t *c, size_t bytes);
 
+/** How an Allreduce's slices (coll/allreduce) run between the nodes:
+ *  TC_ALG_SWITCHES where the nodes sit under 2 or more leaf switches
+ *  (TOPOCOLL_NETWORK_TOPOLOGY) holding as many nodes each, 2 or more
+ *  (tc_nodemap_t's swg_*), unless TOPOCOLL_ALLREDUCE_ALG=slices: each
+ *  slice reduce-scatters its piece along a ring inside every switch,
+ *  the nodes with the same place in their switch then allreduce their
+ *  chunk along a ring across the switches, and the switch's ring
+ *  allgathers it (Patarasuk and Yuan's ring Allreduce in two
+ *  dimensions, as the 2D-torus all-reduce of Mikami et al., 2018, with
+ *  the switches as one dimension).  Each host sends
+ *  what the single ring's does, 2 (N - 1) / N of the vector, in
+ *  2 (k + S - 2) steps instead of 2 (N - 1) (S switches of k nodes), and
+ *  a switch's uplink carries the vector 2 (S - 1) / S times each way
+ *  instead of 2 (N - 1) / N times per ring crossing (8 hosts under 2
+ *  switches: 1 against 1.75).  Else TC_ALG_SLICES: one ring over every
+ *  node.  The same on every process. */
+int tc_plan_allreduce_net(const tc_ctx_t *c);
+
 /** Gatherv's or Scatterv's (@ci) algorithm on several nodes (coll/vroot):
  *  TC_ALG_LEADER (one message between the root and each other node's
  *  collector; the default) or TC_ALG_LINEAR (every other node's processes

@@ -10,8 +10,9 @@
 #include <string.h>
 
 /* One rank's row of the map's Allgather:
- * first, local rank, place, nrails, scores */
-enum { W = 2 + TC_NLEVELS + 1 + TC_RAIL_MAX + 1 }; /* last: 1 if bound */
+ * first, local rank, place, nrails, scores, bound, leaf switch */
+enum { W = 2 + TC_NLEVELS + 1 + TC_RAIL_MAX + 2 };
+enum { W_BOUND = W - 2, W_SWITCH = W - 1 }; /* 1 if bound; leaf switch's index, -1: none */
 
 /* The node communicator: the process's host, cut to its virtual node. */
 static void node_comm_split(MPI_Comm comm, const tc_loc_t *loc, tc_nodemap_t *m)
@@ -46,11 +47,13 @@ static int nodemap_alloc(tc_nodemap_t *m, int **all, tc_lead_in_t **lin)
     m->dom_of = malloc(sizeof(int) * (size_t)m->lsize);
     m->lead_in = malloc(sizeof(tc_lead_in_t) * (size_t)m->lsize);
     m->size_of = calloc((size_t)m->size, sizeof(int));
+    m->swg_node = malloc(sizeof(int) * (size_t)m->size);
+    m->swg_pos = malloc(sizeof(int) * (size_t)m->size);
     m->cpuset = hwloc_bitmap_alloc();
     *lin = malloc(sizeof(tc_lead_in_t) * (size_t)m->size);
     return !(!*all || !m->node_of || !m->lrank_of || !m->first_of || !m->leader_of || !m->rail_of ||
              !m->dom_leader || !m->dom_of || !m->lead_in || !m->size_of || !m->cpuset || !m->ring ||
-             !*lin);
+             !m->swg_node || !m->swg_pos || !*lin);
 }
 
 /* This process's row (@sendw) from what @ok says is there: its binding,
@@ -72,7 +75,7 @@ static int process_row(tc_nodemap_t *m, const tc_loc_t *loc, int ok, int *sendw)
         for (int r = 0; r < nr; r++)
             sendw[3 + TC_NLEVELS + r] = tc_nic_score(topo, &nics->nic[r], m->cpuset, m->bound);
         m->score = nr ? sendw[3 + TC_NLEVELS] : 0;
-        sendw[W - 1] = m->bound; /* (the NIC score tells it only where there are NICs) */
+        sendw[W_BOUND] = m->bound; /* (the NIC score tells it only where there are NICs) */
     }
     return ok;
 }
@@ -93,6 +96,35 @@ static void nodes_number(tc_nodemap_t *m, const int *all)
         m->size_of[n]++;
     }
     m->node = m->node_of[m->rank];
+}
+
+/* The nodes' leaf switches, grouped: switch groups in the order of their
+ * lowest node, and, when every group holds as many nodes, each group's
+ * nodes in node order (tc_nodemap_t's swg_*). */
+static void switch_groups(tc_nodemap_t *m, const int *all)
+{
+    int *grp = m->swg_pos; /* first: each node's group */
+    m->nswg = 0;
+    for (int n = 0; n < m->nnodes; n++) {
+        int sw = all[W * m->first_of[n] + W_SWITCH], g = 0;
+        while (g < n && all[W * m->first_of[g] + W_SWITCH] != sw) g++;
+        grp[n] = g < n ? grp[g] : m->nswg++; /* a switch seen at an earlier node, or a new one */
+    }
+    int k = 0;
+    for (int n = 0; n < m->nnodes; n++) k += grp[n] == 0; /* the first group's size */
+    m->swg_k = k;
+    int *fill = calloc((size_t)m->nswg, sizeof(int));
+    for (int n = 0; fill && n < m->nnodes; n++) {
+        int g = grp[n];
+        if (fill[g] == k) { /* a group larger than the first */
+            m->swg_k = 0;
+            break;
+        }
+        m->swg_node[g * k + fill[g]++] = n;
+    }
+    if (!fill || m->nnodes != m->nswg * k) m->swg_k = 0; /* (smaller groups) */
+    free(fill);
+    for (int i = 0; m->swg_k && i < m->nnodes; i++) m->swg_pos[m->swg_node[i]] = i;
 }
 
 /* The election's policy: TOPOCOLL_LEADERS, auto when unset or unknown. */
@@ -121,7 +153,7 @@ static int node_lead_in(const tc_nodemap_t *m, const int *all, int n, tc_lead_in
         memset(li, 0, sizeof(*li));
         li->nrails = a[2 + TC_NLEVELS];
         for (int q = 0; q < li->nrails; q++) li->score[q] = a[3 + TC_NLEVELS + q];
-        int bound = a[W - 1]; /* an unbound process belongs to no package or NUMA domain */
+        int bound = a[W_BOUND]; /* an unbound process belongs to no package or NUMA domain */
         li->pkg = bound ? a[2 + TC_LVL_PACKAGE] : -1;
         li->numa = bound ? a[2 + TC_LVL_NUMA] : -1;
     }
@@ -214,8 +246,10 @@ int tc_nodemap_build(MPI_Comm comm, const tc_config_t *cfg, tc_nodemap_t *m)
     sendw[0] = mine[0];
     sendw[1] = mine[1];
     for (int l = 0; l < TC_NLEVELS; l++) sendw[2 + l] = m->place.idx[l];
+    sendw[W_SWITCH] = loc->nswitch > 0 ? loc->sw_index[loc->nswitch - 1] : -1;
     PMPI_Allgather(sendw, W, MPI_INT, all, W, MPI_INT, comm);
     nodes_number(m, all);
+    switch_groups(m, all);
     leaders_elect(m, cfg, all, lin);
     domain_leaders_elect(m);
     ring_order(m, all);
@@ -236,6 +270,8 @@ void tc_nodemap_free(tc_nodemap_t *m)
     free(m->dom_of);
     free(m->lead_in);
     free(m->size_of);
+    free(m->swg_node);
+    free(m->swg_pos);
     free(m->ring);
     if (m->cpuset) hwloc_bitmap_free(m->cpuset);
     memset(m, 0, sizeof(*m));

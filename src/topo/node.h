@@ -4,8 +4,8 @@
  * virtual nodes so inter-node algorithms run on one host.
  *
  * Owns: tc_nodemap_t (node of every rank, local ranks, the elected
- * leaders, this process's binding and place in its node's hierarchy) and
- * the node communicator.  May call: PMPI (setup only), topo/topo,
+ * leaders, the nodes' leaf switches, this process's binding and place in
+ * its node's hierarchy) and the node communicator.  May call: PMPI (setup only), topo/topo,
  * topo/loc (the process's virtual node and binding), topo/nic (the NICs
  * and the election), base/.
  */
@@ -45,14 +45,22 @@ typedef struct tc_nodemap {
                                 (per-domain leaders save link crossings) */
     int score;               /* this process's score against NIC 0 (tc_nic_score) */
     int *size_of;            /* [nnodes] processes on each node */
-    int *ring;               /* [size] ranks in physical order: by node, then
-                                package, NUMA node, cache, core (HierKNEM 3.4) */
-    int ring_pos;            /* this rank's position in ring */
-    MPI_Comm lcomm;          /* the node's processes, ordered by rank */
-    hwloc_bitmap_t cpuset;   /* binding (real or emulated) */
-    int bound;               /* 0: unbound, cpuset is the whole machine */
-    tc_place_t place;        /* position in the hierarchy */
-    char binding[64];        /* policy used, as text */
+    /* The nodes' leaf switches (topo/loc: TOPOCOLL_NETWORK_TOPOLOGY; the
+     * nodes under no switch count as one more group).  Groups are
+     * numbered in the order of their lowest node, a group's nodes in
+     * node order. */
+    int nswg;              /* switch groups among the nodes (1: one, or no file) */
+    int swg_k;             /* nodes in every group when all hold as many, else 0 */
+    int *swg_node;         /* [nnodes] when swg_k: group g's node p at g * swg_k + p */
+    int *swg_pos;          /* [nnodes] when swg_k: node n's index in swg_node */
+    int *ring;             /* [size] ranks in physical order: by node, then
+                              package, NUMA node, cache, core (HierKNEM 3.4) */
+    int ring_pos;          /* this rank's position in ring */
+    MPI_Comm lcomm;        /* the node's processes, ordered by rank */
+    hwloc_bitmap_t cpuset; /* binding (real or emulated) */
+    int bound;             /* 0: unbound, cpuset is the whole machine */
+    tc_place_t place;      /* position in the hierarchy */
+    char binding[64];      /* policy used, as text */
 } tc_nodemap_t;
 
 /** Build the map of @comm (collective over @comm).  0, or -1 with nothing
