@@ -170,7 +170,8 @@ static tc_param_t g_params[] = {
     P_STR("TOPOCOLL_NETWORK_TOPOLOGY", "none", network_topology,
           "Slurm `topology.conf` (`SwitchName=s0 Nodes=vn[0-1]`, `SwitchName=top "
           "Switches=s[0-1]`): switch "
-          "levels above the nodes; virtual nodes are named `vn0`, `vn1`, ..."),
+          "levels above the nodes (the hardware splits; Allreduce's rings by leaf "
+          "switch); virtual nodes are named `vn0`, `vn1`, ..."),
     P_ENUM("TOPOCOLL_SINGLE_COPY", "auto", ch_single_copy, single_copy,
            "`cma` (warns if the probe fails and uses CICO), `none` (copy-in/copy-out only)"),
     P_SIZE("TOPOCOLL_BCAST_SEGSIZE", "0", 0, PAGE, 1LL << 30, bcast_segsize,
