@@ -5,8 +5,8 @@
 # launched by the MPI's own launcher.  Every program checks its results
 # against the native MPI and exits non-zero on a mismatch.
 #
-# Programs: test_bcast, test_reduce (Reduce and Allreduce; Allreduce also
-# under two leaf switches of virtual nodes), test_allgather,
+# Programs: test_bcast, test_reduce (Reduce and Allreduce), test_allgather
+# (both also under two leaf switches of virtual nodes),
 # test_barrier, test_nbsteps (nonblocking), test_persist (persistent
 # requests; MPICH: 2x2 only), test_nuioa (NIC-aware leaders),
 # test_errprop (an erroneous Bcast), test_exchange, test_scan (also the node
@@ -204,12 +204,14 @@ for layout in 2x2 3hosts_221 2x2_vnodes2; do
   [[ $mpi == mpich || $layout != 3hosts_221 ]] ||
     run "allgather_bruck_${layout}_vnodes2" -- "${args[@]}" --env TOPOCOLL_VIRTUAL_NODES=2 \
       --env TOPOCOLL_ALLGATHER_ALG=leader --env TOPOCOLL_ALLGATHER_RD_MAX=1G -- "$bin/test_allgather"
-  # Allreduce under two leaf switches (the virtual nodes vn0 and vn1 of
-  # both hosts under s0 and s1: tests/data/topology-alt.conf), so the
-  # switches' rings cross the hosts (Open MPI's: one code path)
-  [[ $mpi == mpich || $layout != 2x2_vnodes2 ]] ||
-    run "reduce_switches_$layout" -- "${args[@]}" \
-      --env "TOPOCOLL_NETWORK_TOPOLOGY=$root/tests/data/topology-alt.conf" -- "$bin/test_reduce"
+  # Allreduce and Allgather under two leaf switches (the virtual nodes
+  # vn0 and vn1 of both hosts under s0 and s1: tests/data/topology-alt.conf),
+  # so the switches' rings cross the hosts (Open MPI's: one code path)
+  for t in reduce allgather; do
+    [[ $mpi == mpich || $layout != 2x2_vnodes2 ]] ||
+      run "${t}_switches_$layout" -- "${args[@]}" \
+        --env "TOPOCOLL_NETWORK_TOPOLOGY=$root/tests/data/topology-alt.conf" -- "$bin/test_$t"
+  done
   # Gather, Scatter, Alltoall (the slices' exchange between hosts where the
   # hosts hold as many ranks each; native otherwise) and Scan/Exscan
   [[ $mpi == mpich && $layout != 2x2 ]] || run "exchange_$layout" -- "${args[@]}" -- "$bin/test_exchange"

@@ -171,7 +171,8 @@ tc_status_t tc_allgather_init(tc_allgather_t *op, tc_ctx_t *ctx, const void *in,
     }
     if (ctx->shm && !(op->cookies = calloc(2 * (size_t)m->lsize, sizeof(uint64_t))))
         return TC_ERR_NOMEM;
-    op->rd = op->alg == TC_AG_USE_LEADER && tc_allgather_rd(ctx, block);
+    if (op->alg == TC_AG_USE_LEADER && m->nnodes > 1)
+        op->rd = tc_allgather_sw(ctx) ? TC_AG_SW : tc_allgather_rd(ctx, block) ? TC_AG_RD : 0;
     if (op->alg == TC_AG_USE_LEADER && m->lrank == m->leader_lrank && m->nnodes > 1) {
         tc_status_t rc = op->rd ? init_leader_rd(op) : init_leader_streams(op);
         if (rc != TC_OK) return rc;
@@ -377,13 +378,61 @@ static tc_status_t leaders_ring(tc_allgather_t *op)
 }
 
 /* The node whose blocks arrive @i-th at a leader (0: its own): along the
- * ring node - i, by recursive doubling node ^ i, by Bruck's node + i. */
+ * ring node - i, by recursive doubling node ^ i, by Bruck's node + i; by
+ * switch (S switches of k nodes, this node at place p of switch g) the
+ * node at place p - i / S of switch g - i % S. */
 static int arrival_node(const tc_allgather_t *op, int i)
 {
     const tc_nodemap_t *m = &op->ctx->map;
     const int N = m->nnodes;
+    if (op->rd == TC_AG_SW) {
+        const int S = m->nswg, k = m->swg_k, pos = m->swg_pos[m->node];
+        const int g = pos / k, p = pos % k;
+        return m->swg_node[(g - i % S + S) % S * k + (p - i / S % k + k) % k];
+    }
     if (!op->rd) return (m->node - i + N) % N;
     return N & (N - 1) ? (m->node + i) % N : m->node ^ i;
+}
+
+/* Step @st of the leaders' exchange in steps: the nodes it sends to (@to)
+ * and receives from (@from), the arrival indexes (arrival_node) of the
+ * @cnt nodes it sends, from @s0, and receives, from @r0.  0 past the
+ * last step.  The receiver's (r0 + i)-th node is always the sender's
+ * (s0 + i)-th. */
+static int exchange_step(const tc_allgather_t *op, int st, int *to, int *from, int *s0, int *r0,
+                         int *cnt)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int N = m->nnodes, node = m->node;
+    if (op->rd == TC_AG_SW) {
+        /* S - 1 steps across the switches, one node each; k - 1 inside, S each */
+        const int S = m->nswg, k = m->swg_k, pos = m->swg_pos[node];
+        const int g = pos / k, p = pos % k, *at = m->swg_node;
+        if (st < S - 1) {
+            *to = at[(g + 1) % S * k + p];
+            *from = at[(g + S - 1) % S * k + p];
+            *s0 = st;
+            *r0 = st + 1;
+            *cnt = 1;
+            return 1;
+        }
+        const int j = st - (S - 1);
+        if (j >= k - 1) return 0;
+        *to = at[g * k + (p + 1) % k];
+        *from = at[g * k + (p + k - 1) % k];
+        *s0 = j * S;
+        *r0 = (j + 1) * S;
+        *cnt = S;
+        return 1;
+    }
+    const int d = 1 << st, pof2 = !(N & (N - 1));
+    if (d >= N) return 0;
+    *to = pof2 ? node ^ d : (node + N - d) % N;
+    *from = pof2 ? node ^ d : (node + d) % N;
+    *s0 = 0;
+    *r0 = d;
+    *cnt = d < N - d ? d : N - d;
+    return 1;
 }
 
 /* Leaders: recursive doubling, or Bruck's concatenation where N is not a
@@ -397,22 +446,20 @@ static int arrival_node(const tc_allgather_t *op, int i)
  * per node, by node one per rank), both sides enumerating the nodes in
  * that order, then their runs, as MPI keeps one pair's messages in order
  * (Bruck, Ho, Kipnis, Upfal and Weathersby 1997, section 3; Thakur,
- * Rabenseifner and Gropp 2005, 3.1).  Never blocks. */
+ * Rabenseifner and Gropp 2005, 3.1).  By switch (tc_allgather_sw) the
+ * same machinery runs the two rings of exchange_step.  Never blocks. */
 static tc_status_t leaders_rd(tc_allgather_t *op)
 {
     tc_ctx_t *c = op->ctx;
     const tc_nodemap_t *m = &c->map;
-    const int N = m->nnodes, pof2 = !(N & (N - 1));
-    int flag, rc;
-    while ((1 << op->rd_step) < N) {
-        const int d = 1 << op->rd_step, cnt = d < N - d ? d : N - d;
+    int flag, rc, to, from, s0, r0, cnt;
+    while (exchange_step(op, op->rd_step, &to, &from, &s0, &r0, &cnt)) {
         if (!op->rd_n) { /* (every step has a message: a node holds a rank) */
             int q = 0;
             for (int pass = 0; pass < 2; pass++) { /* receives first, then sends */
-                const int partner = pof2 ? m->node ^ d : (m->node + (pass ? N - d : d)) % N;
-                const int peer = m->leader_of[partner];
+                const int peer = m->leader_of[pass ? to : from];
                 for (int k = 0; k < cnt; k++) {
-                    const int n = arrival_node(op, pass ? k : d + k);
+                    const int n = arrival_node(op, (pass ? s0 : r0) + k);
                     for (int i = op->run_of[n]; i < op->run_of[n + 1]; i++) {
                         char *p = op->out + (size_t)op->runs[2 * i] * op->block;
                         const int len = (int)((size_t)op->runs[2 * i + 1] * op->block);
@@ -437,9 +484,10 @@ static tc_status_t leaders_rd(tc_allgather_t *op)
         op->rd_step++;
         /* Release: the step's nodes' blocks (landed by MPI) before the report. */
         if (c->shm)
-            atomic_store_explicit(&tc_cctl(c->shm, m->leader_lrank)->prog, (uint64_t)(d + cnt),
+            atomic_store_explicit(&tc_cctl(c->shm, m->leader_lrank)->prog, (uint64_t)(r0 + cnt),
                                   memory_order_release);
     }
+    op->rd_done = 1;
     return TC_OK;
 }
 
@@ -471,7 +519,7 @@ static tc_status_t leader_work(tc_allgather_t *op)
     if (m->lrank == m->leader_lrank) { /* step 2: the leaders' ring */
         if (m->nnodes > 1 && op->rd) {
             if ((rc = leaders_rd(op)) != TC_OK) return rc;
-            if ((1 << op->rd_step) < m->nnodes) return TC_INPROGRESS;
+            if (!op->rd_done) return TC_INPROGRESS;
         } else if (m->nnodes > 1) {
             if ((rc = leaders_ring(op)) != TC_OK) return rc;
             if (op->steps < (size_t)m->nnodes - 1 || op->sdone_q < op->stotal) return TC_INPROGRESS;

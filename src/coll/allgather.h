@@ -14,6 +14,11 @@
  * recursive doubling on 4, 8, 16 ... nodes (Thakur, Rabenseifner and
  * Gropp 2005, 3.1), by Bruck's concatenation on the others (Bruck et al.
  * 1997, 3), the non-leaders fetching each step's nodes as it completes.
+ * Under leaf switches of as many nodes each (tc_allgather_sw), at every
+ * size, the same steps run two rings: across the switches among the
+ * nodes at one place (one node's blocks a step), then inside the switch
+ * (a switch's worth of nodes a step), so each node's blocks cross into
+ * every other switch once.
  * Ring (large nodes): all processes form one ring ordered by physical
  * distance (node, package, NUMA node, cache, core: topo/node's ring), not
  * by rank; each process takes block after block from its left neighbour,
@@ -34,7 +39,7 @@
  * processes and blocks are 8 KiB or more (the paper's 2-6 cores per node
  * for the leader-based one, Fig. 4), else leader-based.
  *
- * Owns: tc_allgather_t.  May call: coll/ctx, xfer/, PMPI.
+ * Owns: tc_allgather_t.  May call: coll/ctx, coll/plan, xfer/, PMPI.
  */
 #ifndef TC_COLL_ALLGATHER_H
 #define TC_COLL_ALLGATHER_H
@@ -47,6 +52,9 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The leaders' exchange in steps (tc_allgather_t's rd). */
+enum { TC_AG_RD = 1, TC_AG_SW = 2 };
 
 /* The leaders' ring pieces in flight, each way. */
 #define TC_AG_WINDOW 8
@@ -79,9 +87,12 @@ typedef struct tc_allgather {
     tc_ag_cur_t rpost, rdone, spost; /* leaders: the streams' cursors */
     size_t sdone_q;                  /* leaders: sends completed */
     size_t steps;                    /* leaders: ring steps completed */
-    int rd;                          /* the leaders in ceil(log2 N) steps (tc_allgather_rd) */
-    int rd_step, rd_n;               /* leaders, recursive doubling: the step, its requests
+    int rd;                          /* the leaders in steps: TC_AG_RD, ceil(log2 N) of them
+                                        (tc_allgather_rd), TC_AG_SW, by switch
+                                        (tc_allgather_sw); 0: the ring */
+    int rd_step, rd_n;               /* leaders, in steps: the step, its requests
                                         posted (rreq[0 .. rd_n); 0: none yet) */
+    int rd_done;                     /* leaders, in steps: all done */
     size_t got;                      /* non-leaders: nodes copied */
     int src;                         /* non-leaders: local rank whose buffer they read the
                                         other nodes' blocks from (the leader, or their

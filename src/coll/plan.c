@@ -59,10 +59,12 @@ int tc_allgather_alg(const tc_ctx_t *c, size_t block)
     return c->maxlocal > 6 && block >= (8u << 10) ? TC_AG_USE_RING : TC_AG_USE_LEADER;
 }
 
+int tc_allgather_sw(const tc_ctx_t *c) { return c->map.nswg >= 2 && c->map.swg_k >= 2; }
+
 int tc_allgather_rd(const tc_ctx_t *c, size_t block)
 {
     const int N = c->map.nnodes;
-    return N >= 4 && block * (size_t)c->maxlocal <= c->cfg->allgather_rd_max;
+    return N >= 4 && block * (size_t)c->maxlocal <= c->cfg->allgather_rd_max && !tc_allgather_sw(c);
 }
 
 size_t tc_plan_bcast_seg(const tc_ctx_t *ctx, size_t bytes, int root)
@@ -114,7 +116,8 @@ int tc_plan_allreduce_net(const tc_ctx_t *c)
 {
     const tc_nodemap_t *m = &c->map;
     if (tc_plan_forced(c, TC_CI_ALLREDUCE) == TC_ALG_SLICES) return TC_ALG_SLICES;
-    return m->nswg >= 2 && m->swg_k >= 2 ? TC_ALG_SWITCHES : TC_ALG_SLICES;
+    return m->nswg >= 2 && m->swg_k >= 2 ? TC_ALG_SWITCHES
+                                         : TC_ALG_SLICES; /* (tc_allgather_sw's test) */
 }
 
 /* Gatherv, Scatterv on several nodes (4 hosts x 2, 1 Gbit/s, 8 B-4 KiB

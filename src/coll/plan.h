@@ -117,11 +117,25 @@ enum { TC_AG_USE_CICO = 0, TC_AG_USE_LEADER, TC_AG_USE_RING };
  *  steps); else leader-based.  The same on every process. */
 int tc_allgather_alg(const tc_ctx_t *c, size_t block);
 
+/** 1 if a leader-based Allgather on @c has its leaders exchange by leaf
+ *  switch: the nodes sit under 2 or more leaf switches holding as many
+ *  nodes each, 2 or more (TOPOCOLL_NETWORK_TOPOLOGY; tc_nodemap_t's
+ *  swg_*).  S switches of k nodes: S - 1 steps along the ring of the
+ *  nodes at the same place under every switch, each passing on one
+ *  node's blocks, then k - 1 steps along the switch's ring, each passing
+ *  on S nodes' blocks; a node's blocks cross into every other switch
+ *  once, so an uplink carries (S - 1) / S of the result each way, the
+ *  least it can, where the ring's crossings carry (N - 1) / N and
+ *  recursive doubling's up to N / 2 nodes' blocks per leader.  Every
+ *  size: the switches take precedence over tc_allgather_rd.  The same on
+ *  every process. */
+int tc_allgather_sw(const tc_ctx_t *c);
+
 /** 1 if a leader-based Allgather of @block bytes per process on @c has
  *  its leaders exchange in ceil(log2 N) steps, else along the ring (N - 1
- *  steps): N from 4 and the largest node's blocks at most
- *  TOPOCOLL_ALLGATHER_RD_MAX.  N a power of two: recursive doubling (step
- *  j swaps the 2^j nodes' blocks each holds with node ^ 2^j); else Bruck's
+ *  steps): N from 4, the largest node's blocks at most
+ *  TOPOCOLL_ALLGATHER_RD_MAX, and not by switch (tc_allgather_sw).  N a power of two: recursive
+ * doubling (step j swaps the 2^j nodes' blocks each holds with node ^ 2^j); else Bruck's
  *  concatenation (step j sends them to node - 2^j, the last step only
  *  those still missing there).  The same on every process. */
 int tc_allgather_rd(const tc_ctx_t *c, size_t block);
