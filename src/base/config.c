@@ -170,7 +170,7 @@ static tc_param_t g_params[] = {
     P_STR("TOPOCOLL_NETWORK_TOPOLOGY", "none", network_topology,
           "Slurm `topology.conf` (`SwitchName=s0 Nodes=vn[0-1]`, `SwitchName=top "
           "Switches=s[0-1]`): switch "
-          "levels above the nodes (the hardware splits; Allreduce's rings by leaf "
+          "levels above the nodes (the hardware splits; Allreduce and Allgather by leaf "
           "switch); virtual nodes are named `vn0`, `vn1`, ..."),
     P_ENUM("TOPOCOLL_SINGLE_COPY", "auto", ch_single_copy, single_copy,
            "`cma` (warns if the probe fails and uses CICO), `none` (copy-in/copy-out only)"),

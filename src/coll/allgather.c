@@ -60,10 +60,9 @@ static void piece(const tc_allgather_t *op, const tc_ag_cur_t *u, int n, char **
     *len = span - u->off < TC_NET_SEG ? span - u->off : TC_NET_SEG;
 }
 
-/* Move @u to the next piece (@recv: of the receive stream). */
-static void advance(const tc_allgather_t *op, tc_ag_cur_t *u, int recv)
+/* Move @u, at a piece of node @n, to the next piece. */
+static void advance_in(const tc_allgather_t *op, tc_ag_cur_t *u, int n)
 {
-    int n = step_node(op, u->k, recv);
     const int *run = op->runs + 2 * (op->run_of[n] + u->run);
     u->q++;
     u->off += TC_NET_SEG;
@@ -72,6 +71,12 @@ static void advance(const tc_allgather_t *op, tc_ag_cur_t *u, int recv)
     if (++u->run < op->run_of[n + 1] - op->run_of[n]) return;
     u->run = 0;
     u->k++;
+}
+
+/* Move @u to the next piece (@recv: of the receive stream). */
+static void advance(const tc_allgather_t *op, tc_ag_cur_t *u, int recv)
+{
+    advance_in(op, u, step_node(op, u->k, recv));
 }
 
 /* Pieces of node n. */
@@ -391,7 +396,7 @@ static int arrival_node(const tc_allgather_t *op, int i)
         return m->swg_node[(g - i % S + S) % S * k + (p - i / S % k + k) % k];
     }
     if (!op->rd) return (m->node - i + N) % N;
-    return N & (N - 1) ? (m->node + i) % N : m->node ^ i;
+    return (N & (N - 1)) ? (m->node + i) % N : m->node ^ i;
 }
 
 /* Step @st of the leaders' exchange in steps: the nodes it sends to (@to)
@@ -491,6 +496,95 @@ static tc_status_t leaders_rd(tc_allgather_t *op)
     return TC_OK;
 }
 
+/* By switch: the pieces (TC_NET_SEG) of a step's nodes arrival_node(first
+ * + k), k < cnt, then their runs.  The piece at cursor @u, 0 past the
+ * last. */
+static int sw_piece(const tc_allgather_t *op, const tc_ag_cur_t *u, int first, int cnt, char **p,
+                    size_t *len)
+{
+    if (u->k >= cnt) return 0;
+    piece(op, u, arrival_node(op, first + u->k), p, len);
+    return 1;
+}
+
+static void sw_advance(const tc_allgather_t *op, tc_ag_cur_t *u, int first)
+{
+    advance_in(op, u, arrival_node(op, first + u->k));
+}
+
+/* Leaders by switch (tc_allgather_sw): exchange_step's steps, each a
+ * stream of pieces, at most TC_AG_PACE in flight each way, a send posted
+ * only while it is fewer than TC_AG_PACE pieces ahead of what has come
+ * in from the other side (the receives clock the sends).  Whole-node
+ * messages, posted at once, overflowed the shared uplinks: k leaders of a
+ * switch sending across together, and TCP's losses at the uplink cost
+ * retransmission timeouts.  Never blocks. */
+static tc_status_t leaders_sw(tc_allgather_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    const tc_nodemap_t *m = &c->map;
+    const int W = TC_AG_PACE;
+    MPI_Request *rr = op->rreq, *sr = op->rreq + W;
+    int flag, rc, to, from, s0, r0, cnt;
+    char *p;
+    size_t len;
+    while (exchange_step(op, op->rd_step, &to, &from, &s0, &r0, &cnt)) {
+        op->rd_n = 2 * W; /* (fini abandons what is in flight) */
+        for (;;) {
+            int moved = 0;
+            while (op->rpost.q < op->rdone.q + (size_t)W &&
+                   sw_piece(op, &op->rpost, r0, cnt, &p, &len)) {
+                rc = tc_status_mpi(PMPI_Irecv(p, (int)len, MPI_BYTE, m->leader_of[from],
+                                              TC_TAG_ALLGATHER, c->pcomm, &rr[op->rpost.q % W]));
+                if (rc != TC_OK) return rc;
+                sw_advance(op, &op->rpost, r0);
+            }
+            if (op->rdone.q < op->rpost.q) {
+                rc = tc_status_mpi(PMPI_Test(&rr[op->rdone.q % W], &flag, MPI_STATUS_IGNORE));
+                if (rc != TC_OK) return rc;
+                if (flag) {
+                    op->rdone.q++;
+                    moved = 1;
+                }
+            }
+            const int rall =
+                op->rdone.q == op->rpost.q && !sw_piece(op, &op->rpost, r0, cnt, &p, &len);
+            while (op->spost.q < op->sdone_q + (size_t)W &&
+                   (rall || op->spost.q < op->rdone.q + (size_t)W) &&
+                   sw_piece(op, &op->spost, s0, cnt, &p, &len)) {
+                rc = tc_status_mpi(PMPI_Isend(p, (int)len, MPI_BYTE, m->leader_of[to],
+                                              TC_TAG_ALLGATHER, c->pcomm, &sr[op->spost.q % W]));
+                if (rc != TC_OK) return rc;
+                sw_advance(op, &op->spost, s0);
+                moved = 1;
+            }
+            if (op->sdone_q < op->spost.q) {
+                rc = tc_status_mpi(PMPI_Test(&sr[op->sdone_q % W], &flag, MPI_STATUS_IGNORE));
+                if (rc != TC_OK) return rc;
+                if (flag) {
+                    op->sdone_q++;
+                    moved = 1;
+                }
+            }
+            if (rall && op->sdone_q == op->spost.q && !sw_piece(op, &op->spost, s0, cnt, &p, &len))
+                break; /* the step is complete */
+            if (!moved) return TC_OK;
+        }
+        memset(&op->rpost, 0, sizeof(op->rpost));
+        memset(&op->rdone, 0, sizeof(op->rdone));
+        memset(&op->spost, 0, sizeof(op->spost));
+        op->sdone_q = 0;
+        op->rd_n = 0;
+        op->rd_step++;
+        /* Release: the step's nodes' blocks (landed by MPI) before the report. */
+        if (c->shm)
+            atomic_store_explicit(&tc_cctl(c->shm, m->leader_lrank)->prog, (uint64_t)(r0 + cnt),
+                                  memory_order_release);
+    }
+    op->rd_done = 1;
+    return TC_OK;
+}
+
 static tc_status_t leader_work(tc_allgather_t *op)
 {
     tc_ctx_t *c = op->ctx;
@@ -518,7 +612,7 @@ static tc_status_t leader_work(tc_allgather_t *op)
     }
     if (m->lrank == m->leader_lrank) { /* step 2: the leaders' ring */
         if (m->nnodes > 1 && op->rd) {
-            if ((rc = leaders_rd(op)) != TC_OK) return rc;
+            if ((rc = op->rd == TC_AG_SW ? leaders_sw(op) : leaders_rd(op)) != TC_OK) return rc;
             if (!op->rd_done) return TC_INPROGRESS;
         } else if (m->nnodes > 1) {
             if ((rc = leaders_ring(op)) != TC_OK) return rc;

@@ -58,6 +58,8 @@ enum { TC_AG_RD = 1, TC_AG_SW = 2 };
 
 /* The leaders' ring pieces in flight, each way. */
 #define TC_AG_WINDOW 8
+/* By switch: pieces in flight each way, and sends ahead of receives. */
+#define TC_AG_PACE 2
 
 /* A position in a leader's stream of ring pieces: step, run of the
  * step's node, offset in the run (bytes), index in the stream. */
