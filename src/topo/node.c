@@ -47,7 +47,7 @@ static int nodemap_alloc(tc_nodemap_t *m, int **all, tc_lead_in_t **lin)
     m->dom_of = malloc(sizeof(int) * (size_t)m->lsize);
     m->lead_in = malloc(sizeof(tc_lead_in_t) * (size_t)m->lsize);
     m->size_of = calloc((size_t)m->size, sizeof(int));
-    m->swg_node = malloc(sizeof(int) * (size_t)m->size);
+    m->swg_node = malloc(sizeof(int) * 2 * (size_t)m->size); /* then scratch (switch_groups) */
     m->swg_pos = malloc(sizeof(int) * (size_t)m->size);
     m->cpuset = hwloc_bitmap_alloc();
     *lin = malloc(sizeof(tc_lead_in_t) * (size_t)m->size);
@@ -103,28 +103,23 @@ static void nodes_number(tc_nodemap_t *m, const int *all)
  * nodes in node order (tc_nodemap_t's swg_*). */
 static void switch_groups(tc_nodemap_t *m, const int *all)
 {
-    int *grp = m->swg_pos; /* first: each node's group */
+    int *grp = m->swg_pos, *cnt = m->swg_node + m->size; /* first: each node's group; scratch */
     m->nswg = 0;
     for (int n = 0; n < m->nnodes; n++) {
         int sw = all[W * m->first_of[n] + W_SWITCH], g = 0;
         while (g < n && all[W * m->first_of[g] + W_SWITCH] != sw) g++;
         grp[n] = g < n ? grp[g] : m->nswg++; /* a switch seen at an earlier node, or a new one */
     }
-    int k = 0;
-    for (int n = 0; n < m->nnodes; n++) k += grp[n] == 0; /* the first group's size */
+    memset(cnt, 0, sizeof(int) * (size_t)m->nswg);
+    for (int n = 0; n < m->nnodes; n++) cnt[grp[n]]++;
+    const int k = cnt[0];
+    m->swg_k = 0;
+    for (int g = 0; g < m->nswg; g++)
+        if (cnt[g] != k) return; /* groups of different sizes */
     m->swg_k = k;
-    int *fill = calloc((size_t)m->nswg, sizeof(int));
-    for (int n = 0; fill && n < m->nnodes; n++) {
-        int g = grp[n];
-        if (fill[g] == k) { /* a group larger than the first */
-            m->swg_k = 0;
-            break;
-        }
-        m->swg_node[g * k + fill[g]++] = n;
-    }
-    if (!fill || m->nnodes != m->nswg * k) m->swg_k = 0; /* (smaller groups) */
-    free(fill);
-    for (int i = 0; m->swg_k && i < m->nnodes; i++) m->swg_pos[m->swg_node[i]] = i;
+    memset(cnt, 0, sizeof(int) * (size_t)m->nswg);
+    for (int n = 0; n < m->nnodes; n++) m->swg_node[grp[n] * k + cnt[grp[n]]++] = n;
+    for (int i = 0; i < m->nnodes; i++) m->swg_pos[m->swg_node[i]] = i;
 }
 
 /* The election's policy: TOPOCOLL_LEADERS, auto when unset or unknown. */
