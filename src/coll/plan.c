@@ -114,10 +114,8 @@ static tc_alg_t vx_multi(const tc_ctx_t *c, int ci, const char **why)
 
 int tc_plan_allreduce_net(const tc_ctx_t *c)
 {
-    const tc_nodemap_t *m = &c->map;
     if (tc_plan_forced(c, TC_CI_ALLREDUCE) == TC_ALG_SLICES) return TC_ALG_SLICES;
-    return m->nswg >= 2 && m->swg_k >= 2 ? TC_ALG_SWITCHES
-                                         : TC_ALG_SLICES; /* (tc_allgather_sw's test) */
+    return tc_allgather_sw(c) ? TC_ALG_SWITCHES : TC_ALG_SLICES; /* (the same switch test) */
 }
 
 /* Gatherv, Scatterv on several nodes (4 hosts x 2, 1 Gbit/s, 8 B-4 KiB
