@@ -73,10 +73,13 @@ cluster_tier openmpi openmpi
 # MPICH (ch4:ucx) busy-polls: oversubscribed runs cost 10-40 s each here, so
 # its 6- to 8-rank Bcast, Barrier and Allgather runs are left to Open MPI
 # (MPICH keeps every path at up to 5 ranks, and the cheap 6-8-rank tests);
-# CI stays under 20 minutes.  The fuzz targets (no MPI), the source checks
+# the suite stays near 10 minutes.  The fuzz targets (no MPI), the source checks
 # (label source) and the 2 GiB collectives (label slow) run once, in the
-# Open MPI build.
-CTEST_EXCLUDE='^(bcast|barrier|allgather)_np[678]|^fuzz_' CTEST_LABEL_EXCLUDE='source|slow|long' \
+# Open MPI build.  Two more run under Open MPI only: the tuner's measurement
+# on 4 virtual nodes (76 s under MPICH, 1 s under Open MPI: its native
+# calls timed by the dozen, each a turn of 4 busy-polling ranks) and the
+# linear v-exchange at 5 ranks (38 s; the 6-rank one takes the same path).
+CTEST_EXCLUDE='^(bcast|barrier|allgather)_np[678]|^fuzz_|^xtune_np4_vnodes4_reduce_alt$|^vexchange_np5_vnodes2_linear$' CTEST_LABEL_EXCLUDE='source|slow|long' \
   suite mpich mpich
 cross_host mpich mpich
 cluster_tier mpich mpich
