@@ -49,7 +49,13 @@ for tool in "$@"; do
       if [ $rc -ne 0 ] || ! grep -q '^cost model' "$tmp/out" || ! grep -q '^allreduce  *1048576 ' "$tmp/out"; then
         bad "$name --model 4x2 --link 100M 1M: rc $rc, want 0 and the model's table"
       fi
-      for v in "--model 4x0" "--link 5Q" "--emulate 2:x" "--check /nonexistent.csv"; do
+      run "$tool" --model 8x2 --link 100M --switches 2:50M 1M
+      if [ $rc -ne 0 ] || ! grep -q '^two levels: 2 leaf switches of 4 ' "$tmp/out" ||
+         ! grep -q '^allreduce  *1048576 .*by switch' "$tmp/out"; then
+        bad "$name --model 8x2 --switches 2:50M 1M: rc $rc, want 0 and Allreduce by switch"
+      fi
+      for v in "--model 4x0" "--link 5Q" "--emulate 2:x" "--check /nonexistent.csv" \
+               "--switches 0" "--switches 2:5Q" "--switches 3"; do
         # shellcheck disable=SC2086
         run "$tool" --model 2x2 $v
         if [ $rc -ne 2 ] || [ -s "$tmp/out" ] || ! grep -q -- "${v#* }" "$tmp/err"; then

@@ -73,6 +73,33 @@ static void cost_model(void)
           "Alltoall bound");
     CHECK(fabs(tc_cost_bound(TC_COST_ALLREDUCE, 4, 2, 1 << 20, &p) - 1.5 * 1048576 / 1e8) < 1e-12,
           "Allreduce bound");
+    /* two levels: 2 leaf switches of 4 nodes, uplinks at half the link (5e7 B/s) */
+    tc_cost_t flat;
+    CHECK(tc_cost_native(TC_COST_ALLREDUCE, 8, 2, 1 << 20, &p, &flat) == 0, "flat Allreduce");
+    p.switches = 2, p.uplink = 5e7;
+    /* Allreduce by switch, 1 MiB: fold 1e-6 + 524288 x 2e-9; 2 (k + S - 2) = 8 latencies;
+     * the uplink's 2 (S - 1) / S n = 1 MiB at 5e7 (the link's 1.75 MiB at 1e8 is less);
+     * the slices' sums 7 x 65536e-9; the reads 1e-6 + 524288e-9 */
+    T(tc_cost_topocoll, TC_COST_ALLREDUCE, 8, 2, 1 << 20,
+      1.049576e-3 + 80e-6 + 20.97152e-3 + 458.752e-6 + 525.288e-6);
+    CHECK(strstr(c.alg, "by switch") != NULL, "Allreduce under switches: %s", c.alg);
+    CHECK(fabs(tc_cost_bound(TC_COST_ALLREDUCE, 8, 2, 1 << 20, &p) - 20.97152e-3) < 1e-12,
+          "Allreduce bound under switches");
+    /* Allgather by switch, 64 KiB blocks: the node's copies 1e-6 + 15 x 65536e-9; k + S - 2
+     * = 4 latencies; the uplink's k (S - 1) P b = 512 KiB at 5e7 (the link's 896 KiB at 1e8) */
+    T(tc_cost_topocoll, TC_COST_ALLGATHER, 8, 2, 65536, 984.04e-6 + 40e-6 + 10.48576e-3);
+    CHECK(fabs(tc_cost_bound(TC_COST_ALLGATHER, 8, 2, 65536, &p) - 10.48576e-3) < 1e-12,
+          "Allgather bound under switches");
+    /* native Rabenseifner at 16 ranks: its two steps at distance 8 send all 8 ranks of a
+     * switch through its uplink, n / 16 each: n / 2 at 5e7 where the node's link carried
+     * 2 x n / 16 at 1e8 */
+    CHECK(tc_cost_native(TC_COST_ALLREDUCE, 8, 2, 1 << 20, &p, &c) == 0 &&
+              fabs(c.t - flat.t - 2 * (10.48576e-3 - 1.31072e-3)) < 1e-9,
+          "native Allreduce under switches: %.9f s, flat %.9f s", c.t, flat.t);
+    p.switches = 3;
+    CHECK(tc_cost_topocoll(TC_COST_ALLREDUCE, 8, 2, 1 << 20, &p, &c) == -1,
+          "3 switches do not divide 8 nodes");
+    p.switches = 0, p.uplink = 0;
     /* emulation: 8 ranks on 2 cores wait 3 x sched more per message: the
      * 2-node binomial Bcast of 8 B, X(8) + the flag: (10 + 30) + (1 + 30) us + 8 B */
     p.cores = 2, p.sched = 10e-6, p.cpu = 0;

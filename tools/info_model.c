@@ -27,6 +27,8 @@ static int params(const info_model_t *m, double bps, tc_cost_params_t *p)
 {
     tc_cost_defaults(p, bps);
     if (m->alpha_us > 0) p->alpha = m->alpha_us * 1e-6;
+    p->switches = m->switches;
+    p->uplink = m->uplink_bps / 8;
     if (m->emulate) {
         int cores;
         double sched_us, cpu_mbps;
@@ -63,10 +65,19 @@ static int table(const info_model_t *m)
     static const size_t dflt[] = { 8, 65536, 1 << 20, 4 << 20 };
     const size_t *sizes = m->nsizes ? m->sizes : dflt;
     int ns = m->nsizes ? m->nsizes : 4;
+    if (m->switches > 1 && m->nodes % m->switches) {
+        fprintf(stderr, "topocoll_info: --switches %d: does not divide the %d nodes\n", m->switches,
+                m->nodes);
+        return 2;
+    }
     printf("cost model (coll/cost): %d nodes x %d processes, link %.3g bit/s, latency %.1f us "
            "between nodes, %.1f us on a node, single copy %.2g GB/s, MPI_SUM %.2g GB/s%s\n",
            m->nodes, m->ppn, m->link_bps, p.alpha * 1e6, p.alpha_node * 1e6, p.copy / 1e9,
            p.op / 1e9, p.cores ? "" : "; each node its own cores");
+    if (m->switches > 1)
+        printf("two levels: %d leaf switches of %d consecutive nodes, uplinks %.3g bit/s%s\n",
+               m->switches, m->nodes / m->switches, m->uplink_bps,
+               m->uplink_bps > 0 ? "" : " (unlimited)");
     if (p.cores)
         printf("emulated: %d cores shared by all nodes, %.1f us more per message and process "
                "beyond a core, links together %.0f MB/s\n",

@@ -16,6 +16,8 @@ typedef struct info_model {
     int nodes, ppn;      /* --model NxP */
     double link_bps;     /* --link RATE (bits/s); default 1e9 */
     double alpha_us;     /* --alpha US: latency between nodes; <= 0: the default */
+    int switches;        /* --switches S[:UPLINK]: leaf switches (0, 1: one level) */
+    double uplink_bps;   /* their uplinks (bits/s); 0: unlimited */
     const char *emulate; /* --emulate CORES:SCHED_US:CPU_MBPS, or NULL */
     const char *check;   /* --check CSV: predictions against a scale_bench summary */
     int fit;             /* --fit (with --check): alpha and the emulation's sched, cpu fitted */

@@ -427,8 +427,8 @@ static void usage(FILE *f)
             "usage: mpiexec -np N topocoll_info [--model SIZE] [--comm-cores C] [SIZE...]\n"
             "       topocoll_info --config [--markdown]\n"
             "       topocoll_info --model NODESxPPN [--link RATE] [--alpha US]\n"
-            "                     [--emulate CORES:SCHED_US:CPU_MBPS] [--check CSV [--fit[=K]]] "
-            "[SIZE...]\n"
+            "                     [--switches S[:UPLINK]] [--emulate CORES:SCHED_US:CPU_MBPS]\n"
+            "                     [--check CSV [--fit[=K]]] [SIZE...]\n"
             "       topocoll_info --help | --version\n"
             "\n"
             "What topocoll sees and decides for this run: topology, binding, (virtual) nodes and\n"
@@ -442,6 +442,8 @@ static void usage(FILE *f)
             "                    4M; docs/scaling.md)\n"
             "  --link RATE       the nodes' link in bits/s (1G, 100M; default 1G)\n"
             "  --alpha US        latency of a message between nodes (default 25)\n"
+            "  --switches S[:R]  the nodes under S leaf switches (N / S consecutive nodes\n"
+            "                    each), each switch's uplink at R bits/s (default: unlimited)\n"
             "  --emulate C:S:M   emulated hosts sharing C cores: S us more per message and\n"
             "                    process beyond a core, M MB/s through all links together\n"
             "  --check CSV       the model against scripts/scale_bench.sh's summary CSV\n"
@@ -493,6 +495,19 @@ static int parse_model_opt(int ch, const char *arg, opts_t *o)
             return -1;
         }
         return 0;
+    case 's': {
+        long sw = strtol(arg, &end, 10);
+        if (end == arg || (*end && *end != ':') || sw < 1 || sw > TC_COST_MAX_RANKS ||
+            (*end == ':' && (o->cost.uplink_bps = tc_parse_rate(end + 1)) <= 0)) {
+            fprintf(stderr,
+                    "topocoll_info: --switches %s: S[:UPLINK], S leaf switches (at least 1), "
+                    "the uplink a rate in bits/s (2:50M)\n",
+                    arg);
+            return -1;
+        }
+        o->cost.switches = (int)sw;
+        return 0;
+    }
     case 'e': o->cost.emulate = arg; break;
     case 'k': o->cost.check = arg; break;
     default: /* --fit[=MAXHOSTS] */
@@ -510,24 +525,47 @@ static int parse_model_opt(int ch, const char *arg, opts_t *o)
     return 0;
 }
 
+/* The cost model's options given without what they go with (message printed): 1. */
+static int model_opts_apart(const opts_t *o, int cost_opt)
+{
+    if ((cost_opt && o->cost.nodes == 0 && !o->cost.check) || (o->cost.fit && !o->cost.check)) {
+        fprintf(stderr, "topocoll_info: --link, --alpha, --emulate go with --model NxP or --check; "
+                        "--fit with --check\n");
+        return 1;
+    }
+    if (o->cost.switches && (o->cost.check || o->cost.nodes == 0)) {
+        fprintf(stderr, "topocoll_info: --switches goes with --model NxP (a --check CSV's rows "
+                        "have one level)\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* topocoll_info's long options (parse_opts) */
+static const struct option info_opts[] = { { "model", required_argument, 0, 'm' },
+                                           { "link", required_argument, 0, 'l' },
+                                           { "alpha", required_argument, 0, 'a' },
+                                           { "emulate", required_argument, 0, 'e' },
+                                           { "switches", required_argument, 0, 's' },
+                                           { "check", required_argument, 0, 'k' },
+                                           { "fit", optional_argument, 0, 'f' },
+                                           { "comm-cores", required_argument, 0, 'c' },
+                                           { "config", no_argument, 0, 'C' },
+                                           { "markdown", no_argument, 0, 'M' },
+                                           { "help", no_argument, 0, 'h' },
+                                           { "version", no_argument, 0, 'V' },
+                                           { 0, 0, 0, 0 } };
+
 /* 0: run; 1: done (exit 0); -1: bad usage (message printed, exit 2). */
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
-    static const struct option lo[] = {
-        { "model", required_argument, 0, 'm' },      { "link", required_argument, 0, 'l' },
-        { "alpha", required_argument, 0, 'a' },      { "emulate", required_argument, 0, 'e' },
-        { "check", required_argument, 0, 'k' },      { "fit", optional_argument, 0, 'f' },
-        { "comm-cores", required_argument, 0, 'c' }, { "config", no_argument, 0, 'C' },
-        { "markdown", no_argument, 0, 'M' },         { "help", no_argument, 0, 'h' },
-        { "version", no_argument, 0, 'V' },          { 0, 0, 0, 0 }
-    };
     *o = (opts_t){ .model = 4u << 20, .comm_cores = -1, .cost = { .link_bps = 1e9 } };
-    int cost_opt = 0; /* --link, --alpha, --emulate, --check, --fit seen */
+    int cost_opt = 0; /* --link, --alpha, --switches, --emulate, --check, --fit seen */
     int ch;
     long long v;
     char *end;
     opterr = 0; /* our messages, on stderr */
-    while ((ch = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":hV", info_opts, NULL)) != -1) {
         switch (ch) {
         case 'h': usage(stdout); return 1;
         case 'V': printf("topocoll_info (topocoll) %s\n", TOPOCOLL_VERSION); return 1;
@@ -537,6 +575,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         case 'l':
         case 'a':
         case 'e':
+        case 's':
         case 'k':
         case 'f':
             if (parse_model_opt(ch, optarg, o) != 0) return -1;
@@ -557,11 +596,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
             return -1;
         }
     }
-    if ((cost_opt && o->cost.nodes == 0 && !o->cost.check) || (o->cost.fit && !o->cost.check)) {
-        fprintf(stderr, "topocoll_info: --link, --alpha, --emulate go with --model NxP or --check; "
-                        "--fit with --check\n");
-        return -1;
-    }
+    if (model_opts_apart(o, cost_opt)) return -1;
     if (o->markdown && !o->config) {
         fprintf(stderr, "topocoll_info: --markdown goes with --config\n");
         return -1;

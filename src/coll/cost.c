@@ -51,6 +51,8 @@ static int lg(int x)
 /* The model's working state for one call. */
 typedef struct shape {
     int N, P, R;
+    int S, k;     /* leaf switches (1: one level), nodes under each */
+    double up;    /* B/s: a switch's uplink; 0: unlimited (or one level) */
     double n;     /* the vector, or the block */
     double a, an; /* a message between nodes, a handoff on a node (s), emulation included */
     const tc_cost_params_t *p;
@@ -58,6 +60,24 @@ typedef struct shape {
 
 static double X(const shape_t *s, double m) { return s->a + m / s->p->link; }
 static double I(const shape_t *s, double m) { return s->an + m / s->p->copy; }
+/* s per byte of a message between nodes that crosses switches (@cross),
+ * alone on the uplinks: the slower of the node's link and the uplink */
+static double per_byte(const shape_t *s, int cross)
+{
+    double l = 1 / s->p->link;
+    return cross && s->up > 0 && 1 / s->up > l ? 1 / s->up : l;
+}
+/* s: @m bytes through an uplink (0 where unlimited) */
+static double up_time(const shape_t *s, double m) { return s->up > 0 ? m / s->up : 0; }
+static double dmax(double a, double b) { return a > b ? a : b; }
+/* s per byte each node sends in a step where every node exchanges with
+ * the node @d away (recursive doubling, halving): from @d >= k on, the k
+ * nodes of each switch through its uplink together */
+static double at_distance(const shape_t *s, int d)
+{
+    double l = 1 / s->p->link;
+    return d >= s->k && s->up > 0 ? dmax(l, s->k / s->up) : l;
+}
 
 static void shape_of(shape_t *s, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p)
 {
@@ -66,6 +86,9 @@ static void shape_of(shape_t *s, int nodes, int ppn, size_t bytes, const tc_cost
     s->R = nodes * ppn;
     s->n = (double)bytes;
     s->p = p;
+    s->S = p->switches > 1 ? p->switches : 1;
+    s->k = nodes / s->S;
+    s->up = s->S > 1 && p->uplink > 0 ? p->uplink : 0;
     double over = p->cores > 0 && s->R > p->cores ? (double)s->R / p->cores - 1 : 0;
     s->a = p->alpha + p->sched * over;
     s->an = p->alpha_node + p->sched * over;
@@ -182,6 +205,7 @@ typedef struct net {
     const shape_t *s;
     double *out, *in; /* per node: the link busy until */
     double *ob, *ib;  /* per node: bytes sent, received */
+    double *uo, *ui;  /* per switch: its uplink busy until, out and in */
     tc_cost_t *o;
 } net_t;
 
@@ -193,11 +217,14 @@ static double send_at(net_t *w, int from, int to, double m, double t0)
         w->o->copy_all += m;
         return t0 + I(s, m);
     }
+    const int ga = a / s->k, gb = b / s->k, cross = ga != gb && s->up > 0;
     double start = t0;
     if (w->out[a] > start) start = w->out[a];
     if (w->in[b] > start) start = w->in[b];
-    double end = start + m / s->p->link;
+    if (cross) start = dmax(start, dmax(w->uo[ga], w->ui[gb]));
+    double end = start + m * per_byte(s, cross);
     w->out[a] = w->in[b] = end;
+    if (cross) w->uo[ga] = w->ui[gb] = end;
     w->ob[a] += m, w->ib[b] += m;
     w->o->wire_all += m;
     return end + s->a;
@@ -317,15 +344,21 @@ static double tree_reduce(net_t *w, int alg, double m)
  * receives as much: the busiest node's link, or the copy. */
 static double step(const shape_t *s, int d, double m, tc_cost_t *o)
 {
-    double out = 0;
+    double out = 0, up = 0;
     for (int r = 0; r < s->P; r++) { /* node 0 stands for every node (by slot, R = N P) */
         int to = d < 0 ? r ^ -d : (r + d) % s->R;
         if (to >= s->R) continue; /* no partner (R not a power of two) */
         if (to / s->P != 0) out += m;
     }
+    const int G = s->k * s->P; /* switch 0 stands for every switch */
+    for (int r = 0; s->up > 0 && r < G; r++) {
+        int to = d < 0 ? r ^ -d : (r + d) % s->R;
+        if (to < s->R && to / G != 0) up += m;
+    }
     o->wire_all += out * s->N;
     o->copy_all += (s->P * m - out) * s->N;
-    double tx = out > 0 ? s->a + out / s->p->link : 0, tn = s->an + m / s->p->copy;
+    double tx = out > 0 ? s->a + dmax(out / s->p->link, up_time(s, up)) : 0,
+           tn = s->an + m / s->p->copy;
     o->wire += out; /* every node alike: node 0's link carries each step's */
     return tx > tn ? tx : tn;
 }
@@ -407,6 +440,7 @@ static void native_allreduce(const shape_t *s, net_t *w, tc_cost_t *o)
         o->alg = alg == 2 ? "reduce + bcast" : "linear reduce + bcast";
         o->t = tree_reduce(w, alg == 2 ? 9 : 1, n);
         for (int i = 0; i < 2 * s->N; i++) w->out[i] = 0; /* busy times (out, in), not bytes */
+        for (int i = 0; i < 2 * s->S; i++) w->uo[i] = 0;
         o->t += tree_bcast(w, alg == 2 ? 6 : 1, n);
     }
 }
@@ -436,7 +470,8 @@ static void native_alltoall(const shape_t *s, tc_cost_t *o)
         o->wire = (double)(R - s->P) * s->P * b;
         o->wire_all = s->N * o->wire;
         o->copy_all = (double)s->N * s->P * (s->P - 1) * b;
-        o->t = s->a + (R - 1) * s->an + o->wire / s->p->link;
+        const double G = (double)s->k * s->P; /* what leaves a switch */
+        o->t = s->a + (R - 1) * s->an + dmax(o->wire / s->p->link, up_time(s, G * (R - G) * b));
     } else if (alg == 3) {
         o->alg = "modified Bruck";
         for (int d = 1; d < R; d *= 2) t += step(s, d, b * R / 2, o);
@@ -452,13 +487,15 @@ static void native_alltoall(const shape_t *s, tc_cost_t *o)
 static void native_alg(const shape_t *s, int coll, tc_cost_t *o)
 {
     int N = s->N;
-    double *links = calloc(4 * (size_t)N, sizeof(double));
+    double *links = calloc(4 * (size_t)N + 2 * (size_t)s->S, sizeof(double));
     if (!links) {
         o->t = HUGE_VAL;
         o->alg = "?";
         return;
     }
-    net_t w = { s, links, links + N, links + 2 * N, links + 3 * N, o };
+    net_t w = {
+        s, links, links + N, links + 2 * N, links + 3 * N, links + 4 * N, links + 4 * N + s->S, o
+    };
     switch (coll) {
     case TC_COST_BCAST: native_bcast(s, &w, o); break;
     case TC_COST_REDUCE: native_reduce(s, &w, o); break;
@@ -487,7 +524,8 @@ static void topo_halving(const shape_t *s, double fold, tc_cost_t *o)
     const double n = s->n, op = s->p->op;
     o->alg = "Rabenseifner's reduce between leaders (recursive halving, gather)";
     o->t = fold + (r ? X(s, n) + n / op : 0);
-    for (int j = 1; j <= L; j++) o->t += 2 * s->a + n / (1 << j) * (2 / s->p->link + 1 / op);
+    for (int j = 1, d = 1; j <= L; j++, d *= 2)
+        o->t += 2 * s->a + n / (1 << j) * (2 * at_distance(s, d) + 1 / op);
     o->wire = 0;
     o->wire_all = r * n + (P - 1) * n + (P - 1) / (double)P * n; /* pairs, halving, gather */
     for (int v = 0; v < N; v++) {
@@ -526,7 +564,9 @@ static void topo_bcast(const shape_t *s, int reduce, tc_cost_t *o)
     if (s->N > 2 && n >= (double)s->p->chain_min) {
         double seg = 32768, k = ceil(n / seg), op = reduce ? seg / s->p->op : 0;
         o->alg = "pipelined chain of leaders, 32 KiB segments";
-        o->t = fold + chain(s->N - 1, k, X(s, seg) + op) + (reduce ? 0 : I(s, seg));
+        /* the slowest hop sets the pace: one that crosses switches */
+        const double hop = s->a + seg * per_byte(s, s->S > 1);
+        o->t = fold + chain(s->N - 1, k, hop + op) + (reduce ? 0 : I(s, seg));
         o->wire = n;
         return;
     }
@@ -535,7 +575,10 @@ static void topo_bcast(const shape_t *s, int reduce, tc_cost_t *o)
     if (eighth > seg) seg = eighth;
     if (seg > n) seg = n;
     o->alg = "binomial tree of leaders";
-    o->t = fold + lg(s->N) * (X(s, n) + (reduce ? n / s->p->op : 0)) + (reduce ? 0 : I(s, seg));
+    /* its lg(S) steps between switches, one message through an uplink at a time */
+    const int across = lg(s->S);
+    o->t = fold + lg(s->N) * (X(s, n) + (reduce ? n / s->p->op : 0)) +
+           across * n * (per_byte(s, 1) - per_byte(s, 0)) + (reduce ? 0 : I(s, seg));
     o->wire = lg(s->N) * n;
 }
 
@@ -543,9 +586,18 @@ static void topo_allreduce(const shape_t *s, tc_cost_t *o)
 {
     double n = s->n, N = s->N, P = s->P;
     double fold = s->an + (P - 1) * (n / P) * (1 / s->p->copy + 1 / s->p->op);
-    o->alg = "node fold, the slices' rings between nodes, node reads";
-    o->t = fold + 2 * (N - 1) * (s->a + n / (N * s->p->link)) + (N - 1) * n / (P * N) / s->p->op +
-           I(s, (P - 1) * n / P);
+    const double ops = (N - 1) * n / (P * N) / s->p->op, reads = I(s, (P - 1) * n / P);
+    if (s->S > 1 && s->k > 1) { /* coll/plan TC_ALG_SWITCHES: 3 stages, overlapping */
+        const double S = s->S, k = s->k;
+        o->alg = "node fold, the slices' rings by switch (in it, across, in it), node reads";
+        o->t = fold + 2 * (k + S - 2) * s->a +
+               dmax(2 * (N - 1) / N * n / s->p->link, up_time(s, 2 * (S - 1) / S * n)) + ops +
+               reads;
+    } else {
+        /* one ring over the nodes: each step waits for its hop between switches */
+        o->alg = "node fold, the slices' rings between nodes, node reads";
+        o->t = fold + 2 * (N - 1) * (s->a + n / N * per_byte(s, s->S > 1)) + ops + reads;
+    }
     o->wire = 2 * (N - 1) / N * n;
     o->wire_all = N * o->wire;
     o->copy_all = 2 * N * (P - 1) * n;
@@ -555,16 +607,23 @@ static void topo_allgather(const shape_t *s, tc_cost_t *o)
 {
     double b = s->n, P = s->P;
     const double node = I(s, (P - 1) * b) + (s->R - P) * b / s->p->copy;
-    if (s->N >= 4 && P * b <= (double)s->p->allgather_rd_max) {
+    if (s->S > 1 && s->k > 1) { /* coll/plan tc_allgather_sw: across, then in the switch */
+        const double S = s->S, k = s->k;
+        o->alg = "leaders by switch (across, then in it), processes read from their leader";
+        o->t = node + (k + S - 2) * s->a +
+               dmax((s->N - 1) * P * b / s->p->link, up_time(s, k * (S - 1) * P * b));
+    } else if (s->N >= 4 && P * b <= (double)s->p->allgather_rd_max) {
         /* coll/plan tc_allgather_rd: step j sends 2^j nodes' blocks */
         o->alg =
             s->N & (s->N - 1)
                 ? "leaders' Bruck concatenation of node blocks, processes read from their leader"
                 : "leaders' recursive doubling of node blocks, processes read from their leader";
-        o->t = node + lg(s->N) * s->a + (s->N - 1) * P * b / s->p->link;
+        o->t = node + lg(s->N) * s->a;
+        for (int d = 1; d < s->N; d *= 2)
+            o->t += d * P * b * at_distance(s, d); /* d nodes' blocks */
     } else {
         o->alg = "leaders' ring of node blocks, processes read from their leader";
-        o->t = node + (s->N - 1) * X(s, P * b);
+        o->t = node + (s->N - 1) * (s->a + P * b * per_byte(s, s->S > 1));
     }
     o->wire = (s->N - 1) * P * b;
     o->wire_all = s->N * o->wire;
@@ -576,8 +635,9 @@ static void topo_alltoall(const shape_t *s, tc_cost_t *o)
     double b = s->n, P = s->P, N = s->N;
     o->alg = "node-aggregated exchange, one message per slice and pair of nodes";
     /* each slice packs (N - 1) P blocks from its node's processes and places as many */
-    o->t = s->an + 2 * (N - 1) * P * b / s->p->copy + (P - 1) * b / s->p->copy +
-           (N - 1) * (s->a + P * P * b / s->p->link);
+    const double k = s->k;
+    o->t = s->an + 2 * (N - 1) * P * b / s->p->copy + (P - 1) * b / s->p->copy + (N - 1) * s->a +
+           dmax((N - 1) * P * P * b / s->p->link, up_time(s, k * (N - k) * P * P * b));
     o->wire = (N - 1) * P * P * b;
     o->wire_all = N * o->wire;
     o->copy_all = N * P * (2 * (N - 1) * P + P - 1) * b;
@@ -598,7 +658,7 @@ static int begin(int coll, int nodes, int ppn, size_t bytes, const tc_cost_param
                  tc_cost_t *out)
 {
     if (coll < 0 || coll >= TC_COST_NCOLLS || nodes < 1 || ppn < 1 ||
-        (long long)nodes * ppn > TC_COST_MAX_RANKS)
+        (long long)nodes * ppn > TC_COST_MAX_RANKS || (p->switches > 1 && nodes % p->switches))
         return -1;
     shape_of(s, nodes, ppn, bytes, p);
     *out = (tc_cost_t){ 0 };
@@ -656,15 +716,16 @@ int tc_cost_topocoll(int coll, int nodes, int ppn, size_t bytes, const tc_cost_p
 
 double tc_cost_bound(int coll, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p)
 {
-    double n = (double)bytes, N = nodes, P = ppn, b;
+    double n = (double)bytes, N = nodes, P = ppn, b, u;
     if (nodes < 2 || p->link <= 0) return 0;
-    switch (coll) {
+    const double S = p->switches > 1 && nodes % p->switches == 0 ? p->switches : 1, k = N / S;
+    switch (coll) { /* b: a node's link; u: a switch's uplink */
     case TC_COST_BCAST:
-    case TC_COST_REDUCE: b = n; break;
-    case TC_COST_ALLREDUCE: b = 2 * n * (N - 1) / N; break;
-    case TC_COST_ALLGATHER: b = n * P * (N - 1); break;
-    case TC_COST_ALLTOALL: b = n * P * P * (N - 1); break;
-    default: b = 0; break;
+    case TC_COST_REDUCE: b = u = n; break;
+    case TC_COST_ALLREDUCE: b = 2 * n * (N - 1) / N, u = 2 * n * (S - 1) / S; break;
+    case TC_COST_ALLGATHER: b = n * P * (N - 1), u = k * (S - 1) * P * n; break;
+    case TC_COST_ALLTOALL: b = n * P * P * (N - 1), u = k * P * (N - k) * P * n; break;
+    default: b = u = 0; break;
     }
-    return b / p->link;
+    return dmax(b / p->link, S > 1 && p->uplink > 0 ? u / p->uplink : 0);
 }

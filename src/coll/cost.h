@@ -45,6 +45,18 @@
  *       node's link carrying the bytes its ranks send off the node.
  *   The link bound: the busiest node's bytes on its link / link (the same
  *   count as topocoll_bench --link).
+ * Two levels (switches S >= 2): S leaf switches of k = N / S consecutive
+ * nodes (N a multiple of S), each joined to a core switch by an uplink of
+ * rate uplink.  A message between switches takes its node links and both
+ * uplinks (the trees: each uplink one transfer at a time; the steps: every
+ * message of a switch through its uplink together).  topocoll's
+ * Allreduce and Allgather run by switch where k >= 2 (coll/plan): the
+ * stages' links and uplinks overlapping, 2 (k + S - 2) (k + S - 2 for
+ * Allgather) latencies plus the slower of the node's bytes at link and
+ * the uplink's at uplink; every other algorithm as above, each message
+ * or step that crosses a switch at its uplink's share.  The bound: also
+ * the bytes that must cross an uplink (Bcast, Reduce n; Allreduce
+ * 2 (S - 1) / S n; Allgather k (S - 1) P b; Alltoall k P (N - k) P b).
  * Emulated hosts sharing one machine's cores (cores > 0): each message and
  * handoff waits sched x (R / cores - 1) more, and a call takes at least
  * its bytes on every link together / cpu plus its node copies spread over
@@ -85,6 +97,8 @@ typedef struct tc_cost_params {
     int cores;          /**< emulation: the cores every node shares; 0: each node its own */
     double sched;       /**< s: emulation: each message's extra wait per process beyond a core */
     double cpu;         /**< B/s: emulation: bytes on all links together the cores carry */
+    int switches;       /**< leaf switches of nodes / switches consecutive nodes each; 0, 1: one */
+    double uplink;      /**< B/s: a leaf switch's uplink, each direction; 0: unlimited */
     size_t chain_min;   /**< TOPOCOLL_CHAIN_MIN */
     size_t halving_min; /**< TOPOCOLL_HALVING_MIN */
     size_t allgather_rd_max;         /**< TOPOCOLL_ALLGATHER_RD_MAX */
@@ -115,7 +129,7 @@ const char *tc_cost_coll_name(int coll);
  * The native MPI's (tuned's flat algorithms) and topocoll's cost of
  * @coll on @nodes nodes of @ppn processes, @bytes as the header says, into
  * @out.  0, or -1 for an unknown collective, a shape below 1 x 1 or above
- * TC_COST_MAX_RANKS ranks.
+ * TC_COST_MAX_RANKS ranks, p->switches above 1 that does not divide @nodes.
  */
 int tc_cost_native(int coll, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p,
                    tc_cost_t *out);
@@ -123,7 +137,8 @@ int tc_cost_topocoll(int coll, int nodes, int ppn, size_t bytes, const tc_cost_p
                      tc_cost_t *out);
 
 /** The link bound (s): the least bytes the busiest node's link must carry
- *  for @coll, at p->link. */
+ *  for @coll, at p->link, or under leaf switches the least bytes a
+ *  switch's uplink must carry at p->uplink, whichever takes longer. */
 double tc_cost_bound(int coll, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p);
 
 #endif
