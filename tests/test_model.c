@@ -86,8 +86,25 @@ static void cost_model(void)
     CHECK(fabs(tc_cost_bound(TC_COST_ALLREDUCE, 8, 2, 1 << 20, &p) - 20.97152e-3) < 1e-12,
           "Allreduce bound under switches");
     /* Allgather by switch, 64 KiB blocks: the node's copies 1e-6 + 15 x 65536e-9; k + S - 2
-     * = 4 latencies; the uplink's k (S - 1) P b = 512 KiB at 5e7 (the link's 896 KiB at 1e8) */
-    T(tc_cost_topocoll, TC_COST_ALLGATHER, 8, 2, 65536, 984.04e-6 + 40e-6 + 10.48576e-3);
+     * = 4 latencies; the step across, a node's 128 KiB from each of the k = 4 leaders
+     * through the uplink at 5e7; then 3 steps in the switch of S = 2 nodes' blocks at 1e8 */
+    T(tc_cost_topocoll, TC_COST_ALLGATHER, 8, 2, 65536,
+      984.04e-6 + 40e-6 + 10.48576e-3 + 3 * 262144e-8);
+    /* it takes precedence over the leaders' recursive doubling (8 KiB blocks) */
+    CHECK(tc_cost_topocoll(TC_COST_ALLGATHER, 8, 2, 8192, &p, &c) == 0 &&
+              strstr(c.alg, "by switch") != NULL,
+          "Allgather of 8 KiB blocks under switches: %s", c.alg);
+    /* Reduce between 8 leaders (Rabenseifner, 96 KiB): the halving step at distance 4 sends
+     * n / 2 from every leader across, the 4 of a switch through its uplink together (4 x
+     * 48 KiB at 5e7: 3.93 ms); the gather back at distance 4, one leader a switch; the steps
+     * at distances 2 and 1 stay in the switch */
+    CHECK(tc_cost_topocoll(TC_COST_REDUCE, 8, 1, 98304, &p, &c) == 0, "Reduce under switches");
+    {
+        const double m1 = 49152, m2 = 24576, m3 = 12288;
+        const double want = 1e-6 + (10e-6 + 4 * m1 / 5e7) + m1 / 1e9 + (10e-6 + m1 / 5e7) +
+                            2 * (10e-6 + m2 / 1e8) + m2 / 1e9 + 2 * (10e-6 + m3 / 1e8) + m3 / 1e9;
+        CHECK(fabs(c.t - want) < 1e-9, "Reduce under switches: %.9f s, want %.9f", c.t, want);
+    }
     CHECK(fabs(tc_cost_bound(TC_COST_ALLGATHER, 8, 2, 65536, &p) - 10.48576e-3) < 1e-12,
           "Allgather bound under switches");
     /* native Rabenseifner at 16 ranks: its two steps at distance 8 send all 8 ranks of a
@@ -96,7 +113,17 @@ static void cost_model(void)
     CHECK(tc_cost_native(TC_COST_ALLREDUCE, 8, 2, 1 << 20, &p, &c) == 0 &&
               fabs(c.t - flat.t - 2 * (10.48576e-3 - 1.31072e-3)) < 1e-9,
           "native Allreduce under switches: %.9f s, flat %.9f s", c.t, flat.t);
-    p.switches = 3;
+    /* an uplink far faster than the links changes nothing (the trees: native binomial Bcast
+     * at 16 ranks, 6000 B) */
+    p.uplink = 0; /* unlimited */
+    CHECK(tc_cost_native(TC_COST_BCAST, 4, 4, 6000, &p, &flat) == 0, "Bcast");
+    p.uplink = 1e12;
+    CHECK(tc_cost_native(TC_COST_BCAST, 4, 4, 6000, &p, &c) == 0 && fabs(c.t - flat.t) < 1e-9,
+          "native Bcast, uplinks at 1e12: %.9f s, unlimited %.9f s", c.t, flat.t);
+    p.uplink = 5e7;
+    CHECK(tc_cost_native(TC_COST_BCAST, 4, 4, 6000, &p, &c) == 0 && c.t > flat.t,
+          "native Bcast, uplinks at 5e7: %.9f s, unlimited %.9f s", c.t, flat.t);
+    p.uplink = 5e7, p.switches = 3;
     CHECK(tc_cost_topocoll(TC_COST_ALLREDUCE, 8, 2, 1 << 20, &p, &c) == -1,
           "3 switches do not divide 8 nodes");
     p.switches = 0, p.uplink = 0;

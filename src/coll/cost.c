@@ -205,7 +205,7 @@ typedef struct net {
     const shape_t *s;
     double *out, *in; /* per node: the link busy until */
     double *ob, *ib;  /* per node: bytes sent, received */
-    double *uo, *ui;  /* per switch: its uplink busy until, out and in */
+    double *uo, *ui;  /* per switch: the bytes through its uplink so far, out and in */
     tc_cost_t *o;
 } net_t;
 
@@ -221,10 +221,14 @@ static double send_at(net_t *w, int from, int to, double m, double t0)
     double start = t0;
     if (w->out[a] > start) start = w->out[a];
     if (w->in[b] > start) start = w->in[b];
-    if (cross) start = dmax(start, dmax(w->uo[ga], w->ui[gb]));
-    double end = start + m * per_byte(s, cross);
+    double end = start + m / s->p->link;
+    if (cross) { /* the uplinks too: no sooner than they can have carried all they carry so
+                    far (bytes from time 0, so the order the sends are taken in does not
+                    matter) */
+        w->uo[ga] += m, w->ui[gb] += m;
+        end = dmax(end, dmax(w->uo[ga], w->ui[gb]) / s->up);
+    }
     w->out[a] = w->in[b] = end;
-    if (cross) w->uo[ga] = w->ui[gb] = end;
     w->ob[a] += m, w->ib[b] += m;
     w->o->wire_all += m;
     return end + s->a;
@@ -390,7 +394,7 @@ static void native_bcast(const shape_t *s, net_t *w, tc_cost_t *o)
         double t = 0, m = n / 2;
         for (int d = R / 2; d >= 1; d /= 2, m /= 2) {
             double out = d >= s->P ? m : 0; /* the root's node: one sender a step */
-            t += out > 0 ? s->a + out / s->p->link : s->an + m / s->p->copy;
+            t += out > 0 ? s->a + out * per_byte(s, d >= s->k * s->P) : s->an + m / s->p->copy;
             o->wire_all += out * (R / (2 * d));
             o->wire += out;
         }
@@ -440,7 +444,7 @@ static void native_allreduce(const shape_t *s, net_t *w, tc_cost_t *o)
         o->alg = alg == 2 ? "reduce + bcast" : "linear reduce + bcast";
         o->t = tree_reduce(w, alg == 2 ? 9 : 1, n);
         for (int i = 0; i < 2 * s->N; i++) w->out[i] = 0; /* busy times (out, in), not bytes */
-        for (int i = 0; i < 2 * s->S; i++) w->uo[i] = 0;
+        for (int i = 0; i < 2 * s->S; i++) w->uo[i] = 0;  /* (and the uplinks' bytes) */
         o->t += tree_bcast(w, alg == 2 ? 6 : 1, n);
     }
 }
@@ -512,6 +516,34 @@ static void native_alg(const shape_t *s, int coll, tc_cost_t *o)
 
 /* ---- topocoll ------------------------------------------------------------------------ */
 
+/* s: a step of Rabenseifner's reduce between leaders where each leader
+ * v that sends (@gather: the senders of the gather at distance @d, else
+ * every leader) sends @m bytes to its partner, leaders numbered as
+ * coll/reduce does (u < @tail is node u, above it node tail + 2 (u -
+ * tail)): its link, or the uplink of the switch that sends the most
+ * across.  @d 0: the first fold, node tail + 2 i + 1 to tail + 2 i. */
+static double halving_step(const shape_t *s, int P, int tail, int d, int gather, double m)
+{
+    double t = s->a + m / s->p->link;
+    if (s->up <= 0) return t;
+    int *out = calloc((size_t)s->S, sizeof(int)), most = 0;
+    if (!out) return HUGE_VAL;
+    for (int u = 0; u < (d ? P : s->N); u++) {
+        int a, b;
+        if (!d) { /* the fold's pairs */
+            if (u < tail || (u - tail) % 2 == 0) continue;
+            a = u, b = u - 1;
+        } else {
+            if (gather && (u & (2 * d - 1)) != d) continue; /* (not a sender at d) */
+            a = u < tail ? u : tail + 2 * (u - tail);
+            b = (u ^ d) < tail ? u ^ d : tail + 2 * ((u ^ d) - tail);
+        }
+        if (a / s->k != b / s->k && ++out[a / s->k] > most) most = out[a / s->k];
+    }
+    free(out);
+    return dmax(t, s->a + most * m / s->up);
+}
+
 /* Rabenseifner's reduce between the N leaders (coll/reduce's halving)
  * after the node's @fold: the time, and the busiest link's bytes (each
  * node's bytes in and out, counted step by step). */
@@ -523,9 +555,12 @@ static void topo_halving(const shape_t *s, double fold, tc_cost_t *o)
     const int r = N - P, tail = P - r;
     const double n = s->n, op = s->p->op;
     o->alg = "Rabenseifner's reduce between leaders (recursive halving, gather)";
-    o->t = fold + (r ? X(s, n) + n / op : 0);
-    for (int j = 1, d = 1; j <= L; j++, d *= 2)
-        o->t += 2 * s->a + n / (1 << j) * (2 * at_distance(s, d) + 1 / op);
+    o->t = fold + (r ? halving_step(s, P, tail, 0, 0, n) + n / op : 0);
+    for (int j = 1; j <= L; j++) { /* halving at distance P / 2^j, and the gather back */
+        const int d = P >> j;
+        const double m = n / (1 << j);
+        o->t += halving_step(s, P, tail, d, 0, m) + m / op + halving_step(s, P, tail, d, 1, m);
+    }
     o->wire = 0;
     o->wire_all = r * n + (P - 1) * n + (P - 1) / (double)P * n; /* pairs, halving, gather */
     for (int v = 0; v < N; v++) {
@@ -587,12 +622,18 @@ static void topo_allreduce(const shape_t *s, tc_cost_t *o)
     double n = s->n, N = s->N, P = s->P;
     double fold = s->an + (P - 1) * (n / P) * (1 / s->p->copy + 1 / s->p->op);
     const double ops = (N - 1) * n / (P * N) / s->p->op, reads = I(s, (P - 1) * n / P);
-    if (s->S > 1 && s->k > 1) { /* coll/plan TC_ALG_SWITCHES: 3 stages, overlapping */
+    if (s->S > 1 && s->k > 1) { /* coll/plan TC_ALG_SWITCHES */
         const double S = s->S, k = s->k;
+        /* a slice takes each segment (TC_NET_SEG a ring chunk) through the stage in the
+         * switch, across (the k nodes through the uplink together), in it again; with
+         * several slices and segments they drift apart and the links and uplinks overlap,
+         * else the stages add up */
+        const double in = 2 * (k - 1) / k * n / s->p->link,
+                     across = 2 * (S - 1) / S * n * dmax(1 / (k * s->p->link), 1 / s->up),
+                     segs = ceil(n / (32768.0 * k * P));
         o->alg = "node fold, the slices' rings by switch (in it, across, in it), node reads";
         o->t = fold + 2 * (k + S - 2) * s->a +
-               dmax(2 * (N - 1) / N * n / s->p->link, up_time(s, 2 * (S - 1) / S * n)) + ops +
-               reads;
+               (P > 1 && segs > 1 ? dmax(in, across) : in + across) + ops + reads;
     } else {
         /* one ring over the nodes: each step waits for its hop between switches */
         o->alg = "node fold, the slices' rings between nodes, node reads";
@@ -607,11 +648,14 @@ static void topo_allgather(const shape_t *s, tc_cost_t *o)
 {
     double b = s->n, P = s->P;
     const double node = I(s, (P - 1) * b) + (s->R - P) * b / s->p->copy;
-    if (s->S > 1 && s->k > 1) { /* coll/plan tc_allgather_sw: across, then in the switch */
+    if (s->S > 1 && s->k > 1 && !(P > 6 && b >= 8192)) {
+        /* coll/plan tc_allgather_sw (not the ring of every process, tc_allgather_alg): S - 1
+         * steps across the switches, the k leaders of each through its uplink together, a
+         * node's blocks each; then k - 1 in the switch, S nodes' blocks each */
         const double S = s->S, k = s->k;
         o->alg = "leaders by switch (across, then in it), processes read from their leader";
-        o->t = node + (k + S - 2) * s->a +
-               dmax((s->N - 1) * P * b / s->p->link, up_time(s, k * (S - 1) * P * b));
+        o->t = node + (k + S - 2) * s->a + (S - 1) * P * b * dmax(1 / s->p->link, k / s->up) +
+               (k - 1) * S * P * b / s->p->link;
     } else if (s->N >= 4 && P * b <= (double)s->p->allgather_rd_max) {
         /* coll/plan tc_allgather_rd: step j sends 2^j nodes' blocks */
         o->alg =
