@@ -86,10 +86,11 @@ static void cost_model(void)
     CHECK(fabs(tc_cost_bound(TC_COST_ALLREDUCE, 8, 2, 1 << 20, &p) - 20.97152e-3) < 1e-12,
           "Allreduce bound under switches");
     /* Allgather by switch, 64 KiB blocks: the node's copies 1e-6 + 15 x 65536e-9; k + S - 2
-     * = 4 latencies; the step across, a node's 128 KiB from each of the k = 4 leaders
-     * through the uplink at 5e7; then 3 steps in the switch of S = 2 nodes' blocks at 1e8 */
+     * = 4 latencies; the ring across, a node's 128 KiB from each of the k = 4 leaders
+     * through the uplink at 5e7, its node then 3 hops in the switch at 1e8 (the switch's
+     * ring's 6 nodes' blocks at 1e8 take less) */
     T(tc_cost_topocoll, TC_COST_ALLGATHER, 8, 2, 65536,
-      984.04e-6 + 40e-6 + 10.48576e-3 + 3 * 262144e-8);
+      984.04e-6 + 40e-6 + 10.48576e-3 + 3 * 131072e-8);
     /* it takes precedence over the leaders' recursive doubling (8 KiB blocks) */
     CHECK(tc_cost_topocoll(TC_COST_ALLGATHER, 8, 2, 8192, &p, &c) == 0 &&
               strstr(c.alg, "by switch") != NULL,

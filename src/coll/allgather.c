@@ -399,37 +399,16 @@ static int arrival_node(const tc_allgather_t *op, int i)
     return (N & (N - 1)) ? (m->node + i) % N : m->node ^ i;
 }
 
-/* Step @st of the leaders' exchange in steps: the nodes it sends to (@to)
- * and receives from (@from), the arrival indexes (arrival_node) of the
- * @cnt nodes it sends, from @s0, and receives, from @r0.  0 past the
- * last step.  The receiver's (r0 + i)-th node is always the sender's
- * (s0 + i)-th. */
+/* Step @st of the leaders' recursive doubling or Bruck: the nodes it
+ * sends to (@to) and receives from (@from), the arrival indexes
+ * (arrival_node) of the @cnt nodes it sends, from @s0, and receives, from
+ * @r0.  0 past the last step.  The receiver's (r0 + i)-th node is always
+ * the sender's (s0 + i)-th. */
 static int exchange_step(const tc_allgather_t *op, int st, int *to, int *from, int *s0, int *r0,
                          int *cnt)
 {
     const tc_nodemap_t *m = &op->ctx->map;
     const int N = m->nnodes, node = m->node;
-    if (op->rd == TC_AG_SW) {
-        /* S - 1 steps across the switches, one node each; k - 1 inside, S each */
-        const int S = m->nswg, k = m->swg_k, pos = m->swg_pos[node];
-        const int g = pos / k, p = pos % k, *at = m->swg_node;
-        if (st < S - 1) {
-            *to = at[(g + 1) % S * k + p];
-            *from = at[(g + S - 1) % S * k + p];
-            *s0 = st;
-            *r0 = st + 1;
-            *cnt = 1;
-            return 1;
-        }
-        const int j = st - (S - 1);
-        if (j >= k - 1) return 0;
-        *to = at[g * k + (p + 1) % k];
-        *from = at[g * k + (p + k - 1) % k];
-        *s0 = j * S;
-        *r0 = (j + 1) * S;
-        *cnt = S;
-        return 1;
-    }
     const int d = 1 << st, pof2 = !(N & (N - 1));
     if (d >= N) return 0;
     *to = pof2 ? node ^ d : (node + N - d) % N;
@@ -451,8 +430,7 @@ static int exchange_step(const tc_allgather_t *op, int st, int *to, int *from, i
  * per node, by node one per rank), both sides enumerating the nodes in
  * that order, then their runs, as MPI keeps one pair's messages in order
  * (Bruck, Ho, Kipnis, Upfal and Weathersby 1997, section 3; Thakur,
- * Rabenseifner and Gropp 2005, 3.1).  By switch (tc_allgather_sw) the
- * same machinery runs the two rings of exchange_step.  Never blocks. */
+ * Rabenseifner and Gropp 2005, 3.1).  Never blocks. */
 static tc_status_t leaders_rd(tc_allgather_t *op)
 {
     tc_ctx_t *c = op->ctx;
@@ -496,8 +474,8 @@ static tc_status_t leaders_rd(tc_allgather_t *op)
     return TC_OK;
 }
 
-/* By switch: the pieces (TC_NET_SEG) of a step's nodes arrival_node(first
- * + k), k < cnt, then their runs.  The piece at cursor @u, 0 past the
+/* By switch: the pieces (TC_NET_SEG) of the nodes arrival_node(first +
+ * k), k < cnt, then their runs.  The piece at cursor @u, 0 past the
  * last. */
 static int sw_piece(const tc_allgather_t *op, const tc_ag_cur_t *u, int first, int cnt, char **p,
                     size_t *len)
@@ -512,75 +490,118 @@ static void sw_advance(const tc_allgather_t *op, tc_ag_cur_t *u, int first)
     advance_in(op, u, arrival_node(op, first + u->k));
 }
 
-/* Leaders by switch (tc_allgather_sw): exchange_step's steps, each a
- * stream of pieces, at most TC_AG_PACE in flight each way, a send posted
- * only while it is fewer than TC_AG_PACE pieces ahead of what has come
- * in from the other side (the receives clock the sends).  Whole-node
- * messages, posted at once, overflowed the shared uplinks: k leaders of a
- * switch sending across together, and TCP's losses at the uplink cost
- * retransmission timeouts.  Never blocks. */
-static tc_status_t leaders_sw(tc_allgather_t *op)
+/* By switch (S switches of k nodes, this node at place p of switch g):
+ * stream 0 runs along the ring of the nodes at place p of every switch
+ * (to switch g + 1, from g - 1), sending arrival indexes 0 .. S - 2 and
+ * receiving 1 .. S - 1, a node's blocks each; stream 1 along the
+ * switch's ring (to place p + 1, from p - 1), sending 0 .. (k - 1) S - 1
+ * and receiving S .. k S - 1.  Its first arrival index sent, received,
+ * count; its peers. */
+static void sw_stream(const tc_allgather_t *op, int x, int *s0, int *r0, int *cnt, int *to,
+                      int *from)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int S = m->nswg, k = m->swg_k, pos = m->swg_pos[m->node];
+    const int g = pos / k, p = pos % k, *at = m->swg_node;
+    *s0 = 0;
+    if (x == 0) {
+        *r0 = 1, *cnt = S - 1;
+        *to = at[(g + 1) % S * k + p], *from = at[(g + S - 1) % S * k + p];
+    } else {
+        *r0 = S, *cnt = (k - 1) * S;
+        *to = at[g * k + (p + 1) % k], *from = at[g * k + (p + k - 1) % k];
+    }
+}
+
+/* By switch: the nodes' blocks here, as a count of arrival indexes from 0
+ * (its own, then stream 0's, then stream 1's). */
+static int sw_have(const tc_allgather_t *op)
+{
+    const int S = op->ctx->map.nswg;
+    return op->sw[0].rdone.k < S - 1 ? 1 + op->sw[0].rdone.k : S + op->sw[1].rdone.k;
+}
+
+/* One pass over stream @x (sw_stream): receives posted up to TC_AG_PACE
+ * in flight, sends up to as many, each while fewer than TC_AG_PACE pieces
+ * ahead of what the stream has received (the receives clock the sends)
+ * and only of nodes whose blocks are here.  *@moved set when something
+ * completed or went out; *@done when the stream is complete. */
+static tc_status_t sw_pass(tc_allgather_t *op, int x, int *moved, int *done)
 {
     tc_ctx_t *c = op->ctx;
     const tc_nodemap_t *m = &c->map;
     const int W = TC_AG_PACE;
-    MPI_Request *rr = op->rreq, *sr = op->rreq + W;
-    int flag, rc, to, from, s0, r0, cnt;
+    tc_ag_stream_t *t = &op->sw[x];
+    MPI_Request *rr = op->rreq + 2 * W * x, *sr = rr + W;
+    int flag, rc, s0, r0, cnt, to, from;
     char *p;
     size_t len;
-    while (exchange_step(op, op->rd_step, &to, &from, &s0, &r0, &cnt)) {
-        op->rd_n = 2 * W; /* (fini abandons what is in flight) */
-        for (;;) {
-            int moved = 0;
-            while (op->rpost.q < op->rdone.q + (size_t)W &&
-                   sw_piece(op, &op->rpost, r0, cnt, &p, &len)) {
-                rc = tc_status_mpi(PMPI_Irecv(p, (int)len, MPI_BYTE, m->leader_of[from],
-                                              TC_TAG_ALLGATHER, c->pcomm, &rr[op->rpost.q % W]));
-                if (rc != TC_OK) return rc;
-                sw_advance(op, &op->rpost, r0);
-            }
-            if (op->rdone.q < op->rpost.q) {
-                rc = tc_status_mpi(PMPI_Test(&rr[op->rdone.q % W], &flag, MPI_STATUS_IGNORE));
-                if (rc != TC_OK) return rc;
-                if (flag) {
-                    op->rdone.q++;
-                    moved = 1;
-                }
-            }
-            const int rall =
-                op->rdone.q == op->rpost.q && !sw_piece(op, &op->rpost, r0, cnt, &p, &len);
-            while (op->spost.q < op->sdone_q + (size_t)W &&
-                   (rall || op->spost.q < op->rdone.q + (size_t)W) &&
-                   sw_piece(op, &op->spost, s0, cnt, &p, &len)) {
-                rc = tc_status_mpi(PMPI_Isend(p, (int)len, MPI_BYTE, m->leader_of[to],
-                                              TC_TAG_ALLGATHER, c->pcomm, &sr[op->spost.q % W]));
-                if (rc != TC_OK) return rc;
-                sw_advance(op, &op->spost, s0);
-                moved = 1;
-            }
-            if (op->sdone_q < op->spost.q) {
-                rc = tc_status_mpi(PMPI_Test(&sr[op->sdone_q % W], &flag, MPI_STATUS_IGNORE));
-                if (rc != TC_OK) return rc;
-                if (flag) {
-                    op->sdone_q++;
-                    moved = 1;
-                }
-            }
-            if (rall && op->sdone_q == op->spost.q && !sw_piece(op, &op->spost, s0, cnt, &p, &len))
-                break; /* the step is complete */
-            if (!moved) return TC_OK;
-        }
-        memset(&op->rpost, 0, sizeof(op->rpost));
-        memset(&op->rdone, 0, sizeof(op->rdone));
-        memset(&op->spost, 0, sizeof(op->spost));
-        op->sdone_q = 0;
-        op->rd_n = 0;
-        op->rd_step++;
-        /* Release: the step's nodes' blocks (landed by MPI) before the report. */
-        if (c->shm)
-            atomic_store_explicit(&tc_cctl(c->shm, m->leader_lrank)->prog, (uint64_t)(r0 + cnt),
-                                  memory_order_release);
+    sw_stream(op, x, &s0, &r0, &cnt, &to, &from);
+    while (t->rpost.q < t->rdone.q + (size_t)W && sw_piece(op, &t->rpost, r0, cnt, &p, &len)) {
+        rc = tc_status_mpi(PMPI_Irecv(p, (int)len, MPI_BYTE, m->leader_of[from], TC_TAG_ALLGATHER,
+                                      c->pcomm, &rr[t->rpost.q % W]));
+        if (rc != TC_OK) return rc;
+        sw_advance(op, &t->rpost, r0);
     }
+    while (t->rdone.q < t->rpost.q) {
+        rc = tc_status_mpi(PMPI_Test(&rr[t->rdone.q % W], &flag, MPI_STATUS_IGNORE));
+        if (rc != TC_OK) return rc;
+        if (!flag) break;
+        sw_advance(op, &t->rdone, r0);
+        *moved = 1;
+    }
+    const int rall = !sw_piece(op, &t->rdone, r0, cnt, &p, &len);
+    const int have = sw_have(op);
+    while (t->spost.q < t->sdone_q + (size_t)W && (rall || t->spost.q < t->rdone.q + (size_t)W) &&
+           s0 + t->spost.k < have && sw_piece(op, &t->spost, s0, cnt, &p, &len)) {
+        rc = tc_status_mpi(PMPI_Isend(p, (int)len, MPI_BYTE, m->leader_of[to], TC_TAG_ALLGATHER,
+                                      c->pcomm, &sr[t->spost.q % W]));
+        if (rc != TC_OK) return rc;
+        sw_advance(op, &t->spost, s0);
+        *moved = 1;
+    }
+    while (t->sdone_q < t->spost.q) {
+        rc = tc_status_mpi(PMPI_Test(&sr[t->sdone_q % W], &flag, MPI_STATUS_IGNORE));
+        if (rc != TC_OK) return rc;
+        if (!flag) break;
+        t->sdone_q++;
+        *moved = 1;
+    }
+    *done = rall && t->sdone_q == t->spost.q && !sw_piece(op, &t->spost, s0, cnt, &p, &len);
+    return TC_OK;
+}
+
+/* Leaders by switch (tc_allgather_sw): the two rings of sw_stream at
+ * once, each a stream of pieces, so the switch's ring forwards each
+ * node's blocks as they come in from the other switches (its own first)
+ * while the uplinks carry the rest: the slower of the uplinks' and the
+ * switch's bytes, where one ring after the other took both.  At most
+ * TC_AG_PACE pieces in flight each way on each ring, the sends clocked by
+ * the receives: whole-node messages posted at once overflowed the shared
+ * uplinks (k leaders of a switch sending across together), and TCP's
+ * losses at the uplink cost retransmission timeouts.  The node's
+ * processes are told each node as its blocks are in (prog, by arrival
+ * index).  Never blocks. */
+static tc_status_t leaders_sw(tc_allgather_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    const tc_nodemap_t *m = &c->map;
+    op->rd_n = 4 * TC_AG_PACE; /* (fini abandons what is in flight) */
+    for (;;) {
+        int moved = 0, done0, done1;
+        const int before = sw_have(op);
+        tc_status_t rc = sw_pass(op, 0, &moved, &done0);
+        if (rc == TC_OK) rc = sw_pass(op, 1, &moved, &done1);
+        if (rc != TC_OK) return rc;
+        const int have = sw_have(op);
+        /* Release: those nodes' blocks (landed by MPI) before the report. */
+        if (c->shm && have > before)
+            atomic_store_explicit(&tc_cctl(c->shm, m->leader_lrank)->prog, (uint64_t)have,
+                                  memory_order_release);
+        if (done0 && done1) break;
+        if (!moved) return TC_OK;
+    }
+    op->rd_n = 0;
     op->rd_done = 1;
     return TC_OK;
 }

@@ -68,6 +68,13 @@ typedef struct tc_ag_cur {
     size_t off, q;
 } tc_ag_cur_t;
 
+/* By switch: one ring's streams of pieces (coll/allgather leaders_sw):
+ * cursors .k counting arrival indexes from the stream's first. */
+typedef struct tc_ag_stream {
+    tc_ag_cur_t rpost, rdone, spost;
+    size_t sdone_q; /* sends completed */
+} tc_ag_stream_t;
+
 typedef struct tc_allgather {
     tc_ctx_t *ctx;
     tc_region_keep_t *keep; /* a persistent request's regions kept across its
@@ -95,6 +102,8 @@ typedef struct tc_allgather {
     int rd_step, rd_n;               /* leaders, in steps: the step, its requests
                                         posted (rreq[0 .. rd_n); 0: none yet) */
     int rd_done;                     /* leaders, in steps: all done */
+    tc_ag_stream_t sw[2];            /* leaders by switch: the ring across the switches,
+                                        the switch's ring */
     size_t got;                      /* non-leaders: nodes copied */
     int src;                         /* non-leaders: local rank whose buffer they read the
                                         other nodes' blocks from (the leader, or their

@@ -649,13 +649,16 @@ static void topo_allgather(const shape_t *s, tc_cost_t *o)
     double b = s->n, P = s->P;
     const double node = I(s, (P - 1) * b) + (s->R - P) * b / s->p->copy;
     if (s->S > 1 && s->k > 1 && !(P > 6 && b >= 8192)) {
-        /* coll/plan tc_allgather_sw (not the ring of every process, tc_allgather_alg): S - 1
-         * steps across the switches, the k leaders of each through its uplink together, a
-         * node's blocks each; then k - 1 in the switch, S nodes' blocks each */
-        const double S = s->S, k = s->k;
-        o->alg = "leaders by switch (across, then in it), processes read from their leader";
-        o->t = node + (k + S - 2) * s->a + (S - 1) * P * b * dmax(1 / s->p->link, k / s->up) +
-               (k - 1) * S * P * b / s->p->link;
+        /* coll/plan tc_allgather_sw (not the ring of every process, tc_allgather_alg): the
+         * ring across the switches (S - 1 nodes' blocks, the k leaders of a switch through
+         * its uplink together) and the switch's ring ((k - 1) S nodes' blocks, each
+         * forwarded once it is in) at once: the slower of the two, the last node in from
+         * across still to go k - 1 hops */
+        const double S = s->S, k = s->k, nb = P * b;
+        const double across = (S - 1) * nb * dmax(1 / s->p->link, k / s->up);
+        o->alg = "leaders by switch (across and in it at once), processes read from their leader";
+        o->t = node + (k + S - 2) * s->a +
+               dmax(across + (k - 1) * nb / s->p->link, (k - 1) * S * nb / s->p->link);
     } else if (s->N >= 4 && P * b <= (double)s->p->allgather_rd_max) {
         /* coll/plan tc_allgather_rd: step j sends 2^j nodes' blocks */
         o->alg =

@@ -51,13 +51,12 @@
  * uplinks (the trees: each uplink one transfer at a time; the steps: every
  * message of a switch through its uplink together).  topocoll's
  * Allreduce and Allgather run by switch where k >= 2 (coll/plan):
- * Allgather's S - 1 steps across (a node's blocks, the k leaders of a
- * switch through its uplink together), then its k - 1 in the switch (S
- * nodes' blocks); Allreduce's stages in the switch (2 (k - 1) / k n on
- * the link) and across (2 (S - 1) / S n through the uplink), added up,
- * or overlapping (the slower of the two) with several slices and ring
- * segments, which drift apart.  Every other algorithm as above, each
- * message or step that crosses a switch at its uplink's share (Reduce's
+ * Allgather's ring across (S - 1 nodes' blocks, the k leaders of a
+ * switch through its uplink together) and the switch's ring ((k - 1) S
+ * nodes' blocks, each forwarded once it is in) at once; Allreduce's stages in the switch (2 (k - 1)
+ * / k n on the link) and across (2 (S - 1) / S n through the uplink), added up, or overlapping (the
+ * slower of the two) with several slices and ring segments, which drift apart.  Every other
+ * algorithm as above, each message or step that crosses a switch at its uplink's share (Reduce's
  * halving: the switch whose leaders send the most across).  The bound: also
  * the bytes that must cross an uplink (Bcast, Reduce n; Allreduce
  * 2 (S - 1) / S n; Allgather k (S - 1) P b; Alltoall k P (N - k) P b).
