@@ -216,7 +216,8 @@ static void allgather_method(const tc_ctx_t *c, size_t b)
     else
         printf("    allgather  %s%s%s\n", tc_allgather_alg_name(alg),
                alg != TC_AG_USE_LEADER || c->map.nnodes == 1 ? ""
-               : tc_allgather_sw(c) ? ", the leaders by switch (across the switches, then inside)"
+               : tc_allgather_sw(c)
+                   ? ", the leaders by switch (across the switches and inside at once)"
                : tc_allgather_rd(c, b)
                    ? (c->map.nnodes & (c->map.nnodes - 1) ? ", the leaders by Bruck's concatenation"
                                                           : ", the leaders by recursive doubling")

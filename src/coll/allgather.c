@@ -552,7 +552,11 @@ static tc_status_t sw_pass(tc_allgather_t *op, int x, int *moved, int *done)
     }
     const int rall = !sw_piece(op, &t->rdone, r0, cnt, &p, &len);
     const int have = sw_have(op);
-    while (t->spost.q < t->sdone_q + (size_t)W && (rall || t->spost.q < t->rdone.q + (size_t)W) &&
+    /* (pieces counted against pieces, or whole nodes against whole nodes: the nodes' blocks
+     * need not be as many pieces, and a send waiting for its node to be here must not wait
+     * behind pieces its neighbour holds back for the same reason) */
+    while (t->spost.q < t->sdone_q + (size_t)W &&
+           (rall || t->spost.q < t->rdone.q + (size_t)W || t->rdone.k > t->spost.k) &&
            s0 + t->spost.k < have && sw_piece(op, &t->spost, s0, cnt, &p, &len)) {
         rc = tc_status_mpi(PMPI_Isend(p, (int)len, MPI_BYTE, m->leader_of[to], TC_TAG_ALLGATHER,
                                       c->pcomm, &sr[t->spost.q % W]));

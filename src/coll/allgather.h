@@ -15,10 +15,10 @@
  * Gropp 2005, 3.1), by Bruck's concatenation on the others (Bruck et al.
  * 1997, 3), the non-leaders fetching each step's nodes as it completes.
  * Under leaf switches of as many nodes each (tc_allgather_sw), at every
- * size, the same steps run two rings: across the switches among the
- * nodes at one place (one node's blocks a step), then inside the switch
- * (a switch's worth of nodes a step), so each node's blocks cross into
- * every other switch once.
+ * size, two rings at once: across the switches among the nodes at one
+ * place, and inside the switch, which forwards each node's blocks as
+ * they come in, so each node's blocks cross into every other switch
+ * once.
  * Ring (large nodes): all processes form one ring ordered by physical
  * distance (node, package, NUMA node, cache, core: topo/node's ring), not
  * by rank; each process takes block after block from its left neighbour,
@@ -100,7 +100,8 @@ typedef struct tc_allgather {
                                         (tc_allgather_rd), TC_AG_SW, by switch
                                         (tc_allgather_sw); 0: the ring */
     int rd_step, rd_n;               /* leaders, in steps: the step, its requests
-                                        posted (rreq[0 .. rd_n); 0: none yet) */
+                                        posted (rreq[0 .. rd_n); 0: none yet; by
+                                        switch: the streams' 4 TC_AG_PACE) */
     int rd_done;                     /* leaders, in steps: all done */
     tc_ag_stream_t sw[2];            /* leaders by switch: the ring across the switches,
                                         the switch's ring */
