@@ -523,9 +523,10 @@ static int sw_have(const tc_allgather_t *op)
 
 /* One pass over stream @x (sw_stream): receives posted up to TC_AG_PACE
  * in flight, sends up to as many, each while fewer than TC_AG_PACE pieces
- * ahead of what the stream has received (the receives clock the sends)
- * and only of nodes whose blocks are here.  *@moved set when something
- * completed or went out; *@done when the stream is complete. */
+ * ahead of what the stream has received or behind it in whole nodes (the
+ * receives clock the sends), and only of nodes whose blocks are here.
+ * *@moved set when something completed or went out; *@done when the
+ * stream is complete. */
 static tc_status_t sw_pass(tc_allgather_t *op, int x, int *moved, int *done)
 {
     tc_ctx_t *c = op->ctx;
