@@ -124,6 +124,12 @@ static void cost_model(void)
     p.uplink = 5e7;
     CHECK(tc_cost_native(TC_COST_BCAST, 4, 4, 6000, &p, &c) == 0 && c.t > flat.t,
           "native Bcast, uplinks at 5e7: %.9f s, unlimited %.9f s", c.t, flat.t);
+    /* switches with unlimited uplinks: the switches' plans, at the links' pace */
+    CHECK(tc_cost_topocoll(TC_COST_ALLREDUCE, 8, 2, 1 << 20, &p, &c) == 0 && isfinite(c.t) &&
+              strstr(c.alg, "by switch") != NULL,
+          "Allreduce under switches, uplinks unlimited: %g s (%s)", c.t, c.alg);
+    CHECK(tc_cost_topocoll(TC_COST_ALLGATHER, 8, 2, 65536, &p, &c) == 0 && isfinite(c.t),
+          "Allgather under switches, uplinks unlimited: %g s", c.t);
     p.uplink = 5e7, p.switches = 3;
     CHECK(tc_cost_topocoll(TC_COST_ALLREDUCE, 8, 2, 1 << 20, &p, &c) == -1,
           "3 switches do not divide 8 nodes");

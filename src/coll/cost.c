@@ -60,23 +60,24 @@ typedef struct shape {
 
 static double X(const shape_t *s, double m) { return s->a + m / s->p->link; }
 static double I(const shape_t *s, double m) { return s->an + m / s->p->copy; }
+/* s per byte through an uplink (0 where unlimited) */
+static double up_per_byte(const shape_t *s) { return s->up > 0 ? 1 / s->up : 0; }
+static double dmax(double a, double b) { return a > b ? a : b; }
 /* s per byte of a message between nodes that crosses switches (@cross),
  * alone on the uplinks: the slower of the node's link and the uplink */
 static double per_byte(const shape_t *s, int cross)
 {
-    double l = 1 / s->p->link;
-    return cross && s->up > 0 && 1 / s->up > l ? 1 / s->up : l;
+    return cross ? dmax(1 / s->p->link, up_per_byte(s)) : 1 / s->p->link;
 }
 /* s: @m bytes through an uplink (0 where unlimited) */
-static double up_time(const shape_t *s, double m) { return s->up > 0 ? m / s->up : 0; }
-static double dmax(double a, double b) { return a > b ? a : b; }
+static double up_time(const shape_t *s, double m) { return m * up_per_byte(s); }
 /* s per byte each node sends in a step where every node exchanges with
  * the node @d away (recursive doubling, halving): from @d >= k on, the k
  * nodes of each switch through its uplink together */
 static double at_distance(const shape_t *s, int d)
 {
     double l = 1 / s->p->link;
-    return d >= s->k && s->up > 0 ? dmax(l, s->k / s->up) : l;
+    return d >= s->k ? dmax(l, s->k * up_per_byte(s)) : l;
 }
 
 static void shape_of(shape_t *s, int nodes, int ppn, size_t bytes, const tc_cost_params_t *p)
@@ -629,7 +630,7 @@ static void topo_allreduce(const shape_t *s, tc_cost_t *o)
          * several slices and segments they drift apart and the links and uplinks overlap,
          * else the stages add up */
         const double in = 2 * (k - 1) / k * n / s->p->link,
-                     across = 2 * (S - 1) / S * n * dmax(1 / (k * s->p->link), 1 / s->up),
+                     across = 2 * (S - 1) / S * n * dmax(1 / (k * s->p->link), up_per_byte(s)),
                      segs = ceil(n / (32768.0 * k * P));
         o->alg = "node fold, the slices' rings by switch (in it, across, in it), node reads";
         o->t = fold + 2 * (k + S - 2) * s->a +
@@ -655,7 +656,7 @@ static void topo_allgather(const shape_t *s, tc_cost_t *o)
          * forwarded once it is in) at once: the slower of the two, the last node in from
          * across still to go k - 1 hops */
         const double S = s->S, k = s->k, nb = P * b;
-        const double across = (S - 1) * nb * dmax(1 / s->p->link, k / s->up);
+        const double across = (S - 1) * nb * dmax(1 / s->p->link, k * up_per_byte(s));
         o->alg = "leaders by switch (across and in it at once), processes read from their leader";
         o->t = node + (k + S - 2) * s->a +
                dmax(across + (k - 1) * nb / s->p->link, (k - 1) * S * nb / s->p->link);
