@@ -163,11 +163,12 @@ subnet_taken() {   # subnet_taken A.B.C
 
 tbf() {   # tbf [ip-netns-args...] DEV: the rate limit on DEV's egress
   local dev=${*: -1} args=("${@:1:$#-1}") bytes burst
-  # burst: 1 ms at the rate, at least 64 KiB (GSO packets on veths are up to
-  # 64 KiB); a large burst lets 4 MiB messages pass faster than the rate
+  # burst: --burst, else 1 ms at the rate, at least 64 KiB (a large burst
+  # lets 4 MiB messages pass faster than the rate).  tbf cuts a GSO packet
+  # longer than the burst into its segments.
   bytes=$(tc_rate_bytes "$RATE")
-  burst=$((bytes / 1000))
-  ((burst >= 65536)) || burst=65536
+  burst=${BURST:-$((bytes / 1000))}
+  [[ -n $BURST ]] || ((burst >= 65536)) || burst=65536
   tc "${args[@]}" qdisc replace dev "$dev" root tbf rate "$RATE" burst "$burst" latency 50ms
 }
 
@@ -246,15 +247,16 @@ switches_up() {
 }
 
 cmd_up() {
-  local usage="usage: up K [RATE] [--switches S [--uplink RATE]]"
+  local usage="usage: up K [RATE] [--switches S [--uplink RATE]] [--burst BYTES]"
   (($# >= 1)) || die "$usage"
-  K=$1 RATE="" SWITCHES=1 UPLINK=""
+  K=$1 RATE="" SWITCHES=1 UPLINK="" BURST=""
   shift
   if (($#)) && [[ $1 != --* ]]; then RATE=$1; shift; fi
   while (($#)); do
     case $1 in
       --switches) SWITCHES=${2:?$usage}; shift 2 ;;
       --uplink) UPLINK=${2:?$usage}; shift 2 ;;
+      --burst) BURST=${2:?$usage}; shift 2 ;;
       *) die "$usage" ;;
     esac
   done
@@ -264,6 +266,9 @@ cmd_up() {
   ((SWITCHES > 1)) || [[ -z $UPLINK ]] || die "--uplink needs --switches 2 or more"
   UPLINK=${UPLINK:-$RATE}
   [[ -z $UPLINK ]] || tc_rate_bytes "$UPLINK" >/dev/null
+  [[ -z $BURST ]] || { [[ $BURST =~ ^[0-9]{4,8}$ ]] && ((BURST >= 1514)); } ||
+    die "--burst $BURST: bytes, 1514 (one Ethernet frame) or more"
+  [[ -z $BURST || -n $RATE ]] || die "--burst needs a RATE"
   ID=${CLUSTER_ID:-$(printf '%x' $$)}
   [[ $ID =~ ^[a-z0-9]{1,6}$ ]] || die "CLUSTER_ID=$ID: 1 to 6 characters [a-z0-9]"
   state=${CLUSTER_STATE:-/tmp/topocoll-cluster-$ID}
@@ -356,7 +361,7 @@ cmd_up() {
   local net=""
   ((SWITCHES == 1)) || net=", $SWITCHES switches, uplinks ${UPLINK:-unlimited}"
   echo "cluster $ID: $K host(s) $(host_field 1 1)..$(host_field "$K" 1) on $PREFIX.0/24" \
-       "(launcher $BRADDR on $BRIDGE), link rate ${RATE:-unlimited}${RATE:+ (tbf, both directions)}$net; state $state"
+       "(launcher $BRADDR on $BRIDGE), link rate ${RATE:-unlimited}${RATE:+ (tbf, both directions${BURST:+, burst $BURST B})}$net; state $state"
   echo "CLUSTER_ID=$ID"
 }
 

@@ -154,6 +154,11 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
                "leader's buffer, the %d leaders reduce it by recursive halving, then gather it at "
                "the root's (Rabenseifner)\n",
                m->lsize > 1 ? m->lsize - 1 : 1, m->nnodes);
+    else if (tc_plan_reduce_net(c, b) == TC_ALG_OWNERS)
+        printf("    reduce     HierKNEM Alg. 2: %d worker(s) per node fold by single copy into the "
+               "leader's buffer, the %d other leaders reduce a block of each segment each and send "
+               "it to the root's (block owners)\n",
+               m->lsize > 1 ? m->lsize - 1 : 1, m->nnodes - 1);
     else {
         size_t seg = tc_fold_segsize(c, &t, n, 1); /* (coll/reduce: a segment at most the vector) */
         printf("    reduce     HierKNEM Alg. 2: %d worker(s) per node fold by single copy into the "

@@ -38,11 +38,14 @@ int tc_plan_alt(const tc_ctx_t *c, int ci, size_t bytes)
 int tc_plan_reduce_net(const tc_ctx_t *c, size_t bytes)
 {
     const int N = c->map.nnodes, f = tc_plan_forced(c, TC_CI_REDUCE);
-    if (N > 1 && (f == TC_ALG_CHAIN || f == TC_ALG_BINOMIAL || f == TC_ALG_HALVING)) return f;
-    if (tc_plan_alt(c, TC_CI_REDUCE, bytes)) /* (coll/xtune may have measured the other faster) */
-        return (bytes >= c->cfg->halving_min) != tc_xtune_alt(c, TC_CI_REDUCE, bytes)
-                   ? TC_ALG_HALVING
-                   : TC_ALG_BINOMIAL;
+    if (N > 1 &&
+        (f == TC_ALG_CHAIN || f == TC_ALG_BINOMIAL || f == TC_ALG_HALVING || f == TC_ALG_OWNERS))
+        return f;
+    if (tc_plan_alt(c, TC_CI_REDUCE, bytes)) { /* (coll/xtune may have measured the other faster) */
+        const int alt = tc_xtune_alt(c, TC_CI_REDUCE, bytes);
+        if (bytes >= c->cfg->halving_min) return alt ? TC_ALG_OWNERS : TC_ALG_HALVING;
+        return alt ? TC_ALG_HALVING : TC_ALG_BINOMIAL;
+    }
     return tc_plan_chain(c, TC_CI_REDUCE, bytes) ? TC_ALG_CHAIN : TC_ALG_BINOMIAL;
 }
 

@@ -61,21 +61,25 @@ int tc_plan_chain(const tc_ctx_t *c, int ci, size_t bytes);
 
 /** 1 if topocoll has a second algorithm for collective @ci of @bytes on
  *  @c, which coll/xtune measures as a third method (TC_XT_ALT): Reduce
- *  on 4 nodes or more below TOPOCOLL_CHAIN_MIN, unforced (the leaders'
- *  binomial tree and Rabenseifner's reduce, tc_plan_reduce_net).  The
- *  same on every process. */
+ *  on 4 nodes or more below TOPOCOLL_CHAIN_MIN, unforced (below
+ *  TOPOCOLL_HALVING_MIN the leaders' binomial tree and Rabenseifner's
+ *  reduce, from it Rabenseifner's reduce and the block owners:
+ *  tc_plan_reduce_net).  The same on every process. */
 int tc_plan_alt(const tc_ctx_t *c, int ci, size_t bytes);
 
 /** How a Reduce of @bytes moves between the node leaders (coll/reduce):
- *  TC_ALG_CHAIN, TC_ALG_HALVING or TC_ALG_BINOMIAL.  Forced
- *  (TOPOCOLL_REDUCE_ALG, on 2 nodes or more); else on N >= 4 nodes from
- *  TOPOCOLL_HALVING_MIN up to TOPOCOLL_CHAIN_MIN, Rabenseifner's reduce
- *  (recursive halving, then a binomial gather: the root's link carries
- *  2 (N' - 1) / N' vectors, N' the power of two at most N, where a
- *  binomial tree's carries log2 N; on 3 nodes both carry 2), below it
- *  the binomial tree, the other of the two where coll/xtune measured it
- *  faster (tc_xtune_alt); else tc_plan_chain's choice.  The same on
- *  every process. */
+ *  TC_ALG_CHAIN, TC_ALG_HALVING, TC_ALG_OWNERS or TC_ALG_BINOMIAL.
+ *  Forced (TOPOCOLL_REDUCE_ALG, on 2 nodes or more); else on N >= 4
+ *  nodes from TOPOCOLL_HALVING_MIN up to TOPOCOLL_CHAIN_MIN,
+ *  Rabenseifner's reduce (recursive halving, then a binomial gather: the
+ *  root's link carries 2 (N' - 1) / N' vectors, N' the power of two at
+ *  most N, where a binomial tree's carries log2 N; on 3 nodes both carry
+ *  2), or the block owners where coll/xtune measured them faster
+ *  (tc_xtune_alt: the other N - 1 leaders reduce a block of each segment
+ *  each and send it to the root's, whose link carries the vector once,
+ *  in 2 (N - 1) messages a segment per leader); below it the binomial
+ *  tree, or Rabenseifner's reduce where measured faster; else
+ *  tc_plan_chain's choice.  The same on every process. */
 int tc_plan_reduce_net(const tc_ctx_t *c, size_t bytes);
 
 /** How an Allreduce's slices (coll/allreduce) run between the nodes:

@@ -96,6 +96,17 @@ static tc_status_t init_buffers(tc_reduce_t *op, int lead, const void *in, const
     return TC_OK;
 }
 
+/* The owners' segments: as many as keep a piece (a block of a segment)
+ * at TC_OWN_PIECE bytes or more, at most TC_OWN_SEGS. */
+static void owners_plan(tc_reduce_t *op)
+{
+    const size_t M = (size_t)op->ctx->map.nnodes - 1, span = tc_span(&op->t, op->count);
+    size_t k = span / (M * TC_OWN_PIECE);
+    k = k < 1 ? 1 : k > TC_OWN_SEGS ? TC_OWN_SEGS : k;
+    op->oseg = (op->count + k - 1) / k;
+    op->onseg = (int)((op->count + op->oseg - 1) / op->oseg);
+}
+
 tc_status_t tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
                            const tc_rtype_t *t, int root, int may_block)
 {
@@ -123,6 +134,7 @@ tc_status_t tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void 
     op->llroot = m->node_of[root];
     op->net = op->multi ? tc_plan_reduce_net(ctx, span) : TC_ALG_NODE;
     op->halving = op->net == TC_ALG_HALVING; /* (the chain: single copy only, init_pieces) */
+    if ((op->owners = op->net == TC_ALG_OWNERS)) owners_plan(op);
     op->cico = cico;
     op->tune = tune;
     op->wid = -1;
@@ -352,6 +364,161 @@ static tc_status_t halving_network(tc_reduce_t *op, size_t avail, size_t total)
     return TC_OK;
 }
 
+/* The block owners (TC_ALG_OWNERS), on virtual ranks v = node - root's
+ * node (mod N) as the halving's: the vector goes in onseg segments of
+ * oseg elements, segment s of ns elements in M = N - 1 blocks, block b
+ * elements [ns b / M, ns (b + 1) / M) of it, owned by v = b + 1.  For
+ * each segment in turn an owner sends every other owner its node's piece
+ * of that owner's block and receives theirs of its own (the exchange),
+ * folds them into its node's piece and sends the block to the root's
+ * leader, which folds the M blocks of every segment into its node's
+ * vector as they land.  The next segment's exchange goes out with the
+ * block just sent, so the root's link, which carries the vector once,
+ * stays busy: about (1 + 1 / onseg) n / L, where the halving's carries
+ * 2 (N' - 1) / N' n.  Once the node's vector is complete; never blocks. */
+
+/* Elements [*first, *first + *n) of block @b of segment @s. */
+static void owners_block(const tc_reduce_t *op, int s, int b, size_t *first, size_t *n)
+{
+    const size_t M = (size_t)op->ctx->map.nnodes - 1, s0 = (size_t)s * op->oseg;
+    const size_t ns = op->count - s0 < op->oseg ? op->count - s0 : op->oseg;
+    *first = s0 + ns * (size_t)b / M;
+    *n = s0 + ns * (size_t)(b + 1) / M - *first;
+}
+
+/* The root's leader: every block of every segment posted at once, folded
+ * into the result as it lands. */
+static tc_status_t owners_root(tc_reduce_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    const int N = c->map.nnodes, M = N - 1;
+    const size_t ext = op->t.extent;
+    int rc;
+    if (!op->oxp) {
+        for (int s = 0; s < op->onseg; s++)
+            for (int b = 0; b < M; b++) {
+                size_t first, n;
+                owners_block(op, s, b, &first, &n);
+                if ((rc = tc_status_mpi(PMPI_Irecv(op->htmp + first * ext, (int)n, op->t.dt,
+                                                   (op->llroot + b + 1) % N, TC_TAG_ROWN, c->llcomm,
+                                                   &op->oreq[s * M + b]))) != TC_OK)
+                    return rc;
+            }
+        op->oxp = op->onseg;
+    }
+    for (int i = 0; i < op->onreq; i++) { /* (a completed receive's request is null) */
+        int flag;
+        size_t first, n;
+        if (op->oreq[i] == MPI_REQUEST_NULL) continue;
+        if ((rc = tc_status_mpi(PMPI_Test(&op->oreq[i], &flag, MPI_STATUS_IGNORE))) != TC_OK)
+            return rc;
+        if (!flag) continue;
+        owners_block(op, i / M, i % M, &first, &n);
+        if ((rc = tc_op_apply(&op->t, op->htmp + first * ext, op->acc + first * ext, n)) != TC_OK)
+            return rc;
+        op->osd++;
+    }
+    return TC_OK;
+}
+
+/* An owner, v = b + 1: segment oxp's exchange posted once the segment
+ * before it is folded and on its way to the root's leader. */
+static tc_status_t owners_exchange(tc_reduce_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    const int N = c->map.nnodes, M = N - 1, v = (c->map.node - op->llroot + N) % N;
+    const size_t ext = op->t.extent, slot = op->oseg / (size_t)M + 1;
+    int j = 0, rc;
+    for (int w = 1; w <= M; w++) {
+        size_t first, n;
+        if (w == v) continue;
+        owners_block(op, op->oxp, v - 1, &first, &n); /* theirs of our block */
+        if ((rc = tc_status_mpi(PMPI_Irecv(op->htmp + (size_t)(w - 1) * slot * ext, (int)n,
+                                           op->t.dt, (op->llroot + w) % N, TC_TAG_ROWN, c->llcomm,
+                                           &op->oreq[j++]))) != TC_OK)
+            return rc;
+        owners_block(op, op->oxp, w - 1, &first, &n); /* ours of theirs */
+        if ((rc = tc_status_mpi(PMPI_Isend(op->src + first * ext, (int)n, op->t.dt,
+                                           (op->llroot + w) % N, TC_TAG_ROWN, c->llcomm,
+                                           &op->oreq[j++]))) != TC_OK)
+            return rc;
+    }
+    op->oxp++;
+    return TC_OK;
+}
+
+static tc_status_t owners_block_send(tc_reduce_t *op)
+{
+    tc_ctx_t *c = op->ctx;
+    const int N = c->map.nnodes, M = N - 1, v = (c->map.node - op->llroot + N) % N;
+    const size_t ext = op->t.extent, slot = op->oseg / (size_t)M + 1;
+    size_t first, n;
+    int rc;
+    owners_block(op, op->oxd, v - 1, &first, &n);
+    char *blk = op->acc + first * ext;
+    memcpy(blk, op->src + first * ext, tc_span(&op->t, n));
+    for (int w = 1; w <= M; w++) /* (commutative: any order) */
+        if (w != v &&
+            (rc = tc_op_apply(&op->t, op->htmp + (size_t)(w - 1) * slot * ext, blk, n)) != TC_OK)
+            return rc;
+    rc = tc_status_mpi(PMPI_Isend(blk, (int)n, op->t.dt, op->llroot, TC_TAG_ROWN, c->llcomm,
+                                  &op->oreq[2 * (M - 1) + op->oxd]));
+    if (rc != TC_OK) return rc;
+    op->oxd++;
+    return TC_OK;
+}
+
+/* *@all = 1 if the @n requests at @r all completed (PMPI_Test each: null once complete). */
+static tc_status_t tests_all(MPI_Request *r, int n, int *all)
+{
+    *all = 1;
+    for (int i = 0; i < n; i++) {
+        int flag = 1;
+        if (r[i] != MPI_REQUEST_NULL)
+            TC_RETURN_IF_FAILED(tc_status_mpi(PMPI_Test(&r[i], &flag, MPI_STATUS_IGNORE)));
+        if (!flag) *all = 0;
+    }
+    return TC_OK;
+}
+
+static tc_status_t owners_network(tc_reduce_t *op, size_t avail, size_t total)
+{
+    tc_ctx_t *c = op->ctx;
+    const int N = c->map.nnodes, M = N - 1;
+    int flag, rc;
+    if (avail < total || op->red_done >= total) return TC_OK;
+    if (!op->oreq) { /* the node's vector is complete: start */
+        const size_t span = tc_span(&op->t, op->count);
+        const int root = c->map.node == op->llroot;
+        op->onreq = root ? op->onseg * M : 2 * (M - 1) + op->onseg;
+        size_t tmp = root ? span : (size_t)M * (op->oseg / (size_t)M + 1) * op->t.extent;
+        if (!(op->oreq = malloc((size_t)op->onreq * sizeof(MPI_Request)))) return TC_ERR_NOMEM;
+        for (int i = 0; i < op->onreq; i++) op->oreq[i] = MPI_REQUEST_NULL;
+        op->acc = root && final_at(op, 0) ? final_at(op, 0) : tc_ctx_buf(c, TC_BUF_NET, span);
+        op->htmp = tc_ctx_buf(c, TC_BUF_TREE_TMP, tmp);
+        if (!op->acc || !op->htmp) return TC_ERR_NOMEM;
+        op->red_posted = total; /* (started: cico_work folds the node once) */
+        if (root) memcpy(op->acc, op->src, span);
+    }
+    if (c->map.node == op->llroot) {
+        if ((rc = owners_root(op)) != TC_OK) return rc;
+        if (op->osd < op->onreq) return TC_OK;
+    } else {
+        for (;;) {
+            if (op->oxp == op->oxd && op->oxp < op->onseg && (rc = owners_exchange(op)) != TC_OK)
+                return rc;
+            if (op->oxd == op->onseg) break;
+            if ((rc = tests_all(op->oreq, 2 * (M - 1), &flag)) != TC_OK) return rc;
+            if (!flag) return TC_OK;
+            if ((rc = owners_block_send(op)) != TC_OK) return rc;
+        }
+        if ((rc = tests_all(op->oreq + 2 * (M - 1), op->onseg, &flag)) != TC_OK) return rc;
+        if (!flag) return TC_OK;
+    }
+    op->red_done = total;
+    return TC_OK;
+}
+
 static tc_status_t leaders_network(tc_reduce_t *op, size_t avail, size_t total)
 {
     tc_ctx_t *c = op->ctx;
@@ -359,6 +526,7 @@ static tc_status_t leaders_network(tc_reduce_t *op, size_t avail, size_t total)
     int flag, rc;
     if (op->chain) return chain_network(op, avail);
     if (op->halving) return halving_network(op, avail, total);
+    if (op->owners) return owners_network(op, avail, total);
     while (op->red_posted < avail && op->red_posted - op->red_done < (size_t)W) {
         size_t i = op->red_posted, first = i * op->part.seg;
         size_t n = op->count - first < op->part.seg ? op->count - first : op->part.seg;
@@ -660,6 +828,9 @@ void tc_reduce_fini(tc_reduce_t *op)
      * the chain rreq holds the leaders' PMPI_Ireduce, which cannot be
      * cancelled) */
     if (op->chain || op->halving) tc_req_abandon(op->rreq, TC_REDUCE_WINDOW);
+    if (op->oreq) tc_req_abandon(op->oreq, op->onreq);
+    free(op->oreq);
+    op->oreq = NULL;
     tc_req_abandon(op->sreq, TC_REDUCE_WINDOW);
     /* (the node buffer's region is never kept: the context's buffer) */
     tc_region_release(s, op->keep, op->in_cookie, op->state == ST_DONE);

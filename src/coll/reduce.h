@@ -14,7 +14,14 @@
  * leaders once their node's vector is folded (Thakur, Rabenseifner and
  * Gropp 2005, section 4.2: a reduce-scatter by recursive halving, then a
  * binomial gather of the blocks at the root's leader; PMPI_Isend/Irecv),
- * where the root's host receives 2 (N' - 1) / N' vectors.  The node's
+ * where the root's host receives 2 (N' - 1) / N' vectors; or, where
+ * coll/xtune measured them faster there, by the block owners: the other
+ * N - 1 leaders each own a block of every pipeline segment, exchange
+ * their node's pieces of the segment's blocks, fold their own and send it
+ * to the root's leader while the next segment's exchange runs, so the
+ * root's host receives the vector once and the others send it once (a
+ * pipelined reduce-scatter that leaves the root out, a segment behind the
+ * gather; PMPI_Isend/Irecv).  The node's
  * other processes are the "second leaders" of the paper, the intra-node
  * work spread over them: worker j reads piece j of each segment from every
  * local process's input by single copy, folds it (coll/fold) and pushes
@@ -45,6 +52,8 @@
 #include "tune.h"
 
 #define TC_REDUCE_WINDOW 4
+#define TC_OWN_PIECE     (2u << 10) /* owners: a piece (a block of a segment) at least (bytes) */
+#define TC_OWN_SEGS      4          /* owners: segments at most */
 #define TC_REDUCE_SOLO_MAX                               \
     (16u << 10) /* one node, single copy: the root folds \
                    everything at or below (bytes) */
@@ -77,7 +86,16 @@ typedef struct tc_reduce {
     char *acc;          /* chain, middle leaders: received segments folded with
                            the node's; halving: this leader's vector, then its blocks
                            (the context's TC_BUF_NET; the result buffer at the root's) */
-    char *htmp;         /* halving: a received half (the context's TC_BUF_TREE_TMP) */
+    char *htmp;         /* halving: a received half; owners: the pieces received (the
+                           context's TC_BUF_TREE_TMP) */
+    int owners;         /* the other leaders reduce a block each (net: TC_ALG_OWNERS) */
+    int onseg;          /* owners: segments */
+    size_t oseg;        /* owners: elements per segment */
+    int oxp, oxd, osd;  /* owners: exchanges posted, segments folded (their block sent
+                           on), sends to the root's leader complete */
+    int onreq;          /* owners: requests in oreq */
+    MPI_Request *oreq;  /* owners: the root's receives [onseg x (N - 1)]; elsewhere a
+                           segment's exchange [2 (N - 2)], then the sends to the root [onseg] */
     size_t sent;        /* chain: segments whose send downstream completed */
     MPI_Request rreq[TC_REDUCE_WINDOW], sreq[TC_REDUCE_WINDOW];
     int llroot; /* root's node = its rank in the leaders' comm */

@@ -20,6 +20,8 @@ enum {
     TC_TAG_TREE = 0x7c07,      /* the split tree's Bcast and Reduce (pcomm) */
     TC_TAG_RSRING = 0x7c09,    /* Reduce_scatter: the slices' ring (slice) */
     TC_TAG_RHALF = 0x7c0a,     /* Reduce: the leaders' recursive halving and gather (llcomm) */
+    TC_TAG_ROWN = 0x7c0b,      /* Reduce: the block owners' exchange, their blocks to the root's
+                                  leader (llcomm) */
     TC_TAG_SCAN = 0x5c00,      /* Scan's chain: + seq mod 256 (pcomm), 0x5c00-0x5cff */
     /* The slices' messages between nodes in pieces (coll/pieces), + seq
      * mod 256 (the call's epoch, TC_TAG_EPOCH): a receive left posted by a
