@@ -386,6 +386,25 @@ static void owners_block(const tc_reduce_t *op, int s, int b, size_t *first, siz
     *n = s0 + ns * (size_t)(b + 1) / M - *first;
 }
 
+/* An owner's virtual rank v (its block is v - 1). */
+static int owners_v(const tc_reduce_t *op)
+{
+    const int N = op->ctx->map.nnodes;
+    return (op->ctx->map.node - op->llroot + N) % N;
+}
+
+/* Elements in an owner's receive slot: a block's most. */
+static size_t owners_slot(const tc_reduce_t *op)
+{
+    return op->oseg / (size_t)(op->ctx->map.nnodes - 1) + 1;
+}
+
+/* An owner's slot for owner @w's piece of its block (in htmp). */
+static char *owners_piece(const tc_reduce_t *op, int w)
+{
+    return op->htmp + (size_t)(w - 1) * owners_slot(op) * op->t.extent;
+}
+
 /* The root's leader: every block of every segment posted at once, folded
  * into the result as it lands. */
 static tc_status_t owners_root(tc_reduce_t *op)
@@ -426,15 +445,15 @@ static tc_status_t owners_root(tc_reduce_t *op)
 static tc_status_t owners_exchange(tc_reduce_t *op)
 {
     tc_ctx_t *c = op->ctx;
-    const int N = c->map.nnodes, M = N - 1, v = (c->map.node - op->llroot + N) % N;
-    const size_t ext = op->t.extent, slot = op->oseg / (size_t)M + 1;
+    const int N = c->map.nnodes, M = N - 1, v = owners_v(op);
+    const size_t ext = op->t.extent;
     int j = 0, rc;
     for (int w = 1; w <= M; w++) {
         size_t first, n;
         if (w == v) continue;
         owners_block(op, op->oxp, v - 1, &first, &n); /* theirs of our block */
-        if ((rc = tc_status_mpi(PMPI_Irecv(op->htmp + (size_t)(w - 1) * slot * ext, (int)n,
-                                           op->t.dt, (op->llroot + w) % N, TC_TAG_ROWN, c->llcomm,
+        if ((rc = tc_status_mpi(PMPI_Irecv(owners_piece(op, w), (int)n, op->t.dt,
+                                           (op->llroot + w) % N, TC_TAG_ROWN, c->llcomm,
                                            &op->oreq[j++]))) != TC_OK)
             return rc;
         owners_block(op, op->oxp, w - 1, &first, &n); /* ours of theirs */
@@ -449,19 +468,16 @@ static tc_status_t owners_exchange(tc_reduce_t *op)
 
 static tc_status_t owners_block_send(tc_reduce_t *op)
 {
-    tc_ctx_t *c = op->ctx;
-    const int N = c->map.nnodes, M = N - 1, v = (c->map.node - op->llroot + N) % N;
-    const size_t ext = op->t.extent, slot = op->oseg / (size_t)M + 1;
+    const int M = op->ctx->map.nnodes - 1, v = owners_v(op);
+    const size_t ext = op->t.extent;
     size_t first, n;
     int rc;
     owners_block(op, op->oxd, v - 1, &first, &n);
     char *blk = op->acc + first * ext;
     memcpy(blk, op->src + first * ext, tc_span(&op->t, n));
     for (int w = 1; w <= M; w++) /* (commutative: any order) */
-        if (w != v &&
-            (rc = tc_op_apply(&op->t, op->htmp + (size_t)(w - 1) * slot * ext, blk, n)) != TC_OK)
-            return rc;
-    rc = tc_status_mpi(PMPI_Isend(blk, (int)n, op->t.dt, op->llroot, TC_TAG_ROWN, c->llcomm,
+        if (w != v && (rc = tc_op_apply(&op->t, owners_piece(op, w), blk, n)) != TC_OK) return rc;
+    rc = tc_status_mpi(PMPI_Isend(blk, (int)n, op->t.dt, op->llroot, TC_TAG_ROWN, op->ctx->llcomm,
                                   &op->oreq[2 * (M - 1) + op->oxd]));
     if (rc != TC_OK) return rc;
     op->oxd++;
@@ -491,7 +507,7 @@ static tc_status_t owners_network(tc_reduce_t *op, size_t avail, size_t total)
         const size_t span = tc_span(&op->t, op->count);
         const int root = c->map.node == op->llroot;
         op->onreq = root ? op->onseg * M : 2 * (M - 1) + op->onseg;
-        size_t tmp = root ? span : (size_t)M * (op->oseg / (size_t)M + 1) * op->t.extent;
+        size_t tmp = root ? span : (size_t)M * owners_slot(op) * op->t.extent;
         if (!(op->oreq = malloc((size_t)op->onreq * sizeof(MPI_Request)))) return TC_ERR_NOMEM;
         for (int i = 0; i < op->onreq; i++) op->oreq[i] = MPI_REQUEST_NULL;
         op->acc = root && final_at(op, 0) ? final_at(op, 0) : tc_ctx_buf(c, TC_BUF_NET, span);

@@ -35,8 +35,9 @@
  * TC_XT_MARGIN, topocoll otherwise.  The median, so that one lucky or
  * unlucky run cannot decide.  Where topocoll has two algorithms for the
  * size (coll/plan tc_plan_alt: Reduce's leaders by a binomial tree or by
- * Rabenseifner's reduce, whose crossover moves with the link's rate and
- * latency) the class measures the alternative as a third method, and
+ * Rabenseifner's reduce, or from TOPOCOLL_HALVING_MIN by Rabenseifner's
+ * reduce or the block owners, whose crossovers move with the link's rate
+ * and latency) the class measures the alternative as a third method, and
  * topocoll's faster one stands against the native.
  * The class measures again after TC_XT_PERIOD calls, and at least 16
  * times its measurement's length.
