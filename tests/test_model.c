@@ -73,6 +73,17 @@ static void cost_model(void)
           "Alltoall bound");
     CHECK(fabs(tc_cost_bound(TC_COST_ALLREDUCE, 4, 2, 1 << 20, &p) - 1.5 * 1048576 / 1e8) < 1e-12,
           "Allreduce bound");
+    /* Reduce between 8 leaders, 96 KiB: the block owners (3 segments of 32 KiB, 7 pieces
+     * each): the first exchange (6 pieces out), 3 rounds of a segment on a link, 4
+     * latencies, the owners' folds of 6 pieces a segment and the root's last segment; the
+     * halving's 2 x 3 steps carry n / 2 + n / 4 + n / 8 twice (1.87 ms): the faster */
+    {
+        const double piece = 32768.0 / 7, ex = 6 * piece;
+        T(tc_cost_topocoll, TC_COST_REDUCE, 8, 1, 98304,
+          1e-6 + 4 * 10e-6 + ex / 1e8 + 3 * 32768 / 1e8 + 3 * ex / 1e9 + 32768 / 1e9);
+        CHECK(strstr(c.alg, "block owners") != NULL && c.wire == 98304.0, "Reduce 8x1 96 KiB: %s",
+              c.alg);
+    }
     /* two levels: 2 leaf switches of 4 nodes, uplinks at half the link (5e7 B/s) */
     tc_cost_t flat;
     CHECK(tc_cost_native(TC_COST_ALLREDUCE, 8, 2, 1 << 20, &p, &flat) == 0, "flat Allreduce");
@@ -99,7 +110,10 @@ static void cost_model(void)
      * n / 2 from every leader across, the 4 of a switch through its uplink together (4 x
      * 48 KiB at 5e7: 3.93 ms); the gather back at distance 4, one leader a switch; the steps
      * at distances 2 and 1 stay in the switch */
-    CHECK(tc_cost_topocoll(TC_COST_REDUCE, 8, 1, 98304, &p, &c) == 0, "Reduce under switches");
+    CHECK(tc_cost_topocoll(TC_COST_REDUCE, 8, 1, 98304, &p, &c) == 0 &&
+              strstr(c.alg, "Rabenseifner") != NULL,
+          "Reduce under switches: %s (the owners' 16 pieces a round through an uplink are slower)",
+          c.alg);
     {
         const double m1 = 49152, m2 = 24576, m3 = 12288;
         const double want = 1e-6 + (10e-6 + 4 * m1 / 5e7) + m1 / 1e9 + (10e-6 + m1 / 5e7) +

@@ -584,6 +584,27 @@ static void topo_halving(const shape_t *s, double fold, tc_cost_t *o)
     }
 }
 
+/* The block owners between the N leaders (coll/reduce, TC_ALG_OWNERS)
+ * after the node's @fold: K segments (TC_OWN_PIECE, TC_OWN_SEGS), each
+ * in M = N - 1 pieces; the first segment's exchange (an owner sends M - 1
+ * pieces), then K rounds of a segment each on an owner's link (its block
+ * to the root's and the next exchange) and on the root's (M blocks in);
+ * under switches the k N - k^2 pieces a round that cross an uplink (a
+ * switch's owners to the owners and the root elsewhere, or in). */
+static void topo_owners(const shape_t *s, double fold, tc_cost_t *o)
+{
+    const double N = s->N, M = N - 1, n = s->n, op = s->p->op, link = s->p->link;
+    double K = floor(n / (M * 4096));
+    K = K < 1 ? 1 : K > 4 ? 4 : K;
+    const double seg = n / K, piece = seg / M, ex = (M - 1) * piece;
+    const double up = s->S > 1 ? s->k * (N - s->k) * piece * up_per_byte(s) : 0;
+    o->alg = "the block owners between leaders (a reduce-scatter without the root, pipelined)";
+    o->t = fold + (K + 1) * s->a + dmax(ex / link, up) + K * dmax(seg / link, up) + K * ex / op +
+           seg / op;
+    o->wire = n;
+    o->wire_all = M * n;
+}
+
 /* Bcast (@reduce: Reduce) between the leaders after (before) the node's part. */
 static void topo_bcast(const shape_t *s, int reduce, tc_cost_t *o)
 {
@@ -594,7 +615,10 @@ static void topo_bcast(const shape_t *s, int reduce, tc_cost_t *o)
         fold = s->an + (s->P - 1) * (n / s->P) * (1 / s->p->copy + 1 / s->p->op);
     /* coll/plan tc_plan_reduce_net */
     if (reduce && s->N >= 4 && n >= (double)s->p->halving_min && n < (double)s->p->chain_min) {
+        tc_cost_t w = *o; /* coll/xtune takes the faster of the two */
         topo_halving(s, fold, o);
+        topo_owners(s, fold, &w);
+        if (w.t < o->t) *o = w;
         return;
     }
     if (s->N > 2 && n >= (double)s->p->chain_min) {
