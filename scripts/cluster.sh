@@ -11,9 +11,12 @@ usage() {
   cat <<'EOF'
 usage: scripts/cluster.sh COMMAND [ARGS]
 
-  up K [RATE] [--switches S [--uplink RATE]]
+  up K [RATE] [--switches S [--uplink RATE]] [--burst BYTES]
                      make K hosts (RATE: a tc rate such as 1gbit or 100mbit,
-                     applied with tbf on both ends of each host's link);
+                     applied with tbf on both ends of each host's link;
+                     --burst: its token bucket, default 1 ms at the rate
+                     and at least 64 KiB; 3028, two frames, passes no
+                     message faster than the rate);
                      prints CLUSTER_ID=... for the other commands.
                      --switches S: a two-level network: the hosts in S
                      blocks of consecutive hosts, each block on its own

@@ -199,7 +199,7 @@ static tc_param_t g_params[] = {
           "several nodes, messages (Allgather: blocks) above the `*_FLAT_MAX` and up to "
           "`TOPOCOLL_XTUNE_MAX`: "
           "each communicator times the native collective and topocoll's, per size class, and keeps "
-          "the faster; Reduce on 4 nodes or more below `TOPOCOLL_CHAIN_MIN`: both of topocoll's "
+          "the faster; Reduce on 4 nodes or more below `TOPOCOLL_CHAIN_MIN`: two of topocoll's "
           "leaders' algorithms (`TOPOCOLL_HALVING_MIN`) against the native "
           "(`0`: topocoll's there)"),
     P_SIZE("TOPOCOLL_XTUNE_MAX", "256K", 0, 0, MAXB, xtune_max,
@@ -216,8 +216,10 @@ static tc_param_t g_params[] = {
     P_SIZE("TOPOCOLL_HALVING_MIN", "64K", 0, 0, MAXC, halving_min,
            "from this size up to `TOPOCOLL_CHAIN_MIN`, on 4 nodes or more, Reduce's leaders "
            "reduce-scatter by recursive halving and gather the result at the root's "
-           "(Rabenseifner); below, a binomial tree; `TOPOCOLL_XTUNE` measures both and may "
-           "take the other"),
+           "(Rabenseifner), or the other leaders each reduce a block of every segment and send it "
+           "to the root's (`owners`: the root's link carries the vector once); below, a "
+           "binomial tree or the halving; `TOPOCOLL_XTUNE` measures the two and takes the "
+           "faster (`0`: the halving, the tree below)"),
     P_SIZE("TOPOCOLL_CICO_SLOT", "32K", 1, PAGE, 16 * KiB * KiB, cico_slot,
            "bytes per copy-in/copy-out slot (rounded down to a multiple of 64); floor 4 KiB (a "
            "smaller value is raised to it, with a warning)"),

@@ -77,7 +77,7 @@ int tc_plan_alt(const tc_ctx_t *c, int ci, size_t bytes);
  *  2), or the block owners where coll/xtune measured them faster
  *  (tc_xtune_alt: the other N - 1 leaders reduce a block of each segment
  *  each and send it to the root's, whose link carries the vector once,
- *  in 2 (N - 1) messages a segment per leader); below it the binomial
+ *  in 2 N - 3 messages a segment per leader); below it the binomial
  *  tree, or Rabenseifner's reduce where measured faster; else
  *  tc_plan_chain's choice.  The same on every process. */
 int tc_plan_reduce_net(const tc_ctx_t *c, size_t bytes);
