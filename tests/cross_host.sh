@@ -143,8 +143,12 @@ if [[ -n $scale ]]; then
   for t in bcast reduce allgather barrier nbsteps exchange scan; do
     run "${t}_$scale" -- "${args[@]}" -- "$bin/test_$t"
   done
-  # Reduce's leaders by recursive halving and gather at every size
-  run "reduce_halving_$scale" -- "${args[@]}" --env TOPOCOLL_REDUCE_ALG=halving -- "$bin/test_reduce"
+  # Reduce's leaders by recursive halving and gather, and by the block
+  # owners (Open MPI's: 65 s under MPICH's busy polling at 4x2), at every size
+  for alg in halving owners; do
+    [[ $alg == halving || $mpi != mpich ]] || continue
+    run "reduce_${alg}_$scale" -- "${args[@]}" --env TOPOCOLL_REDUCE_ALG=$alg -- "$bin/test_reduce"
+  done
   # Allgather's leaders by recursive doubling at every size
   run "allgather_rd_$scale" -- "${args[@]}" --env TOPOCOLL_ALLGATHER_ALG=leader \
     --env TOPOCOLL_ALLGATHER_RD_MAX=1G -- "$bin/test_allgather"
@@ -196,9 +200,12 @@ for layout in 2x2 3hosts_221 2x2_vnodes2; do
     run "${t}_$layout" -- "${args[@]}" -- "$bin/test_$t"
   done
   # Reduce's leaders by recursive halving and gather, one pair of the
-  # three hosts folded first (Open MPI's: MPICH runs test_reduce at 2x2)
-  [[ $mpi == mpich || $layout != 3hosts_221 ]] ||
-    run "reduce_halving_$layout" -- "${args[@]}" --env TOPOCOLL_REDUCE_ALG=halving -- "$bin/test_reduce"
+  # three hosts folded first, and by the block owners (Open MPI's: MPICH
+  # runs test_reduce at 2x2)
+  for alg in halving owners; do
+    [[ $mpi == mpich || $layout != 3hosts_221 ]] ||
+      run "reduce_${alg}_$layout" -- "${args[@]}" --env TOPOCOLL_REDUCE_ALG=$alg -- "$bin/test_reduce"
+  done
   # Allgather's leaders by Bruck's concatenation: 2,2,1 with 2 virtual
   # nodes a host is 5 nodes of one rank (Open MPI's: one code path)
   [[ $mpi == mpich || $layout != 3hosts_221 ]] ||
