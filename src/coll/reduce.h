@@ -20,8 +20,8 @@
  * their node's pieces of the segment's blocks, fold their own and send it
  * to the root's leader while the next segment's exchange runs, so the
  * root's host receives the vector once and the others send it once (a
- * pipelined reduce-scatter that leaves the root out, a segment behind the
- * gather; PMPI_Isend/Irecv).  The node's
+ * reduce-scatter that leaves the root out, the gather to it a segment
+ * behind; PMPI_Isend/Irecv).  The node's
  * other processes are the "second leaders" of the paper, the intra-node
  * work spread over them: worker j reads piece j of each segment from every
  * local process's input by single copy, folds it (coll/fold) and pushes
