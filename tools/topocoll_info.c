@@ -149,22 +149,26 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
         printf("    reduce     single copy: %d workers fold slices (root 2x) into the root's "
                "buffer, %zu B segments\n",
                m->lsize, tc_fold_segsize(c, &t, n, m->lsize) * t.extent);
-    else if (tc_plan_reduce_net(c, b) == TC_ALG_HALVING)
-        printf("    reduce     HierKNEM Alg. 2: %d worker(s) per node fold by single copy into the "
-               "leader's buffer, the %d leaders reduce it by recursive halving, then gather it at "
-               "the root's (Rabenseifner)\n",
-               m->lsize > 1 ? m->lsize - 1 : 1, m->nnodes);
-    else if (tc_plan_reduce_net(c, b) == TC_ALG_OWNERS)
-        printf("    reduce     HierKNEM Alg. 2: %d worker(s) per node fold by single copy into the "
-               "leader's buffer, the %d other leaders reduce a block of each segment each and send "
-               "it to the root's (block owners)\n",
-               m->lsize > 1 ? m->lsize - 1 : 1, m->nnodes - 1);
     else {
+        const int net = tc_plan_reduce_net(c, b);
         size_t seg = tc_fold_segsize(c, &t, n, 1); /* (coll/reduce: a segment at most the vector) */
+        char how[160];
+        if (net == TC_ALG_HALVING)
+            snprintf(how, sizeof how,
+                     "the %d leaders reduce it by recursive halving, then gather it at the root's "
+                     "(Rabenseifner)",
+                     m->nnodes);
+        else if (net == TC_ALG_OWNERS)
+            snprintf(how, sizeof how,
+                     "the %d other leaders reduce a block of each segment each and send it to the "
+                     "root's (block owners)",
+                     m->nnodes - 1);
+        else
+            snprintf(how, sizeof how, "leaders reduce %zu B segments along %s %d nodes",
+                     (seg < n ? seg : n) * t.extent, node_shape(c, TC_CI_REDUCE, b), m->nnodes);
         printf("    reduce     HierKNEM Alg. 2: %d worker(s) per node fold by single copy into the "
-               "leader's buffer, leaders reduce %zu B segments along %s %d nodes\n",
-               m->lsize > 1 ? m->lsize - 1 : 1, (seg < n ? seg : n) * t.extent,
-               node_shape(c, TC_CI_REDUCE, b), m->nnodes);
+               "leader's buffer, %s\n",
+               m->lsize > 1 ? m->lsize - 1 : 1, how);
     }
     if (native_row(c, "allreduce", TC_CI_ALLREDUCE, b)) {
         /* (said) */
