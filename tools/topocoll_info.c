@@ -115,7 +115,11 @@ static void bcast_method(const tc_ctx_t *c, size_t b)
                                 : c->map.nnodes == 1 && b >= c->cfg->bcast_share_min
                                     ? "single copy, root writes 1/n of each receiver"
                                     : "single copy");
-    if (c->map.nnodes > 1) /* (each rail's part, as coll/bcast cuts it) */
+    if (c->map.nnodes > 1 && tc_plan_bcast_net(c, b) == TC_ALG_OWNERS)
+        printf(", the root's leader sends the %d other leaders a block each, which each passes on "
+               "to the others (block owners)",
+               c->map.nnodes - 1);
+    else if (c->map.nnodes > 1) /* (each rail's part, as coll/bcast cuts it) */
         printf(", %s %d leaders, %zu B segments (root 0)",
                node_shape(c, TC_CI_BCAST, b / (size_t)rails), c->map.nnodes,
                tc_plan_bcast_seg(c, b / (size_t)rails, 0));

@@ -212,7 +212,8 @@ static tc_param_t g_params[] = {
     P_SIZE("TOPOCOLL_CHAIN_MIN", "128K", 0, 0, MAXC, chain_min,
            "from this size, on 3 nodes or more, Bcast and Reduce move between nodes along a chain "
            "of nodes from (Bcast) or to (Reduce) the root's node, pipelined in 32 KiB segments; "
-           "below, binomial trees (Reduce: see `TOPOCOLL_HALVING_MIN`)"),
+           "below, binomial trees (Bcast: see `TOPOCOLL_BCAST_OWNERS_MIN`, Reduce: "
+           "`TOPOCOLL_HALVING_MIN`)"),
     P_SIZE("TOPOCOLL_HALVING_MIN", "64K", 0, 0, MAXC, halving_min,
            "from this size up to `TOPOCOLL_CHAIN_MIN`, on 4 nodes or more, Reduce's leaders "
            "reduce-scatter by recursive halving and gather the result at the root's "
@@ -220,6 +221,12 @@ static tc_param_t g_params[] = {
            "to the root's (`owners`: the root's link carries the vector once); below, a "
            "binomial tree or the halving; `TOPOCOLL_XTUNE` measures the two and takes the "
            "faster (`0`: the halving, the tree below)"),
+    P_SIZE("TOPOCOLL_BCAST_OWNERS_MIN", "16K", 0, 0, MAXC, bcast_owners_min,
+           "from this size up to `TOPOCOLL_CHAIN_MIN`, on 3 nodes or more, `TOPOCOLL_XTUNE` "
+           "measures Bcast's block owners against the leaders' binomial tree and the native and "
+           "takes the fastest: the root's leader sends each other leader a block of every "
+           "segment, which passes it on to the others (`owners`: the root's link carries the "
+           "vector once, a binomial tree's log2 N times)"),
     P_SIZE("TOPOCOLL_CICO_SLOT", "32K", 1, PAGE, 16 * KiB * KiB, cico_slot,
            "bytes per copy-in/copy-out slot (rounded down to a multiple of 64); floor 4 KiB (a "
            "smaller value is raised to it, with a warning)"),

@@ -52,6 +52,9 @@ typedef struct tc_config {
     size_t halving_min;           /* TOPOCOLL_HALVING_MIN: from this size, with 4 nodes or
                                      more, Reduce's leaders run Rabenseifner's reduce below
                                      the chain's sizes (coll/plan tc_plan_reduce_net) */
+    size_t bcast_owners_min;      /* TOPOCOLL_BCAST_OWNERS_MIN: from this size, with 3 nodes
+                                     or more, below the chain's sizes, coll/xtune measures
+                                     Bcast's block owners (coll/plan tc_plan_bcast_net) */
     size_t bcast_share_min;       /* TOPOCOLL_BCAST_ROOT_SHARE_MIN: from this size the
                                      root writes a share of each receiver's buffer */
     size_t cico_slot;             /* TOPOCOLL_CICO_SLOT: bytes per CICO slot */

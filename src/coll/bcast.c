@@ -88,6 +88,61 @@ static void net_layout(tc_bcast_t *op, tc_bcast_part_t *p, int r)
     p->nseg = p->len ? (p->len + p->seg - 1) / p->seg : 0;
 }
 
+/* Block @b of @nb of a broadcast of @bytes under the block owners: equal
+ * ranges of whole 64-byte lines, the last ones shorter (empty when the
+ * message has fewer lines than blocks). */
+static void block_range(size_t bytes, int nb, int b, size_t *off, size_t *len)
+{
+    size_t per = ((bytes + (size_t)nb - 1) / (size_t)nb + 63) & ~(size_t)63;
+    *off = (size_t)b * per < bytes ? (size_t)b * per : bytes;
+    *len = bytes - *off < per ? bytes - *off : per;
+}
+
+/* Block @p's tree and segments, for its length p->len: from the root to
+ * the block's owner (node b + 1 from the root's), from the owner to the
+ * N - 2 others, each owner starting with the next owner's node (so that
+ * their first segments go to different nodes, not all into one). */
+static void block_layout(tc_bcast_t *op, tc_bcast_part_t *p)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    const int nn = m->nnodes, rn = m->node_of[op->root], b = p->block;
+    const int vn = (m->node - rn + nn) % nn, owner = node_rep(m, (b + 1 + rn) % nn, op->root, 0);
+    p->parent = -1;
+    p->nchild = 0;
+    if (vn == 0)
+        p->child[p->nchild++] = owner;
+    else if (vn != b + 1)
+        p->parent = owner;
+    else {
+        p->parent = op->root;
+        for (int k = 1; k < nn - 1; k++) /* (nn - 2 <= TC_BCAST_MAXCHILD: coll/plan) */
+            p->child[p->nchild++] = node_rep(m, (rn + 1 + (b + k) % (nn - 1)) % nn, op->root, 0);
+    }
+    size_t seg = (p->len + TC_BCAST_OWN_SEGS - 1) / TC_BCAST_OWN_SEGS;
+    p->seg = seg > TC_BCAST_OWN_PIECE ? seg : TC_BCAST_OWN_PIECE;
+    p->nseg = (p->len + p->seg - 1) / p->seg;
+}
+
+/* The block owners (coll/plan tc_plan_bcast_net): this leader's place in
+ * each of the N - 1 blocks' trees. */
+static tc_status_t blocks_init(tc_bcast_t *op)
+{
+    const tc_nodemap_t *m = &op->ctx->map;
+    op->nblk = m->nnodes - 1; /* (the mode, even when the blocks cannot be had) */
+    if (!(op->blk = malloc((size_t)op->nblk * sizeof *op->blk))) return TC_ERR_NOMEM;
+    for (int b = 0; b < op->nblk; b++) {
+        tc_bcast_part_t *q = &op->blk[b];
+        memset(q, 0, offsetof(tc_bcast_part_t, child));
+        q->block = b;
+        q->rep = 1;
+        q->src = -1;
+        block_range(op->bytes, op->nblk, b, &q->off, &q->len);
+        if (m->rank == op->root) q->have = q->len;
+        block_layout(op, q);
+    }
+    return TC_OK;
+}
+
 tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root)
 {
     const tc_nodemap_t *m = &ctx->map;
@@ -109,11 +164,13 @@ tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes
      * region and flag, no relays. */
     if (op->sc && m->nnodes == 1 && !op->relays && bytes >= ctx->cfg->bcast_share_min)
         op->share = (bytes / (size_t)m->lsize) & ~(size_t)4095;
+    const int owners = m->nnodes > 2 && tc_plan_bcast_net(ctx, bytes) == TC_ALG_OWNERS;
 
     for (int r = 0; r < op->nparts; r++) {
         tc_bcast_part_t *p = &op->part[r];
         memset(p, 0, offsetof(tc_bcast_part_t, child));
         part_range(bytes, op->nparts, r, &p->off, &p->len);
+        p->block = -1;
         p->parent = -1;
         int rep = node_rep(m, m->node, root, r);
         p->rep = rep == m->rank;
@@ -122,8 +179,10 @@ tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes
         if (m->rank == root) p->have = p->len;
         for (int i = 0; i < m->lsize && !op->am_source; i++)
             op->am_source = part_source(op, i, r, root_node) == m->lrank;
-        if (p->rep && m->nnodes > 1) net_layout(op, p, r);
+        if (p->rep && m->nnodes > 1 && !owners) net_layout(op, p, r);
     }
+    /* (owners: one rail, coll/plan) */
+    if (owners && op->part[0].rep) TC_RETURN_IF_FAILED(blocks_init(op));
     /* CICO: one producer feeds everybody through its slots. */
     if (!op->sc) op->am_source = op->producer == m->lrank && m->lsize > 1;
     /* Eager: same inputs on every process, so the same runs everywhere. */
@@ -137,6 +196,8 @@ tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes
 
 static tc_status_t net_progress(tc_bcast_t *op, tc_bcast_part_t *p);
 static tc_status_t net_over(tc_bcast_part_t *p);
+static tc_status_t leaders_progress(tc_bcast_t *op, tc_bcast_part_t *p);
+static tc_status_t leaders_over(tc_bcast_t *op, tc_bcast_part_t *p);
 
 /* Eager: the node's producer (the root, or the leader that receives from
  * the parent node and forwards to the child nodes at once) copies into
@@ -151,7 +212,7 @@ static tc_status_t eager_work(tc_bcast_t *op)
     tc_bcast_part_t *p = &op->part[0];
     const int net = s->me == op->producer && op->ctx->map.nnodes > 1;
     tc_status_t rc;
-    if (net && (rc = net_progress(op, p)) != TC_OK) return rc;
+    if (net && (rc = leaders_progress(op, p)) != TC_OK) return rc;
     if (op->err != TC_OK) return op->err; /* counts differ across nodes */
     if (op->state == ST_START) {
         if (s->me == op->producer) {
@@ -178,7 +239,7 @@ static tc_status_t eager_work(tc_bcast_t *op)
                 op->eager_got = a;
             }
             if (op->eager_got < op->bytes) return TC_INPROGRESS;
-        } else if (net && (rc = net_over(p)) != TC_OK) {
+        } else if (net && (rc = leaders_over(op, p)) != TC_OK) {
             return rc; /* the child nodes' sends still read our buffer */
         }
         /* Release: our reads of the slot before the producer may reuse it. */
@@ -208,11 +269,16 @@ static char *seg_at(const tc_bcast_t *op, const tc_bcast_part_t *p, size_t i)
  * it, so that every send of the call completes. */
 static tc_status_t relay_foreign(tc_bcast_t *op, tc_bcast_part_t *p, uint64_t total)
 {
-    int r = (int)(p - op->part);
-    int nparts = tc_bcast_rails(op->ctx, (size_t)total);
-    if (total == 0 || total > (uint64_t)INT64_MAX || r >= nparts) return TC_ERR_PROTO;
-    part_range((size_t)total, nparts, r, &p->off, &p->len);
-    net_layout(op, p, r);
+    if (total == 0 || total > (uint64_t)INT64_MAX) return TC_ERR_PROTO;
+    if (p->block >= 0) { /* (the block owners: the sender's block b) */
+        block_range((size_t)total, op->nblk, p->block, &p->off, &p->len);
+        block_layout(op, p);
+    } else {
+        int r = (int)(p - op->part), nparts = tc_bcast_rails(op->ctx, (size_t)total);
+        if (r >= nparts) return TC_ERR_PROTO;
+        part_range((size_t)total, nparts, r, &p->off, &p->len);
+        net_layout(op, p, r);
+    }
     size_t n = p->nseg < TC_BCAST_WINDOW ? p->nseg : TC_BCAST_WINDOW;
     if (n && !(p->ring = malloc(n * p->seg))) return TC_ERR_NOMEM;
     if (op->err == TC_OK) op->err = TC_ERR_TRUNCATE;
@@ -221,12 +287,18 @@ static tc_status_t relay_foreign(tc_bcast_t *op, tc_bcast_part_t *p, uint64_t to
 
 /* The segments of part @p that travel in its first message: all of them
  * when the part fits TC_BCAST_INLINE, else none (the same for sender and
- * receiver once the header gave the sender's layout).  Never some: a first
+ * receiver once the header gave the sender's layout); a block's first
+ * (below).  A rail's part never some: a first
  * message above the transport's eager size goes by rendezvous, and over a
  * stream (TCP) the rest of it would queue behind every eager segment sent
  * after it, so each node would hold the pipeline for a whole part. */
 static size_t inline_segs(const tc_bcast_part_t *p)
 {
+    /* A block's segments pipeline through its owner: its first (at most
+     * TC_BCAST_OWN_INLINE, within TCP's eager size) rides with the
+     * header, one message fewer on each of the N - 1 links an owner
+     * feeds. */
+    if (p->block >= 0) return p->nseg && p->seg <= TC_BCAST_OWN_INLINE ? 1 : 0;
     return p->len <= TC_BCAST_INLINE ? p->nseg : 0;
 }
 
@@ -236,8 +308,9 @@ static size_t inline_segs(const tc_bcast_part_t *p)
 static char *stage_of(tc_bcast_t *op, const tc_bcast_part_t *p)
 {
     const size_t each = sizeof(tc_bcast_hdr_t) + TC_BCAST_INLINE;
-    char *b = tc_ctx_buf(op->ctx, TC_BUF_STAGE, each * (size_t)op->nparts);
-    return b ? b + (size_t)(p - op->part) * each : NULL;
+    const int i = p->block >= 0 ? p->block : (int)(p - op->part);
+    char *b = tc_ctx_buf(op->ctx, TC_BUF_STAGE, each * (size_t)(op->nblk ? op->nblk : op->nparts));
+    return b ? b + (size_t)i * each : NULL;
 }
 
 /* The first message from the parent node (tc_bcast_hdr_t, bcast.h): posted
@@ -413,6 +486,35 @@ static tc_status_t net_over(tc_bcast_part_t *p)
     return TC_OK;
 }
 
+/* A leader's traffic between nodes for part @p: its tree's, or with the
+ * block owners every block's, p->have then the blocks' landed prefix
+ * (what the node may read).  TC_OK or an error; never blocks. */
+static tc_status_t leaders_progress(tc_bcast_t *op, tc_bcast_part_t *p)
+{
+    if (!op->nblk) return net_progress(op, p);
+    size_t prefix = 0;
+    int whole = 1;
+    for (int b = 0; b < op->nblk && op->blk; b++) {
+        tc_bcast_part_t *q = &op->blk[b];
+        TC_RETURN_IF_FAILED(net_progress(op, q));
+        if (whole) prefix += q->have;
+        whole = whole && q->have == q->len;
+    }
+    if (prefix > p->have) p->have = prefix;
+    return TC_OK;
+}
+
+/* net_over for part @p, or every block's with the block owners. */
+static tc_status_t leaders_over(tc_bcast_t *op, tc_bcast_part_t *p)
+{
+    if (!op->nblk) return net_over(p);
+    for (int b = 0; b < op->nblk && op->blk; b++) {
+        tc_status_t rc = net_over(&op->blk[b]);
+        if (rc != TC_OK) return rc;
+    }
+    return TC_OK;
+}
+
 /* Lowest CICO progress of the other local processes (bytes). */
 static size_t min_consumed(const tc_shm_t *s)
 {
@@ -583,11 +685,11 @@ static tc_status_t bcast_advance(tc_bcast_t *op)
         tc_bcast_part_t *p = &op->part[r];
         if (p->src >= 0 && (rc = consume(op, r)) != TC_OK) return rc;
         const int net = p->rep && op->ctx->map.nnodes > 1;
-        if (net && (rc = net_progress(op, p)) != TC_OK) return rc;
+        if (net && (rc = leaders_progress(op, p)) != TC_OK) return rc;
         if (op->err != TC_OK) return op->err; /* counts differ across nodes */
         size_t need = p->len - (r == op->nparts - 1 && !producer ? op->share : 0);
         if (p->have < need) pending = 1;
-        if (net && (rc = net_over(p)) != TC_OK) {
+        if (net && (rc = leaders_over(op, p)) != TC_OK) {
             if (rc != TC_INPROGRESS) return rc;
             pending = 1;
         }
@@ -650,51 +752,60 @@ tc_status_t tc_bcast_drain(tc_bcast_t *op)
     for (int r = 0; r < op->nparts && op->ctx->map.nnodes > 1; r++) {
         tc_bcast_part_t *p = &op->part[r];
         if (!p->rep) continue;
-        if ((rc = net_progress(op, p)) != TC_OK) return rc;
-        if ((rc = net_over(p)) < 0) return rc;
+        if ((rc = leaders_progress(op, p)) != TC_OK) return rc;
+        if ((rc = leaders_over(op, p)) < 0) return rc;
         if (rc == TC_INPROGRESS) over = TC_INPROGRESS;
     }
     return over;
 }
 
+/* A failed operation that could not drain (tc_bcast_drain) leaves part
+ * @p's network requests in flight, never to match later: its receives
+ * are abandoned (*@dirty), its sends let go, not waited for (*@let_go: a
+ * rendezvous send to a node that stopped never completes, and MPI cannot
+ * cancel it). */
+static void part_abandon(tc_bcast_part_t *p, int *dirty, int *let_go)
+{
+    const size_t W = TC_BCAST_WINDOW;
+    if (p->first == 1) {
+        tc_req_abandon(&p->hreq, 1);
+        *dirty = 1;
+    }
+    for (size_t i = p->recv_done; p->parent >= 0 && i < p->recv_posted; i++) {
+        *dirty |= p->rreq[i % W] != MPI_REQUEST_NULL;
+        tc_req_abandon(&p->rreq[i % W], 1);
+    }
+    for (int c = 0; c < p->nchild && p->first == 2; c++)
+        if (p->hsreq[c] != MPI_REQUEST_NULL) {
+            PMPI_Request_free(&p->hsreq[c]);
+            *let_go = 1;
+        }
+    for (size_t i = p->send_done; i < p->recv_done; i++)
+        for (int c = 0; c < p->nchild; c++)
+            if (p->sreq[i % W][c] != MPI_REQUEST_NULL) {
+                PMPI_Request_free(&p->sreq[i % W][c]);
+                *let_go = 1;
+            }
+}
+
 void tc_bcast_fini(tc_bcast_t *op)
 {
-    /* A failed operation that could not drain (tc_bcast_drain) leaves
-     * network requests in flight: never to match later. */
     int dirty = 0, let_go = 0;
-    for (int r = 0; r < op->nparts && op->ctx->map.nnodes > 1; r++) {
-        tc_bcast_part_t *p = &op->part[r];
-        const size_t W = TC_BCAST_WINDOW;
-        if (op->state != ST_DONE && p->rep) {
-            if (p->first == 1) {
-                tc_req_abandon(&p->hreq, 1);
-                dirty = 1;
-            }
-            for (size_t i = p->recv_done; p->parent >= 0 && i < p->recv_posted; i++) {
-                dirty |= p->rreq[i % W] != MPI_REQUEST_NULL;
-                tc_req_abandon(&p->rreq[i % W], 1);
-            }
-            /* (sends are let go, not waited for: a rendezvous send to a node
-             * that stopped never completes, and MPI cannot cancel it) */
-            for (int c = 0; c < p->nchild && p->first == 2; c++)
-                if (p->hsreq[c] != MPI_REQUEST_NULL) {
-                    PMPI_Request_free(&p->hsreq[c]);
-                    let_go = 1;
-                }
-            for (size_t i = p->send_done; i < p->recv_done; i++)
-                for (int c = 0; c < p->nchild; c++)
-                    if (p->sreq[i % W][c] != MPI_REQUEST_NULL) {
-                        PMPI_Request_free(&p->sreq[i % W][c]);
-                        let_go = 1;
-                    }
-        }
-    }
-    for (int r = 0; r < op->nparts && op->ctx->map.nnodes > 1; r++) {
-        /* (a send let go may still read the ring: it is left, a bounded
-         * leak after an erroneous call) */
+    const int net = op->ctx->map.nnodes > 1;
+    for (int r = 0; r < op->nparts && net; r++)
+        if (op->state != ST_DONE && op->part[r].rep) part_abandon(&op->part[r], &dirty, &let_go);
+    for (int b = 0; b < op->nblk && op->blk && op->state != ST_DONE; b++)
+        part_abandon(&op->blk[b], &dirty, &let_go);
+    /* (a send let go may still read a ring: it is left, a bounded leak
+     * after an erroneous call) */
+    for (int r = 0; r < op->nparts && net; r++) {
         if (!let_go) free(op->part[r].ring);
         op->part[r].ring = op->part[r].stage = NULL;
     }
+    for (int b = 0; b < op->nblk && op->blk && !let_go; b++) free(op->blk[b].ring);
+    free(op->blk); /* (the requests let go are MPI's now) */
+    op->blk = NULL;
+    op->nblk = 0;
     /* (and the stage: the context lets its buffer go) */
     if (let_go) tc_ctx_buf_leave(op->ctx, TC_BUF_STAGE);
     if (let_go) op->ctx->sends_let_go = 1;

@@ -16,6 +16,12 @@
  *           tree (a chain of nodes for large messages) (PMPI_Isend/Irecv between producers, a
  * window of W segments in flight), publishes each landed segment to the node, and non-producers
  * copy what has been published (single copy from the producer's region, or out of its CICO slots);
+ *           or, with the block owners (coll/plan tc_plan_bcast_net), the
+ *           N - 1 other leaders own a block of the message each, which
+ *           travels down a tree of its own: the root's node sends it to
+ *           its owner, the owner to the N - 2 others (the scatter and
+ *           allgather of van de Geijn's broadcast, the root's node
+ *           outside the allgather: its link carries the message once);
  *   ack   - each process signals it is done (done_seq); a single-copy
  *           producer waits for these acks before its buffer may change;
  *   fini  - the region is destroyed.
@@ -60,6 +66,16 @@
 
 #define TC_BCAST_MAXPART TC_CTL_PARTS /* rails a broadcast is split over */
 
+/* The block owners: a block travels in at most TC_BCAST_OWN_SEGS
+ * segments of at least TC_BCAST_OWN_PIECE bytes (an owner forwards one
+ * while the next lands; smaller ones cost more in messages than they
+ * overlap, as the Reduce's pieces: coll/reduce TC_OWN_PIECE) */
+#define TC_BCAST_OWN_SEGS  4
+#define TC_BCAST_OWN_PIECE 4096
+#define TC_BCAST_OWN_INLINE                           \
+    (16u << 10) /* a block's first segment up to this \
+                   size rides with its header */
+
 /* The first message of a part on each link between nodes: this header (the
  * sender's byte count of the whole broadcast), with the part's segments
  * behind it when the part fits TC_BCAST_INLINE (one message for a
@@ -84,6 +100,8 @@ typedef struct tc_bcast_hdr {
  * rail's tree between nodes and spread inside each node. */
 typedef struct tc_bcast_part {
     size_t off, len; /* bytes of buf */
+    int block;       /* the block owners: block b's tree (the root's node, its
+                        owner, the others), -1: a rail's */
     int rep;         /* 1: this process carries the part over the network */
     int src;         /* local rank the part is read from, -1: none */
     int parent;      /* pcomm rank, -1: no parent (the data is local) */
@@ -136,11 +154,17 @@ typedef struct tc_bcast {
     tc_tune_t tune;       /* one node: CICO or single copy (coll/tune) */
     int eager;            /* 1: eager (above), through CICO slot eager_slot */
     int eager_slot;
-    uint64_t eager_wait;                    /* root: every process has finished this call first */
-    size_t eager_got;                       /* receivers: bytes copied out of the producer's item */
-    tc_status_t err;                        /* the failure the network found (counts differ,
-                                               an empty segment), TC_OK before */
-    int failing;                            /* 1: draining after a failure (tc_bcast_drain) */
+    uint64_t eager_wait; /* root: every process has finished this call first */
+    size_t eager_got;    /* receivers: bytes copied out of the producer's item */
+    tc_status_t err;     /* the failure the network found (counts differ,
+                            an empty segment), TC_OK before */
+    int failing;         /* 1: draining after a failure (tc_bcast_drain) */
+    /* The block owners (a leader's, one rail): part[0] stands for the
+     * node (its source, what is published); the blocks' trees carry it
+     * between nodes, part[0].have their landed prefix.  NULL: the parts'
+     * own trees. */
+    tc_bcast_part_t *blk;                   /* [nblk], malloc'd by init, freed by fini */
+    int nblk;                               /* N - 1 */
     tc_bcast_part_t part[TC_BCAST_MAXPART]; /* last: init clears only part[0, nparts) */
 } tc_bcast_t;
 

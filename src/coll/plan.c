@@ -1,6 +1,7 @@
 /* coll/plan -- see plan.h. */
 #include "plan.h"
 
+#include "bcast.h"
 #include "exchange.h"
 #include "fold.h"
 #include "vexchange.h"
@@ -29,10 +30,28 @@ int tc_plan_chain(const tc_ctx_t *c, int ci, size_t bytes)
     return c->map.nnodes > 2 && bytes >= c->cfg->chain_min;
 }
 
+/* 1 if Bcast's block owners can run on @c for @bytes: 3 nodes or more,
+ * an owner's children (the other owners) fit a part's, one rail. */
+static int bcast_owners_fit(const tc_ctx_t *c, size_t bytes)
+{
+    const int N = c->map.nnodes;
+    return N >= 3 && N - 2 <= TC_BCAST_MAXCHILD && tc_bcast_rails(c, bytes) == 1;
+}
+
 int tc_plan_alt(const tc_ctx_t *c, int ci, size_t bytes)
 {
-    return ci == TC_CI_REDUCE && c->map.nnodes >= 4 && bytes < c->cfg->chain_min &&
-           tc_plan_forced(c, ci) == TC_ALG_AUTO;
+    if (tc_plan_forced(c, ci) != TC_ALG_AUTO || bytes >= c->cfg->chain_min) return 0;
+    if (ci == TC_CI_BCAST) return bytes >= c->cfg->bcast_owners_min && bcast_owners_fit(c, bytes);
+    return ci == TC_CI_REDUCE && c->map.nnodes >= 4;
+}
+
+int tc_plan_bcast_net(const tc_ctx_t *c, size_t bytes)
+{
+    if (tc_plan_forced(c, TC_CI_BCAST) == TC_ALG_OWNERS)
+        return bcast_owners_fit(c, bytes) ? TC_ALG_OWNERS : TC_ALG_BINOMIAL;
+    if (tc_plan_alt(c, TC_CI_BCAST, bytes) && tc_xtune_alt(c, TC_CI_BCAST, bytes))
+        return TC_ALG_OWNERS;
+    return tc_plan_chain(c, TC_CI_BCAST, bytes) ? TC_ALG_CHAIN : TC_ALG_BINOMIAL;
 }
 
 int tc_plan_reduce_net(const tc_ctx_t *c, size_t bytes)
@@ -180,9 +199,7 @@ static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **w
     const int multi = c->map.nnodes > 1;
     const char *no_sc = "no single copy above the CICO size";
     switch (ci) {
-    case TC_CI_BCAST:
-        if (!multi) return TC_ALG_NODE;
-        return tc_plan_chain(c, ci, bytes) ? TC_ALG_CHAIN : TC_ALG_BINOMIAL;
+    case TC_CI_BCAST: return multi ? tc_plan_bcast_net(c, bytes) : TC_ALG_NODE;
     case TC_CI_REDUCE:
         if (tc_fold_uses_cico(c, bytes)) return multi ? TC_ALG_LEADERS_CICO : TC_ALG_NODE;
         if (!c->all_sc) break;

@@ -60,12 +60,26 @@ static inline int tc_plan_forced(const tc_ctx_t *c, int ci) { return c->cfg->alg
 int tc_plan_chain(const tc_ctx_t *c, int ci, size_t bytes);
 
 /** 1 if topocoll has a second algorithm for collective @ci of @bytes on
- *  @c, which coll/xtune measures as a third method (TC_XT_ALT): Reduce
- *  on 4 nodes or more below TOPOCOLL_CHAIN_MIN, unforced (below
- *  TOPOCOLL_HALVING_MIN the leaders' binomial tree and Rabenseifner's
- *  reduce, from it Rabenseifner's reduce and the block owners:
- *  tc_plan_reduce_net).  The same on every process. */
+ *  @c, which coll/xtune measures as a third method (TC_XT_ALT), both
+ *  unforced and below TOPOCOLL_CHAIN_MIN: Reduce on 4 nodes or more
+ *  (below TOPOCOLL_HALVING_MIN the leaders' binomial tree and
+ *  Rabenseifner's reduce, from it Rabenseifner's reduce and the block
+ *  owners: tc_plan_reduce_net); Bcast on 3 nodes or more from
+ *  TOPOCOLL_BCAST_OWNERS_MIN, over one rail (the leaders' binomial tree
+ *  and the block owners: tc_plan_bcast_net).  The same on every
+ *  process. */
 int tc_plan_alt(const tc_ctx_t *c, int ci, size_t bytes);
+
+/** How a Bcast of @bytes moves between the node leaders (coll/bcast):
+ *  TC_ALG_CHAIN, TC_ALG_OWNERS or TC_ALG_BINOMIAL.  Forced
+ *  (TOPOCOLL_BCAST_ALG; the block owners need 3 nodes or more,
+ *  TC_BCAST_MAXCHILD + 2 at most, and one rail: else the tree); else the
+ *  block owners where tc_plan_alt holds and coll/xtune measured them
+ *  faster (tc_xtune_alt: the root's leader sends each other leader a
+ *  block of every segment, which it passes on to the N - 2 others: the
+ *  root's link carries the vector once, a binomial tree's log2 N
+ *  times); else tc_plan_chain's choice.  The same on every process. */
+int tc_plan_bcast_net(const tc_ctx_t *c, size_t bytes);
 
 /** How a Reduce of @bytes moves between the node leaders (coll/reduce):
  *  TC_ALG_CHAIN, TC_ALG_HALVING, TC_ALG_OWNERS or TC_ALG_BINOMIAL.
