@@ -149,6 +149,9 @@ if [[ -n $scale ]]; then
     [[ $alg == halving || $mpi != mpich ]] || continue
     run "reduce_${alg}_$scale" -- "${args[@]}" --env TOPOCOLL_REDUCE_ALG=$alg -- "$bin/test_reduce"
   done
+  # Bcast by the block owners (Open MPI's, as the Reduce's)
+  [[ $mpi == mpich ]] ||
+    run "bcast_owners_$scale" -- "${args[@]}" --env TOPOCOLL_BCAST_ALG=owners -- "$bin/test_bcast"
   # Allgather's leaders by recursive doubling at every size
   run "allgather_rd_$scale" -- "${args[@]}" --env TOPOCOLL_ALLGATHER_ALG=leader \
     --env TOPOCOLL_ALLGATHER_RD_MAX=1G -- "$bin/test_allgather"
@@ -206,6 +209,10 @@ for layout in 2x2 3hosts_221 2x2_vnodes2; do
     [[ $mpi == mpich || $layout != 3hosts_221 ]] ||
       run "reduce_${alg}_$layout" -- "${args[@]}" --env TOPOCOLL_REDUCE_ALG=$alg -- "$bin/test_reduce"
   done
+  # Bcast by the block owners: the root's host sends each other leader a
+  # block, which passes it on (2 owners; both MPIs)
+  [[ $layout != 3hosts_221 ]] ||
+    run "bcast_owners_$layout" -- "${args[@]}" --env TOPOCOLL_BCAST_ALG=owners -- "$bin/test_bcast"
   # Allgather's leaders by Bruck's concatenation: 2,2,1 with 2 virtual
   # nodes a host is 5 nodes of one rank (Open MPI's: one code path)
   [[ $mpi == mpich || $layout != 3hosts_221 ]] ||

@@ -11,7 +11,8 @@
  * include the native calls of the measurement inside TOPOCOLL_XTUNE_MAX
  * (256 KiB), and be none above it.  On 4 nodes or more a Reduce below
  * TOPOCOLL_CHAIN_MIN (128 KiB) measures three methods (topocoll's two
- * leaders' algorithms and the native): 12 runs, 4 of each.
+ * leaders' algorithms and the native): 12 runs, 4 of each; so does a
+ * Bcast from TOPOCOLL_BCAST_OWNERS_MIN (16 KiB) on 3 nodes or more.
  */
 #include "check.h"
 
@@ -71,7 +72,7 @@ int main(int argc, char **argv)
         int *a = malloc(bytes), *b = malloc(bytes), *ref = malloc(bytes);
         int *ga = malloc(bytes * (size_t)size), *gref = malloc(bytes * (size_t)size);
         uint64_t before[8], after[8], lo[8], hi[8];
-        const int run = run_calls(bytes), calls = (info.nnodes >= 4 ? 12 : 8) * run + 8;
+        const int run = run_calls(bytes), calls = (info.nnodes >= 3 ? 12 : 8) * run + 8;
         counters(comm, before);
         for (int k = 0; k < calls; k++) {
             int root = k % size;
@@ -112,6 +113,11 @@ int main(int argc, char **argv)
                       "each",
                       bytes, names[c], (unsigned long long)native, (unsigned long long)ran,
                       4 * run);
+            if (c == 0 && info.nnodes >= 3 && bytes >= (16u << 10) && bytes < (128u << 10))
+                CHECK(ran >= (uint64_t)(8 * run),
+                      "%zu B Bcast: %llu topocoll calls, the measurement of its two algorithms "
+                      "makes %d",
+                      bytes, (unsigned long long)ran, 8 * run);
             if (c == 1 && info.nnodes >= 4 && bytes < (128u << 10))
                 CHECK(ran >= (uint64_t)(8 * run),
                       "%zu B Reduce: %llu topocoll calls, the "
