@@ -32,6 +32,7 @@ void tc_cost_defaults(tc_cost_params_t *p, double link_bps)
                              .op = 4e9,
                              .chain_min = 128u << 10,
                              .halving_min = 64u << 10,
+                             .bcast_owners_min = 16u << 10,
                              .allgather_rd_max = 16u << 10,
                              .xtune_max = 256u << 10,
                              .flat_max = { [TC_COST_REDUCE] = 8u << 10,
@@ -605,6 +606,23 @@ static void topo_owners(const shape_t *s, double fold, tc_cost_t *o)
     o->wire_all = M * n;
 }
 
+/* Bcast's block owners between the N leaders (coll/bcast, TC_ALG_OWNERS):
+ * M = N - 1 blocks of K segments (TC_BCAST_OWN_PIECE, _SEGS: 4096, 4);
+ * a round puts a segment of every block on the root's link and each
+ * owner's last segment on its way to the M - 1 others: K + 1 rounds, the
+ * last the owners' alone; under switches the k (N - k) segments a round
+ * that cross an uplink.  The node reads behind its leader a segment late. */
+static void topo_bcast_owners(const shape_t *s, tc_cost_t *o)
+{
+    const double N = s->N, M = N - 1, n = s->n, link = s->p->link, b = n / M;
+    const double seg = dmax(4096, ceil(b / 4)), K = ceil(b / seg);
+    const double up = s->S > 1 ? s->k * (N - s->k) * (b / K) * up_per_byte(s) : 0;
+    o->alg =
+        "the block owners between leaders (the root's scatter, each owner's block to the others)";
+    o->t = 2 * s->a + K * dmax(n / K / link, up) + dmax((M - 1) * (b / K) / link, up) + I(s, seg);
+    o->wire = n;
+}
+
 /* Bcast (@reduce: Reduce) between the leaders after (before) the node's part. */
 static void topo_bcast(const shape_t *s, int reduce, tc_cost_t *o)
 {
@@ -640,6 +658,13 @@ static void topo_bcast(const shape_t *s, int reduce, tc_cost_t *o)
     o->t = fold + lg(s->N) * (X(s, n) + (reduce ? n / s->p->op : 0)) +
            across * n * (per_byte(s, 1) - per_byte(s, 0)) + (reduce ? 0 : I(s, seg));
     o->wire = lg(s->N) * n;
+    /* coll/plan tc_plan_bcast_net: coll/xtune takes the faster of the two */
+    if (!reduce && s->N >= 3 && s->N - 2 <= 32 /* TC_BCAST_MAXCHILD */ &&
+        n >= (double)s->p->bcast_owners_min) {
+        tc_cost_t w = *o;
+        topo_bcast_owners(s, &w);
+        if (w.t < o->t) *o = w;
+    }
 }
 
 static void topo_allreduce(const shape_t *s, tc_cost_t *o)

@@ -104,6 +104,7 @@ typedef struct tc_cost_params {
     double uplink;      /**< B/s: a leaf switch's uplink, each direction; 0: unlimited */
     size_t chain_min;   /**< TOPOCOLL_CHAIN_MIN */
     size_t halving_min; /**< TOPOCOLL_HALVING_MIN */
+    size_t bcast_owners_min;         /**< TOPOCOLL_BCAST_OWNERS_MIN */
     size_t allgather_rd_max;         /**< TOPOCOLL_ALLGATHER_RD_MAX */
     size_t flat_max[TC_COST_NCOLLS]; /**< TOPOCOLL_<COLL>_FLAT_MAX: native at or below */
     size_t xtune_max;                /**< TOPOCOLL_XTUNE_MAX: the faster of both up to it */
