@@ -156,6 +156,47 @@ static void round_on(MPI_Comm comm, int count, int root, int how, int in_place)
     free(sref);
 }
 
+/* 4c. Nonblocking calls queued while the cross-node tuner measures
+ * (TOPOCOLL_XTUNE=1 on 3 nodes or more; a no-op check elsewhere): two
+ * Ibcasts of 16 KiB outstanding, the second queued behind the first, then
+ * the blocking Bcast that begins the tuner's run of topocoll's
+ * alternative (the class's third run of 64 calls, after topocoll's
+ * default and the native: coll/xtune).  Rank 0 drives the first to its
+ * end, so its engine starts the second before that Bcast; the others
+ * start it inside it.  Every rank must run each with the same algorithm
+ * (the tuner's choice travels with the call: tc_coll_args_t.alt), or the
+ * leaders wait for each other for ever. */
+static void queued_while_measuring(void)
+{
+    enum { N = 4096, RUN = 64 }; /* ints: 16 KiB, TOPOCOLL_BCAST_OWNERS_MIN */
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm); /* (a fresh tuner) */
+    int *x1 = malloc(N * sizeof(int)), *x2 = malloc(N * sizeof(int)), *y = malloc(N * sizeof(int));
+    for (int k = 0; k < 2 * RUN; k++) MPI_Bcast(y, N, MPI_INT, k % size, comm);
+    for (int i = 0; i < N; i++) {
+        x1[i] = rank == 0 ? i : -1;
+        x2[i] = rank == size - 1 ? 3 * i : -1;
+        y[i] = rank == 1 % size ? 5 * i : -1;
+    }
+    MPI_Request r[2];
+    MPI_Ibcast(x1, N, MPI_INT, 0, comm, &r[0]);
+    MPI_Ibcast(x2, N, MPI_INT, size - 1, comm, &r[1]);
+    if (rank == 0) {
+        int flag = 0;
+        while (!flag) MPI_Test(&r[0], &flag, MPI_STATUS_IGNORE);
+    }
+    MPI_Bcast(y, N, MPI_INT, 1 % size, comm);
+    MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += x1[i] != i || x2[i] != 3 * i || y[i] != 5 * i;
+    CHECK(!bad, "Ibcasts queued while the tuner measures: %d wrong", bad);
+    free(x1);
+    free(x2);
+    free(y);
+    MPI_Comm_free(&comm);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -264,6 +305,8 @@ int main(int argc, char **argv)
         CHECK(!bad && tmp == MPI_COMM_NULL, "Ibcast on a freed communicator: %d wrong", bad);
         free(x);
     }
+
+    queued_while_measuring(); /* 4c */
 
     /* 5. non-contiguous datatype, freed right after the call */
     {

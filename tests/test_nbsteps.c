@@ -77,7 +77,7 @@ int main(int argc, char **argv)
                     memcpy(out, in, sizeof(double) * (size_t)n);
                 else
                     memset(out, 0, sizeof(double) * (size_t)n);
-                rc = tc_reduce_init(&r, c, me_ip ? out : in, out, (size_t)n, &t, root, 0);
+                rc = tc_reduce_init(&r, c, me_ip ? out : in, out, (size_t)n, &t, root, 0, 0);
                 if (rc == MPI_SUCCESS) drain(c, rwork, &r, &rc);
                 tc_reduce_fini(&r);
                 CHECK(rc == MPI_SUCCESS, "reduce count %d root %d: rc %d", n, root, rc);

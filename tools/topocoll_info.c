@@ -115,8 +115,9 @@ static void bcast_method(const tc_ctx_t *c, size_t b)
                                 : c->map.nnodes == 1 && b >= c->cfg->bcast_share_min
                                     ? "single copy, root writes 1/n of each receiver"
                                     : "single copy");
-    if (c->map.nnodes > 1 && tc_plan_bcast_net(c, b) == TC_ALG_OWNERS)
-        printf(", the root's leader sends the %d other leaders a block each, which each passes on "
+    if (c->map.nnodes > 1 &&
+        tc_plan_bcast_net(c, b, tc_xtune_alt(c, TC_CI_BCAST, b)) == TC_ALG_OWNERS)
+        printf(", the root sends the %d other leaders a block each, which each passes on "
                "to the others (block owners)",
                c->map.nnodes - 1);
     else if (c->map.nnodes > 1) /* (each rail's part, as coll/bcast cuts it) */
@@ -154,7 +155,7 @@ static void reduce_methods(const tc_ctx_t *c, size_t b)
                "buffer, %zu B segments\n",
                m->lsize, tc_fold_segsize(c, &t, n, m->lsize) * t.extent);
     else {
-        const int net = tc_plan_reduce_net(c, b);
+        const int net = tc_plan_reduce_net(c, b, tc_xtune_alt(c, TC_CI_REDUCE, b));
         size_t seg = tc_fold_segsize(c, &t, n, 1); /* (coll/reduce: a segment at most the vector) */
         char how[160];
         if (net == TC_ALG_HALVING)

@@ -267,7 +267,7 @@ int topocoll_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI
     tc_ctx_t *c = p.ctx;
     tc_nb_drain(c);
     char *tmp;
-    tc_coll_args_t a = { .n = p.bytes, .root = root, .blocking = 1 };
+    tc_coll_args_t a = { .n = p.bytes, .root = root, .blocking = 1, .alt = xt.method == TC_XT_ALT };
     tc_status_t st = tc_api_bcast_buffer(&p, buffer, count, datatype, root, comm, &a.out, &tmp);
     if (st == TC_OK) st = tc_api_run(c, TC_COLL_BCAST, &a);
     if (st == TC_OK && tmp && c->map.rank != root) {
@@ -344,9 +344,13 @@ int topocoll_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if (rc != TC_API_RUN) return rc;
     tc_ctx_t *c = p.ctx;
     tc_nb_drain(c);
-    tc_coll_args_t a = {
-        .in = p.in, .out = recvbuf, .n = (size_t)count, .t = &p.t, .root = root, .blocking = 1
-    };
+    tc_coll_args_t a = { .in = p.in,
+                         .out = recvbuf,
+                         .n = (size_t)count,
+                         .t = &p.t,
+                         .root = root,
+                         .blocking = 1,
+                         .alt = xt.method == TC_XT_ALT };
     tc_status_t st = tc_api_run(c, TC_COLL_REDUCE, &a);
     tc_xtune_end(&xt);
     return tc_api_finish(c, comm, st, "MPI_Reduce");

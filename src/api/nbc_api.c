@@ -80,6 +80,8 @@ static int nb_reduction(const tc_api_call_t *plan, int kind, const char *call, v
     op->a.n = (size_t)count;
     op->t = plan->t;
     op->a.root = root;
+    /* (the class's decided choice, now: the call's place in program order) */
+    op->a.alt = kind == TC_COLL_REDUCE && tc_xtune_alt(plan->ctx, TC_CI_REDUCE, plan->bytes);
     if (split) op->a.split = tc_tree_split(plan->ctx, tc_progress_comm_cores());
     return tc_nb_start(op, request);
 }
@@ -103,6 +105,7 @@ int topocoll_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MP
     if (!op) return nb_nomem(c, comm, "MPI_Ibcast");
     op->a.n = p.bytes;
     op->a.root = root;
+    op->a.alt = tc_xtune_alt(c, TC_CI_BCAST, p.bytes); /* (as Ireduce's) */
     if (tree) op->a.split = tc_tree_split(c, tc_progress_comm_cores());
     if (tc_api_bcast_buffer(&p, buffer, count, datatype, root, comm, &op->a.out, &op->tmp[0]) !=
             TC_OK ||

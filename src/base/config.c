@@ -180,7 +180,8 @@ static tc_param_t g_params[] = {
            "64 KiB above (at most ~8 segments); along a chain of nodes 32 KiB (below the TCP eager "
            "limits); the whole "
            "message on two nodes with one process on the receiving one; floor 4 KiB (a smaller "
-           "value other than `0` is raised to it, with a warning)"),
+           "value other than `0` is raised to it, with a warning); not the block owners' (at "
+           "most 4 segments of at least 4 KiB a block)"),
     P_SIZE(
         "TOPOCOLL_BCAST_CICO_MAX", "32K", 0, 0, MAXB, bcast_cico_max,
         "at or below this size Bcast goes through the shared segment (eager when it fits a slot)"),
@@ -199,9 +200,9 @@ static tc_param_t g_params[] = {
           "several nodes, messages (Allgather: blocks) above the `*_FLAT_MAX` and up to "
           "`TOPOCOLL_XTUNE_MAX`: "
           "each communicator times the native collective and topocoll's, per size class, and keeps "
-          "the faster; Reduce on 4 nodes or more below `TOPOCOLL_CHAIN_MIN`: two of topocoll's "
-          "leaders' algorithms (`TOPOCOLL_HALVING_MIN`) against the native "
-          "(`0`: topocoll's there)"),
+          "the faster; below `TOPOCOLL_CHAIN_MIN`, Reduce on 4 nodes or more and Bcast on 3 or "
+          "more: two of topocoll's leaders' algorithms (`TOPOCOLL_HALVING_MIN`, "
+          "`TOPOCOLL_BCAST_OWNERS_MIN`) against the native (`0`: topocoll's there)"),
     P_SIZE("TOPOCOLL_XTUNE_MAX", "256K", 0, 0, MAXB, xtune_max,
            "the largest message (Allgather: block) `TOPOCOLL_XTUNE` measures; above, topocoll's "
            "algorithms"),
@@ -224,9 +225,9 @@ static tc_param_t g_params[] = {
     P_SIZE("TOPOCOLL_BCAST_OWNERS_MIN", "16K", 0, 0, MAXC, bcast_owners_min,
            "from this size up to `TOPOCOLL_CHAIN_MIN`, on 3 nodes or more, `TOPOCOLL_XTUNE` "
            "measures Bcast's block owners against the leaders' binomial tree and the native and "
-           "takes the fastest: the root's leader sends each other leader a block of every "
-           "segment, which passes it on to the others (`owners`: the root's link carries the "
-           "vector once, a binomial tree's log2 N times)"),
+           "takes the fastest: the root sends each other leader a block of the message, which "
+           "passes it on to the others (`owners`: the root's link carries the message once, a "
+           "binomial tree's log2 N times); up to 34 nodes, one leader a node"),
     P_SIZE("TOPOCOLL_CICO_SLOT", "32K", 1, PAGE, 16 * KiB * KiB, cico_slot,
            "bytes per copy-in/copy-out slot (rounded down to a multiple of 64); floor 4 KiB (a "
            "smaller value is raised to it, with a warning)"),

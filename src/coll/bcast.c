@@ -13,6 +13,7 @@
 #include "tags.h"
 
 _Static_assert(TC_BCAST_MAXPART >= TC_RAIL_MAX, "a part per rail");
+_Static_assert(TC_BCAST_OWN_INLINE <= TC_BCAST_INLINE, "a block's first segment fits the stage");
 
 enum { ST_START = 0, ST_WORK, ST_ACK, ST_DONE };
 
@@ -88,14 +89,15 @@ static void net_layout(tc_bcast_t *op, tc_bcast_part_t *p, int r)
     p->nseg = p->len ? (p->len + p->seg - 1) / p->seg : 0;
 }
 
-/* Block @b of @nb of a broadcast of @bytes under the block owners: equal
- * ranges of whole 64-byte lines, the last ones shorter (empty when the
- * message has fewer lines than blocks). */
+/* Block @b of @nb of a broadcast of @bytes under the block owners: the
+ * message's 64-byte lines spread evenly, contiguous, in order (empty
+ * blocks only when it has fewer lines than blocks). */
 static void block_range(size_t bytes, int nb, int b, size_t *off, size_t *len)
 {
-    size_t per = ((bytes + (size_t)nb - 1) / (size_t)nb + 63) & ~(size_t)63;
-    *off = (size_t)b * per < bytes ? (size_t)b * per : bytes;
-    *len = bytes - *off < per ? bytes - *off : per;
+    const size_t lines = (bytes + 63) / 64, lo = lines * (size_t)b / (size_t)nb * 64,
+                 hi = lines * (size_t)(b + 1) / (size_t)nb * 64;
+    *off = lo < bytes ? lo : bytes;
+    *len = (hi < bytes ? hi : bytes) - *off;
 }
 
 /* Block @p's tree and segments, for its length p->len: from the root to
@@ -143,7 +145,7 @@ static tc_status_t blocks_init(tc_bcast_t *op)
     return TC_OK;
 }
 
-tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root)
+tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root, int alt)
 {
     const tc_nodemap_t *m = &ctx->map;
     memset(op, 0, offsetof(tc_bcast_t, part)); /* the parts in use: below */
@@ -164,7 +166,7 @@ tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes
      * region and flag, no relays. */
     if (op->sc && m->nnodes == 1 && !op->relays && bytes >= ctx->cfg->bcast_share_min)
         op->share = (bytes / (size_t)m->lsize) & ~(size_t)4095;
-    const int owners = m->nnodes > 2 && tc_plan_bcast_net(ctx, bytes) == TC_ALG_OWNERS;
+    const int owners = m->nnodes > 2 && tc_plan_bcast_net(ctx, bytes, alt) == TC_ALG_OWNERS;
 
     for (int r = 0; r < op->nparts; r++) {
         tc_bcast_part_t *p = &op->part[r];
@@ -492,6 +494,7 @@ static tc_status_t net_over(tc_bcast_part_t *p)
 static tc_status_t leaders_progress(tc_bcast_t *op, tc_bcast_part_t *p)
 {
     if (!op->nblk) return net_progress(op, p);
+    if (!op->blk) return TC_ERR_NOMEM; /* (init could not have them: nothing drained) */
     size_t prefix = 0;
     int whole = 1;
     for (int b = 0; b < op->nblk && op->blk; b++) {
@@ -508,6 +511,7 @@ static tc_status_t leaders_progress(tc_bcast_t *op, tc_bcast_part_t *p)
 static tc_status_t leaders_over(tc_bcast_t *op, tc_bcast_part_t *p)
 {
     if (!op->nblk) return net_over(p);
+    if (!op->blk) return TC_ERR_NOMEM;
     for (int b = 0; b < op->nblk && op->blk; b++) {
         tc_status_t rc = net_over(&op->blk[b]);
         if (rc != TC_OK) return rc;

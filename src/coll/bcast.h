@@ -61,8 +61,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TC_BCAST_WINDOW   4  /* inter-node segments in flight per producer */
-#define TC_BCAST_MAXCHILD 32 /* binomial tree children (log2 of nodes) */
+#define TC_BCAST_WINDOW 4 /* inter-node segments in flight per producer */
+#define TC_BCAST_MAXCHILD                                  \
+    32 /* a part's child nodes: a binomial tree's (log2 of \
+          the nodes), a block owner's (the nodes - 2) */
 
 #define TC_BCAST_MAXPART TC_CTL_PARTS /* rails a broadcast is split over */
 
@@ -79,7 +81,9 @@
 /* The first message of a part on each link between nodes: this header (the
  * sender's byte count of the whole broadcast), with the part's segments
  * behind it when the part fits TC_BCAST_INLINE (one message for a
- * broadcast up to 64 KiB), else alone before the segments.  The receiver posts it
+ * broadcast up to 64 KiB), else alone before the segments (a block of the
+ * block owners: with its first segment when that is at most
+ * TC_BCAST_OWN_INLINE).  The receiver posts it
  * TC_BCAST_INLINE bytes beyond the header, so it is never truncated, and
  * posts the segments only once the header said the sender's layout: the
  * segments it receives always have the size the sender sends.  When the
@@ -97,7 +101,8 @@ typedef struct tc_bcast_hdr {
 #define TC_BCAST_INLINE (64u << 10)
 
 /* One part of the message: a contiguous byte range carried over one
- * rail's tree between nodes and spread inside each node. */
+ * rail's tree between nodes and spread inside each node; or one block of
+ * the block owners, carried over its own tree (the node reads part 0). */
 typedef struct tc_bcast_part {
     size_t off, len; /* bytes of buf */
     int block;       /* the block owners: block b's tree (the root's node, its
@@ -177,8 +182,11 @@ int tc_bcast_rails(const tc_ctx_t *ctx, size_t bytes);
 int tc_bcast_uses_single_copy(const tc_ctx_t *ctx, size_t bytes);
 
 /** Prepare a broadcast of @bytes contiguous bytes at @buf from @root
- *  (ctx must be enabled, bytes > 0). */
-tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root);
+ *  (ctx must be enabled, bytes > 0); @alt: coll/xtune's choice for the
+ *  call (tc_coll_args_t.alt, coll/plan tc_plan_bcast_net).  TC_OK, or
+ *  TC_ERR_NOMEM (the block owners' blocks; then drain and fini). */
+tc_status_t tc_bcast_init(tc_bcast_t *op, tc_ctx_t *ctx, void *buf, size_t bytes, int root,
+                          int alt);
 /** Advance; TC_OK (MPI_SUCCESS), TC_INPROGRESS (-1), or an MPI error code. */
 tc_status_t tc_bcast_work(tc_bcast_t *op);
 /** After a failure (this process's or a local peer's: the drivers call it

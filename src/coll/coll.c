@@ -3,7 +3,7 @@
 
 static tc_status_t bcast_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
-    tc_status_t rc = tc_bcast_init(&st->bcast, c, a->out, a->n, a->root);
+    tc_status_t rc = tc_bcast_init(&st->bcast, c, a->out, a->n, a->root, a->alt);
     st->bcast.keep = a->keep;
     return rc;
 }
@@ -29,7 +29,7 @@ static void barrier_fini(tc_coll_state_t *st) { (void)st; }
 static tc_status_t reduce_init(tc_coll_state_t *st, tc_ctx_t *c, const tc_coll_args_t *a)
 {
     tc_status_t rc =
-        tc_reduce_init(&st->reduce, c, a->in, a->out, a->n, a->t, a->root, a->blocking);
+        tc_reduce_init(&st->reduce, c, a->in, a->out, a->n, a->t, a->root, a->blocking, a->alt);
     st->reduce.keep = a->keep;
     return rc;
 }

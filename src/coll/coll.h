@@ -72,6 +72,10 @@ typedef struct tc_coll_args {
     int root;               /* Bcast, Reduce */
     int split;              /* split tree: leaf-side levels the application runs (S) */
     int blocking;           /* 1: a blocking call drives it (it may block in MPI calls) */
+    int alt;                /* 1: topocoll's alternative algorithm between nodes (coll/plan
+                               tc_plan_alt), as coll/xtune chose it at the call, in program
+                               order: the blocking call's measured method, else the decided
+                               choice (tc_xtune_alt), the same on every process */
     const size_t *vlen;     /* the irregular exchanges (coll/vexchange): each rank's bytes, */
     const size_t *voff;     /*   and byte offsets, where significant (else NULL); n: ours */
     const int *counts;      /* the reduce-scatters: each rank's elements (NULL: n each) */

@@ -611,7 +611,8 @@ static void topo_owners(const shape_t *s, double fold, tc_cost_t *o)
  * a round puts a segment of every block on the root's link and each
  * owner's last segment on its way to the M - 1 others: K + 1 rounds, the
  * last the owners' alone; under switches the k (N - k) segments a round
- * that cross an uplink.  The node reads behind its leader a segment late. */
+ * that cross an uplink.  The node reads the blocks' landed prefix: the
+ * first block early, the rest once the last is in. */
 static void topo_bcast_owners(const shape_t *s, tc_cost_t *o)
 {
     const double N = s->N, M = N - 1, n = s->n, link = s->p->link, b = n / M;
@@ -619,7 +620,7 @@ static void topo_bcast_owners(const shape_t *s, tc_cost_t *o)
     const double up = s->S > 1 ? s->k * (N - s->k) * (b / K) * up_per_byte(s) : 0;
     o->alg =
         "the block owners between leaders (the root's scatter, each owner's block to the others)";
-    o->t = 2 * s->a + K * dmax(n / K / link, up) + dmax((M - 1) * (b / K) / link, up) + I(s, seg);
+    o->t = 2 * s->a + K * dmax(n / K / link, up) + dmax((M - 1) * (b / K) / link, up) + I(s, n - b);
     o->wire = n;
 }
 

@@ -61,8 +61,7 @@ enum { /* a slot per collective the registry's XT column measures */
 typedef struct tc_xt_class {
     uint32_t calls;
     int choice;
-    int nm;  /* methods measured: 2, or 3 (TC_XT_ALT) */
-    int cur; /* the method of the blocking call under way, else the choice */
+    int nm; /* methods measured: 2, or 3 (TC_XT_ALT) */
     double t_run;
     int64_t run_ns[3][TC_XT_TIMED];
     int nrun[3];

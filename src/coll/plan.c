@@ -45,23 +45,21 @@ int tc_plan_alt(const tc_ctx_t *c, int ci, size_t bytes)
     return ci == TC_CI_REDUCE && c->map.nnodes >= 4;
 }
 
-int tc_plan_bcast_net(const tc_ctx_t *c, size_t bytes)
+int tc_plan_bcast_net(const tc_ctx_t *c, size_t bytes, int alt)
 {
-    if (tc_plan_forced(c, TC_CI_BCAST) == TC_ALG_OWNERS)
-        return bcast_owners_fit(c, bytes) ? TC_ALG_OWNERS : TC_ALG_BINOMIAL;
-    if (tc_plan_alt(c, TC_CI_BCAST, bytes) && tc_xtune_alt(c, TC_CI_BCAST, bytes))
-        return TC_ALG_OWNERS;
+    const int f = tc_plan_forced(c, TC_CI_BCAST);
+    if (f == TC_ALG_OWNERS && bcast_owners_fit(c, bytes)) return TC_ALG_OWNERS;
+    if (f == TC_ALG_AUTO && alt && tc_plan_alt(c, TC_CI_BCAST, bytes)) return TC_ALG_OWNERS;
     return tc_plan_chain(c, TC_CI_BCAST, bytes) ? TC_ALG_CHAIN : TC_ALG_BINOMIAL;
 }
 
-int tc_plan_reduce_net(const tc_ctx_t *c, size_t bytes)
+int tc_plan_reduce_net(const tc_ctx_t *c, size_t bytes, int alt)
 {
     const int N = c->map.nnodes, f = tc_plan_forced(c, TC_CI_REDUCE);
     if (N > 1 &&
         (f == TC_ALG_CHAIN || f == TC_ALG_BINOMIAL || f == TC_ALG_HALVING || f == TC_ALG_OWNERS))
         return f;
     if (tc_plan_alt(c, TC_CI_REDUCE, bytes)) { /* (coll/xtune may have measured the other faster) */
-        const int alt = tc_xtune_alt(c, TC_CI_REDUCE, bytes);
         if (bytes >= c->cfg->halving_min) return alt ? TC_ALG_OWNERS : TC_ALG_HALVING;
         return alt ? TC_ALG_HALVING : TC_ALG_BINOMIAL;
     }
@@ -199,12 +197,13 @@ static tc_alg_t topo_alg(const tc_ctx_t *c, int ci, size_t bytes, const char **w
     const int multi = c->map.nnodes > 1;
     const char *no_sc = "no single copy above the CICO size";
     switch (ci) {
-    case TC_CI_BCAST: return multi ? tc_plan_bcast_net(c, bytes) : TC_ALG_NODE;
+    case TC_CI_BCAST:
+        return multi ? tc_plan_bcast_net(c, bytes, tc_xtune_alt(c, ci, bytes)) : TC_ALG_NODE;
     case TC_CI_REDUCE:
         if (tc_fold_uses_cico(c, bytes)) return multi ? TC_ALG_LEADERS_CICO : TC_ALG_NODE;
         if (!c->all_sc) break;
         if (!multi) return TC_ALG_NODE;
-        return tc_plan_reduce_net(c, bytes);
+        return tc_plan_reduce_net(c, bytes, tc_xtune_alt(c, ci, bytes));
     case TC_CI_ALLREDUCE:
         if (tc_fold_uses_cico(c, bytes)) return multi ? TC_ALG_LEADERS_CICO : TC_ALG_NODE;
         if (!c->all_sc) break;

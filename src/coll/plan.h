@@ -73,13 +73,14 @@ int tc_plan_alt(const tc_ctx_t *c, int ci, size_t bytes);
 /** How a Bcast of @bytes moves between the node leaders (coll/bcast):
  *  TC_ALG_CHAIN, TC_ALG_OWNERS or TC_ALG_BINOMIAL.  Forced
  *  (TOPOCOLL_BCAST_ALG; the block owners need 3 nodes or more,
- *  TC_BCAST_MAXCHILD + 2 at most, and one rail: else the tree); else the
- *  block owners where tc_plan_alt holds and coll/xtune measured them
- *  faster (tc_xtune_alt: the root's leader sends each other leader a
- *  block of every segment, which it passes on to the N - 2 others: the
- *  root's link carries the vector once, a binomial tree's log2 N
- *  times); else tc_plan_chain's choice.  The same on every process. */
-int tc_plan_bcast_net(const tc_ctx_t *c, size_t bytes);
+ *  TC_BCAST_MAXCHILD + 2 at most, and one rail: else tc_plan_chain's
+ *  choice); else the block owners where tc_plan_alt holds and @alt says
+ *  coll/xtune took topocoll's alternative for the call (the root sends
+ *  each other leader a block of the message, which it passes on to the
+ *  N - 2 others: the root's link carries it once, a binomial tree's
+ *  log2 N times); else tc_plan_chain's choice.  The same on every
+ *  process for the same @alt (coll/coll tc_coll_args_t.alt). */
+int tc_plan_bcast_net(const tc_ctx_t *c, size_t bytes, int alt);
 
 /** How a Reduce of @bytes moves between the node leaders (coll/reduce):
  *  TC_ALG_CHAIN, TC_ALG_HALVING, TC_ALG_OWNERS or TC_ALG_BINOMIAL.
@@ -88,13 +89,14 @@ int tc_plan_bcast_net(const tc_ctx_t *c, size_t bytes);
  *  Rabenseifner's reduce (recursive halving, then a binomial gather: the
  *  root's link carries 2 (N' - 1) / N' vectors, N' the power of two at
  *  most N, where a binomial tree's carries log2 N; on 3 nodes both carry
- *  2), or the block owners where coll/xtune measured them faster
- *  (tc_xtune_alt: the other N - 1 leaders reduce a block of each segment
- *  each and send it to the root's, whose link carries the vector once,
- *  in 2 N - 3 messages a segment per leader); below it the binomial
- *  tree, or Rabenseifner's reduce where measured faster; else
- *  tc_plan_chain's choice.  The same on every process. */
-int tc_plan_reduce_net(const tc_ctx_t *c, size_t bytes);
+ *  2), or the block owners where @alt says coll/xtune took topocoll's
+ *  alternative for the call (the other N - 1 leaders reduce a block of
+ *  each segment each and send it to the root's, whose link carries the
+ *  vector once, in 2 N - 3 messages a segment per leader); below it the
+ *  binomial tree, or Rabenseifner's reduce where @alt; else
+ *  tc_plan_chain's choice.  The same on every process for the same @alt
+ *  (coll/coll tc_coll_args_t.alt). */
+int tc_plan_reduce_net(const tc_ctx_t *c, size_t bytes, int alt);
 
 /** How an Allreduce's slices (coll/allreduce) run between the nodes:
  *  TC_ALG_SWITCHES where the nodes sit under 2 or more leaf switches

@@ -108,7 +108,7 @@ static void owners_plan(tc_reduce_t *op)
 }
 
 tc_status_t tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                           const tc_rtype_t *t, int root, int may_block)
+                           const tc_rtype_t *t, int root, int may_block, int alt)
 {
     const tc_nodemap_t *m = &ctx->map;
     const size_t span = tc_span(t, count);
@@ -132,7 +132,7 @@ tc_status_t tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void 
     op->multi = m->nnodes > 1;
     op->first = op->multi ? m->leader_lrank : op->root_local; /* the elected leader (topo/nic) */
     op->llroot = m->node_of[root];
-    op->net = op->multi ? tc_plan_reduce_net(ctx, span) : TC_ALG_NODE;
+    op->net = op->multi ? tc_plan_reduce_net(ctx, span, alt) : TC_ALG_NODE;
     op->halving = op->net == TC_ALG_HALVING; /* (the chain: single copy only, init_pieces) */
     if ((op->owners = op->net == TC_ALG_OWNERS)) owners_plan(op);
     op->cico = cico;

@@ -108,10 +108,12 @@ typedef struct tc_reduce {
 
 /** Prepare.  @out is the root's buffer (ignored elsewhere); @in == @out
  *  at the root means MPI_IN_PLACE.  @may_block: called from a blocking
- *  collective, the leaders' steps may be blocking MPI calls.  ctx enabled, count > 0, size > 1.
+ *  collective, the leaders' steps may be blocking MPI calls.  @alt:
+ *  coll/xtune's choice for the call (tc_coll_args_t.alt, coll/plan
+ *  tc_plan_reduce_net).  ctx enabled, count > 0, size > 1.
  *  MPI_SUCCESS or an error code (then call fini). */
 tc_status_t tc_reduce_init(tc_reduce_t *op, tc_ctx_t *ctx, const void *in, void *out, size_t count,
-                           const tc_rtype_t *t, int root, int may_block);
+                           const tc_rtype_t *t, int root, int may_block, int alt);
 tc_status_t tc_reduce_work(tc_reduce_t *op);
 void tc_reduce_fini(tc_reduce_t *op);
 

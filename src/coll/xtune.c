@@ -128,7 +128,6 @@ int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, int alt, tc_xt_call_t *x
         uint32_t run = i / b, j = i % b;
         x->method = (int)(run % (uint32_t)k->nm);
         if (x->method == TC_XT_ALT && !alt) x->method = TC_XT_TOPO, j = 0; /* (not timed) */
-        k->cur = x->method;
         if (run < (uint32_t)k->nm || j == 0)
             return x->method; /* (j 0: the other method's stragglers) */
         x->cls = k;
@@ -143,14 +142,15 @@ int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, int alt, tc_xt_call_t *x
         k->nrun[0] = k->nrun[1] = k->nrun[2] = 0;
     }
     x->method = k->choice == TC_XT_ALT && !alt ? TC_XT_TOPO : k->choice;
-    k->cur = x->method;
     return x->method;
 }
 
 int tc_xtune_alt(const tc_ctx_t *c, int coll, size_t bytes)
 {
     if (!tuned(c, coll, bytes)) return 0;
-    return c->xt[xt_slot[coll]][size_class(bytes)].cur == TC_XT_ALT;
+    int cls = size_class(bytes);
+    const tc_xt_class_t *k = &c->xt[xt_slot[coll]][cls];
+    return k->calls > explore_calls(cls, k->nm) && k->choice == TC_XT_ALT;
 }
 
 void tc_xtune_end(const tc_xt_call_t *x)

@@ -36,8 +36,9 @@
  * unlucky run cannot decide.  Where topocoll has two algorithms for the
  * size (coll/plan tc_plan_alt: Reduce's leaders by a binomial tree or by
  * Rabenseifner's reduce, or from TOPOCOLL_HALVING_MIN by Rabenseifner's
- * reduce or the block owners, whose crossovers move with the link's rate
- * and latency) the class measures the alternative as a third method, and
+ * reduce or the block owners; Bcast's by a binomial tree or the block
+ * owners from TOPOCOLL_BCAST_OWNERS_MIN; their crossovers move with the
+ * link's rate and latency) the class measures the alternative as a third method, and
  * topocoll's faster one stands against the native.
  * The class measures again after TC_XT_PERIOD calls, and at least 16
  * times its measurement's length.
@@ -83,10 +84,15 @@ typedef struct tc_xt_call {
  */
 int tc_xtune_begin(tc_ctx_t *c, int coll, size_t bytes, int alt, tc_xt_call_t *x);
 
-/** 1 if the call of collective @coll of @bytes on @c under way (after
- *  tc_xtune_begin), or a nonblocking call taking the class's choice, runs
- *  topocoll's alternative algorithm (TC_XT_ALT).  Read-only; the same on
- *  every rank. */
+/** 1 if the class of collective @coll of @bytes on @c has decided for
+ *  topocoll's alternative algorithm (TC_XT_ALT), 0 before it decides or
+ *  after it starts measuring again.  Read-only; the same on every rank at
+ *  the same point of the program.  The nonblocking and persistent calls
+ *  take it when called, and topocoll_info; a blocking call takes the
+ *  method tc_xtune_begin gave it (tc_xt_call_t.method), which it may be
+ *  measuring.  Either travels with the call (coll/coll
+ *  tc_coll_args_t.alt): an operation queued behind others starts later,
+ *  after blocking calls may have moved the class on. */
 int tc_xtune_alt(const tc_ctx_t *c, int coll, size_t bytes);
 
 /** The call of @x returned: when it ends a timed run, the run joins its class's samples. */
