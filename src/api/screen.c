@@ -68,7 +68,10 @@ int tc_api_native_persist_broken(int ci)
 
 int tc_api_choose(int rc, tc_api_call_t *call, int ci, tc_xt_call_t *xt)
 {
-    if (xt) xt->cls = NULL;
+    if (xt) { /* (a call not measured: topocoll's default method) */
+        xt->cls = NULL;
+        xt->method = TC_XT_TOPO;
+    }
     if (rc != TC_API_RUN) return rc;
     tc_plan_t *p = &call->plan;
     if (!xt && tc_nb_persist_pending() && tc_api_native_persist_broken(ci))
