@@ -497,7 +497,7 @@ static tc_status_t leaders_progress(tc_bcast_t *op, tc_bcast_part_t *p)
     if (!op->blk) return TC_ERR_NOMEM; /* (init could not have them: nothing drained) */
     size_t prefix = 0;
     int whole = 1;
-    for (int b = 0; b < op->nblk && op->blk; b++) {
+    for (int b = 0; b < op->nblk; b++) {
         tc_bcast_part_t *q = &op->blk[b];
         TC_RETURN_IF_FAILED(net_progress(op, q));
         if (whole) prefix += q->have;
@@ -512,7 +512,7 @@ static tc_status_t leaders_over(tc_bcast_t *op, tc_bcast_part_t *p)
 {
     if (!op->nblk) return net_over(p);
     if (!op->blk) return TC_ERR_NOMEM;
-    for (int b = 0; b < op->nblk && op->blk; b++) {
+    for (int b = 0; b < op->nblk; b++) {
         tc_status_t rc = net_over(&op->blk[b]);
         if (rc != TC_OK) return rc;
     }
