@@ -54,6 +54,7 @@
 
 #include "../xfer/region.h"
 #include "ctx.h"
+#include "owners.h" /* (TC_BCAST_OWN_*, TC_BCAST_MAXCHILD) */
 #include "tune.h"
 #include "../xfer/shmseg.h"
 
@@ -62,21 +63,8 @@
 #include <stdint.h>
 
 #define TC_BCAST_WINDOW 4 /* inter-node segments in flight per producer */
-#define TC_BCAST_MAXCHILD                                  \
-    32 /* a part's child nodes: a binomial tree's (log2 of \
-          the nodes), a block owner's (the nodes - 2) */
 
 #define TC_BCAST_MAXPART TC_CTL_PARTS /* rails a broadcast is split over */
-
-/* The block owners: a block travels in at most TC_BCAST_OWN_SEGS
- * segments of at least TC_BCAST_OWN_PIECE bytes (an owner forwards one
- * while the next lands; smaller ones cost more in messages than they
- * overlap, as the Reduce's pieces: coll/reduce TC_OWN_PIECE) */
-#define TC_BCAST_OWN_SEGS  4
-#define TC_BCAST_OWN_PIECE 4096
-#define TC_BCAST_OWN_INLINE                           \
-    (16u << 10) /* a block's first segment up to this \
-                   size rides with its header */
 
 /* The first message of a part on each link between nodes: this header (the
  * sender's byte count of the whole broadcast), with the part's segments

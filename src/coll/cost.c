@@ -1,5 +1,6 @@
 /* coll/cost -- see cost.h. */
 #include "cost.h"
+#include "owners.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -595,8 +596,8 @@ static void topo_halving(const shape_t *s, double fold, tc_cost_t *o)
 static void topo_owners(const shape_t *s, double fold, tc_cost_t *o)
 {
     const double N = s->N, M = N - 1, n = s->n, op = s->p->op, link = s->p->link;
-    double K = floor(n / (M * 4096));
-    K = K < 1 ? 1 : K > 4 ? 4 : K;
+    double K = floor(n / (M * TC_OWN_PIECE));
+    K = K < 1 ? 1 : K > TC_OWN_SEGS ? TC_OWN_SEGS : K;
     const double seg = n / K, piece = seg / M, ex = (M - 1) * piece;
     const double up = s->S > 1 ? s->k * (N - s->k) * piece * up_per_byte(s) : 0;
     o->alg = "the block owners between leaders (a reduce-scatter without the root, pipelined)";
@@ -607,7 +608,7 @@ static void topo_owners(const shape_t *s, double fold, tc_cost_t *o)
 }
 
 /* Bcast's block owners between the N leaders (coll/bcast, TC_ALG_OWNERS):
- * M = N - 1 blocks of K segments (TC_BCAST_OWN_PIECE, _SEGS: 4096, 4);
+ * M = N - 1 blocks of K segments (TC_BCAST_OWN_PIECE, _SEGS);
  * a round puts a segment of every block on the root's link and each
  * owner's last segment on its way to the M - 1 others: K + 1 rounds, the
  * last the owners' alone; under switches the k (N - k) segments a round
@@ -616,7 +617,7 @@ static void topo_owners(const shape_t *s, double fold, tc_cost_t *o)
 static void topo_bcast_owners(const shape_t *s, tc_cost_t *o)
 {
     const double N = s->N, M = N - 1, n = s->n, link = s->p->link, b = n / M;
-    const double seg = dmax(4096, ceil(b / 4)), K = ceil(b / seg);
+    const double seg = dmax(TC_BCAST_OWN_PIECE, ceil(b / TC_BCAST_OWN_SEGS)), K = ceil(b / seg);
     const double up = s->S > 1 ? s->k * (N - s->k) * (b / K) * up_per_byte(s) : 0;
     o->alg =
         "the block owners between leaders (the root's scatter, each owner's block to the others)";
@@ -660,7 +661,7 @@ static void topo_bcast(const shape_t *s, int reduce, tc_cost_t *o)
            across * n * (per_byte(s, 1) - per_byte(s, 0)) + (reduce ? 0 : I(s, seg));
     o->wire = lg(s->N) * n;
     /* coll/plan tc_plan_bcast_net: coll/xtune takes the faster of the two */
-    if (!reduce && s->N >= 3 && s->N - 2 <= 32 /* TC_BCAST_MAXCHILD */ &&
+    if (!reduce && s->N >= 3 && s->N - 2 <= TC_BCAST_MAXCHILD &&
         n >= (double)s->p->bcast_owners_min) {
         tc_cost_t w = *o;
         topo_bcast_owners(s, &w);

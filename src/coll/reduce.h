@@ -49,11 +49,10 @@
 
 #include "../xfer/region.h"
 #include "fold.h"
+#include "owners.h" /* (TC_OWN_PIECE, TC_OWN_SEGS) */
 #include "tune.h"
 
 #define TC_REDUCE_WINDOW 4
-#define TC_OWN_PIECE     (4u << 10) /* owners: a piece (a block of a segment) at least (bytes) */
-#define TC_OWN_SEGS      4          /* owners: segments at most */
 #define TC_REDUCE_SOLO_MAX                               \
     (16u << 10) /* one node, single copy: the root folds \
                    everything at or below (bytes) */
