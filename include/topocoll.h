@@ -654,9 +654,13 @@ TOPOCOLL_API int topocoll_request_get_status(MPI_Request request, int *flag, MPI
  * and the plan are made here, once: where topocoll runs the call, the
  * request is topocoll's and each topocoll_start queues the same operation
  * again (no screening, plan, allocation or MPI request per start); where the native MPI runs it
- * (the cases of the blocking call, a communicator whose context is not
- * built yet, non-contiguous buffers), the request is the native MPI's
- * persistent request.  Buffers, counts and displacements belong to the
+ * (the cases of the blocking call, non-contiguous buffers), the request is the native MPI's
+ * persistent request.  On a communicator whose context is not built yet
+ * (TOPOCOLL_COMM_LAZY) the native MPI's request runs the starts until a
+ * blocking collective there builds it; the first start after that makes
+ * the request topocoll's, under the same handle (derived datatypes the
+ * call reads are duplicated for it; MPI_Alltoallw and user-defined
+ * operations stay native).  Buffers, counts and displacements belong to the
  * request from here until it is freed.  Start with topocoll_start /
  * topocoll_startall, complete with topocoll_wait & co. (which return an
  * inactive request's empty status at once), free with

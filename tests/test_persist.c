@@ -596,6 +596,84 @@ static void kept_regions(void)
     free(a), free(r), free(ref);
 }
 
+/* Requests made on a communicator whose context is not built yet (run
+ * with TOPOCOLL_COMM_LAZY > 0; a new communicator, the usual place of an
+ * init): the native MPI runs their starts until a blocking collective
+ * builds the context (the init asks for it), then topocoll does, under the
+ * same handles.  A derived datatype freed after its init must still be
+ * right at every start. */
+static void deferred(void)
+{
+    const char *lz = getenv("TOPOCOLL_COMM_LAZY");
+    if (!lz || atoi(lz) <= 0) return;
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const int n = 1000, b = 3000, root = size - 1, rank = rank_in(comm);
+    double *s = malloc(n * sizeof(double)), *d = malloc(n * sizeof(double)),
+           *ref = malloc(n * sizeof(double));
+    int *cnt = malloc(size * sizeof(int)), *dsp = malloc(size * sizeof(int)), tot = 0;
+    for (int r = 0; r < size; r++) cnt[r] = (r + 1) * b, dsp[r] = tot, tot += cnt[r];
+    char *bc = malloc(b), *sb = malloc(cnt[rank] * 2), *agv = malloc(tot * 2);
+    MPI_Datatype pair; /* two chars: freed after the inits */
+    MPI_Type_contiguous(2, MPI_CHAR, &pair);
+    MPI_Type_commit(&pair);
+    MPI_Request r[3];
+    PINIT(Allreduce)(s, d, n, MPI_DOUBLE, MPI_SUM, comm, MPI_INFO_NULL, &r[0]);
+    PINIT(Bcast)(bc, b, MPI_CHAR, root, comm, MPI_INFO_NULL, &r[1]);
+    PINIT(Allgatherv)(sb, cnt[rank], pair, agv, cnt, dsp, pair, comm, MPI_INFO_NULL, &r[2]);
+    MPI_Type_free(&pair);
+    topocoll_comm_info_t ci = TOPOCOLL_COMM_INFO_INIT;
+    CHECK(topocoll_comm_query(comm, &ci) != MPI_SUCCESS || !ci.built,
+          "deferred: the context was built by an init");
+    enum { BUILD_AT = 2, RUNS = 6 };
+    for (int it = 0; it < RUNS; it++) {
+        if (it == BUILD_AT) { /* a blocking collective: it builds the context */
+            int one = 1, all = 0;
+            MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, comm);
+            CHECK(all == size, "deferred: Allreduce %d", all);
+        }
+        for (int i = 0; i < n; i++) s[i] = (double)((rank + 1) * (i % 89) + it);
+        if (rank == root)
+            for (int i = 0; i < b; i++) bc[i] = (char)(i * 7 + it);
+        for (int i = 0; i < cnt[rank] * 2; i++) sb[i] = (char)(rank * 31 + i + it);
+        uint64_t ar0 = nb_runs(comm, TOPOCOLL_COLL_ALLREDUCE),
+                 bc0 = nb_runs(comm, TOPOCOLL_COLL_BCAST),
+                 agv0 = nb_runs(comm, TOPOCOLL_COLL_ALLGATHERV);
+        MPI_Startall(3, r);
+        if (it % 2)
+            MPI_Waitall(3, r, sts);
+        else
+            for (int k = 0; k < 3; k++) complete((it + k) % 6, &r[k], comm, 1);
+        PMPI_Allreduce(s, ref, n, MPI_DOUBLE, MPI_SUM, comm);
+        int bad = 0;
+        for (int i = 0; i < n; i++) bad += d[i] != ref[i];
+        CHECK(!bad, "deferred Allreduce_init start %d: %d wrong", it, bad);
+        bad = 0;
+        for (int i = 0; i < b; i++) bad += bc[i] != (char)(i * 7 + it);
+        CHECK(!bad, "deferred Bcast_init start %d: %d wrong", it, bad);
+        bad = 0; /* (rank q's cnt[q] pairs at pair dsp[q]) */
+        for (int q = 0; q < size; q++)
+            for (int i = 0; i < cnt[q] * 2; i++)
+                bad += agv[2 * dsp[q] + i] != (char)(q * 31 + i + it);
+        CHECK(!bad, "deferred Allgatherv_init start %d: %d wrong", it, bad);
+        CHECK(topocoll_comm_query(comm, &ci) == MPI_SUCCESS && ci.built == (it >= BUILD_AT),
+              "deferred: built %d at start %d", ci.built, it);
+        /* before the build the native MPI ran them; after it, topocoll */
+        const uint64_t want = it >= BUILD_AT && ci.enabled;
+        CHECK(nb_runs(comm, TOPOCOLL_COLL_ALLREDUCE) - ar0 == want &&
+                  nb_runs(comm, TOPOCOLL_COLL_BCAST) - bc0 == want &&
+                  nb_runs(comm, TOPOCOLL_COLL_ALLGATHERV) - agv0 == want,
+              "deferred start %d: topocoll ran %d %d %d, want %d", it,
+              (int)(nb_runs(comm, TOPOCOLL_COLL_ALLREDUCE) - ar0),
+              (int)(nb_runs(comm, TOPOCOLL_COLL_BCAST) - bc0),
+              (int)(nb_runs(comm, TOPOCOLL_COLL_ALLGATHERV) - agv0), (int)want);
+    }
+    for (int k = 0; k < 3; k++) MPI_Request_free(&r[k]);
+    CHECK(r[0] == MPI_REQUEST_NULL && r[2] == MPI_REQUEST_NULL, "deferred: Request_free");
+    MPI_Comm_free(&comm);
+    free(s), free(d), free(ref), free(cnt), free(dsp), free(bc), free(sb), free(agv);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -624,6 +702,7 @@ int main(int argc, char **argv)
     others(MPI_COMM_WORLD, 5);
     others(rev, 40000);
     kept_regions();
+    deferred();
     MPI_Comm_free(&rev);
     MPI_Comm_free(&dup);
     int f = tc_report("test_persist");

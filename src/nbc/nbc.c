@@ -395,7 +395,9 @@ void tc_nb_poke(const tc_ctx_t *c, const tc_backoff_t *b)
 {
     if (b->polls < b->spin || ((b->polls - b->spin) & 15) != 0) return;
     int flag;
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c ? c->pcomm : MPI_COMM_SELF, &flag,
+    /* (a context not built yet has no private communicator) */
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG,
+                c && c->pcomm != MPI_COMM_NULL ? c->pcomm : MPI_COMM_SELF, &flag,
                 MPI_STATUS_IGNORE);
 }
 

@@ -84,16 +84,18 @@ typedef struct tc_nb {
     MPI_Datatype pk_type;
     char *pk_dst;
     /* persistent (MPI 4.0 section 6.13): made once, started many times */
-    int persistent;      /* 1: greq is the application's handle, never completed
-                            until the request is freed (nbc/persist) */
-    int active;          /* started and not yet completed toward the
-                            application (its thread) */
-    int direct;          /* running on the application's thread, outside the
-                            queues (nbc.c: direct starts) */
-    _Atomic int done;    /* finished this start: written (release) by whoever
-                            completed it, read (acquire) by the completion calls */
-    struct tc_nb *pnext; /* the persistent table's chain (nbc/persist) */
-    MPI_Comm ucomm;      /* persistent: the application's communicator (errors) */
+    int persistent;          /* 1: greq is the application's handle, never completed
+                                until the request is freed (nbc/persist) */
+    int active;              /* started and not yet completed toward the
+                                application (its thread) */
+    int direct;              /* running on the application's thread, outside the
+                                queues (nbc.c: direct starts) */
+    _Atomic int done;        /* finished this start: written (release) by whoever
+                                completed it, read (acquire) by the completion calls */
+    struct tc_nb *pnext;     /* the persistent table's chain (nbc/persist) */
+    MPI_Comm ucomm;          /* persistent: the application's communicator (errors) */
+    struct tc_nb_defer *dfr; /* persistent, made before its context was built:
+                                the native request it runs until then (nbc/persist) */
     /* (its state, while it runs, is its queue's: nbc.c state_of) */
 } tc_nb_t;
 
@@ -145,6 +147,30 @@ int tc_nb_pstart(MPI_Request req, int *rc, MPI_Comm *comm);
 /** The communicator of persistent request @req (made by topocoll_*_init),
  *  whose error handler a failed start raises (set by the init). */
 void tc_nb_persist_comm(MPI_Request req, MPI_Comm comm);
+
+/** How a binding makes its persistent request again: @redo runs the
+ *  init with @args (the persistent mode on), giving topocoll's request in
+ *  *@out (MPI_SUCCESS), TC_NB_PERSIST_NATIVE, or an MPI error code;
+ *  @release frees @args. */
+typedef struct tc_nb_redo {
+    int (*redo)(void *args, MPI_Request *out);
+    void (*release)(void *args);
+    void *args;
+} tc_nb_redo_t;
+
+/** A persistent init on @comm, whose context @c is not built yet
+ *  (TOPOCOLL_COMM_LAZY), went to the native MPI's request @nat: make the
+ *  application's handle in *@req, which starts @nat until a start finds
+ *  @c built and enabled.  That start runs @redo, which every process
+ *  reaches at the same start (a context is built by the same collective
+ *  everywhere, and starts are ordered with the communicator's other
+ *  collectives); from then on the request is topocoll's, or @nat's for
+ *  good if the redo answers TC_NB_PERSIST_NATIVE or @c goes first.  The
+ *  init asks @c to build at its next blocking collective.  MPI_SUCCESS
+ *  (@nat and @redo's args are the request's now) or an MPI error code
+ *  (both stay the caller's).  Local. */
+int tc_nb_persist_defer(tc_ctx_t *c, MPI_Comm comm, MPI_Request nat, const tc_nb_redo_t *redo,
+                        MPI_Request *req);
 
 /** The native MPI made persistent request @req for topocoll_*_init
  *  (MPICH 4.0.2's fail its MPI_Testall: the completion calls avoid that

@@ -13,6 +13,12 @@
  * its first start and kept (op->a.keep, xfer/region) until it is freed
  * or its communicator goes; a start that fails before every local peer
  * is done with them drops them.
+ *
+ * A request made before its communicator's context was built (deferred)
+ * holds the native MPI's request and its binding's way to make it again
+ * (tc_nb_persist_defer): its starts are the native request's until one
+ * finds the context built, which makes topocoll's request and hands it
+ * the application's handle (adopt).
  */
 #include "../base/log.h"
 #include "../base/sync.h"
@@ -157,6 +163,39 @@ static int handle_cancel(void *extra, int complete)
 
 static void tc_nb_persist_orphan(tc_ctx_t *c);
 
+/* A deferred request's own part (tc_nb_t.dfr). */
+struct tc_nb_defer {
+    tc_nb_redo_t redo;
+    MPI_Request nat; /* the native MPI's persistent request */
+    int settled;     /* 1: @nat's for good (the redo went native; the context went) */
+    int inner;       /* 1: @nat started and not yet seen complete */
+};
+
+/* Put @op in the table under its handle. */
+static void table_add(tc_nb_t *op)
+{
+    pthread_mutex_lock(&g_np.lock);
+    unsigned b = bucket(op->greq);
+    op->pnext = g_np.chain[b];
+    g_np.chain[b] = op;
+    atomic_fetch_add_explicit(&g_np.count, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&g_np.lock);
+}
+
+/* Take @op out of the table (lock held). */
+static void table_remove_locked(tc_nb_t *op)
+{
+    for (tc_nb_t **pp = &g_np.chain[bucket(op->greq)]; *pp; pp = &(*pp)->pnext)
+        if (*pp == op) {
+            *pp = op->pnext;
+            break;
+        }
+    atomic_fetch_sub_explicit(&g_np.count, 1, memory_order_relaxed);
+    /* release: the caches that saw the old generation drop @op before it
+     * is freed (a thread using a request another frees is erroneous) */
+    atomic_fetch_add_explicit(&g_np.gen, 1, memory_order_release);
+}
+
 /* Make @op (attached) a persistent request, its handle in *@req, the mode
  * off: MPI_SUCCESS, TC_NB_PERSIST_NATIVE or an MPI error code. */
 static int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req)
@@ -180,14 +219,100 @@ static int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req)
     op->ucomm = MPI_COMM_WORLD;
     atomic_store_explicit(&op->done, 1, memory_order_relaxed);
     atomic_store_explicit(&op->refs, 1, memory_order_relaxed);
-    pthread_mutex_lock(&g_np.lock);
-    unsigned b = bucket(op->greq);
-    op->pnext = g_np.chain[b];
-    g_np.chain[b] = op;
-    atomic_fetch_add_explicit(&g_np.count, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&g_np.lock);
+    table_add(op);
     *req = op->greq;
     return MPI_SUCCESS;
+}
+
+int tc_nb_persist_defer(tc_ctx_t *c, MPI_Comm comm, MPI_Request nat, const tc_nb_redo_t *redo,
+                        MPI_Request *req)
+{
+    tc_nb_t *op = calloc(1, sizeof(*op));
+    struct tc_nb_defer *d = calloc(1, sizeof(*d));
+    int rc = op && d
+                 ? PMPI_Grequest_start(handle_query, handle_free, handle_cancel, NULL, &op->greq)
+                 : MPI_ERR_NO_MEM;
+    if (rc != MPI_SUCCESS) {
+        free(op);
+        free(d);
+        return rc;
+    }
+    d->redo = *redo;
+    d->nat = nat;
+    op->dfr = d;
+    op->ctx = c;
+    op->call = "MPI_Start";
+    op->persistent = 1;
+    op->ucomm = comm;
+    atomic_store_explicit(&op->done, 1, memory_order_relaxed);
+    tc_nb_on_release(tc_nb_persist_orphan); /* (the context may go first) */
+    c->build_due = 1;                       /* (a request is made to be started often) */
+    table_add(op);
+    *req = op->greq;
+    return MPI_SUCCESS;
+}
+
+/* Free deferred request @op's own part: its native request (inactive),
+ * the redo's arguments. */
+static void defer_free(tc_nb_t *op)
+{
+    struct tc_nb_defer *d = op->dfr;
+    if (d->nat != MPI_REQUEST_NULL) PMPI_Request_free(&d->nat);
+    if (d->redo.release) d->redo.release(d->redo.args);
+    free(d);
+    op->dfr = NULL;
+}
+
+/* Deferred request @op (inactive) becomes @n, the persistent request its
+ * redo made with handle @r: @n takes @op's handle, @r and @op go. */
+static tc_nb_t *adopt(tc_nb_t *op, tc_nb_t *n, MPI_Request r)
+{
+    pthread_mutex_lock(&g_np.lock);
+    table_remove_locked(n);
+    table_remove_locked(op);
+    n->greq = op->greq;
+    n->ucomm = op->ucomm;
+    unsigned b = bucket(n->greq);
+    n->pnext = g_np.chain[b];
+    g_np.chain[b] = n;
+    atomic_fetch_add_explicit(&g_np.count, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&g_np.lock);
+    PMPI_Grequest_complete(r);
+    PMPI_Request_free(&r);
+    defer_free(op);
+    free(op);
+    return n;
+}
+
+/* MPI_Start on deferred request @op (inactive): its native request's
+ * start, or, the first time its context is built, the redo's request
+ * (*@op then points to it, to be started by the caller: returns 1).
+ * *@rc: MPI_SUCCESS or an MPI error code. */
+static int defer_start(tc_nb_t **opp, int *rc)
+{
+    tc_nb_t *op = *opp;
+    struct tc_nb_defer *d = op->dfr;
+    if (!d->settled && (!op->ctx || !op->ctx->cold)) {
+        MPI_Request r = MPI_REQUEST_NULL;
+        int e = op->ctx && op->ctx->enabled ? d->redo.redo(d->redo.args, &r) : TC_NB_PERSIST_NATIVE;
+        tc_nb_t *n = e == MPI_SUCCESS ? lookup(r) : NULL;
+        if (n) {
+            *opp = adopt(op, n, r);
+            return 1;
+        }
+        if (e != TC_NB_PERSIST_NATIVE) {
+            *rc = e == MPI_SUCCESS ? MPI_ERR_INTERN : e; /* (not ours: cannot be) */
+            return 0;
+        }
+        d->settled = 1;
+    }
+    *rc = PMPI_Start(&d->nat);
+    if (*rc != MPI_SUCCESS) return 0;
+    atomic_store_explicit(&op->rc, MPI_SUCCESS, memory_order_relaxed);
+    atomic_store_explicit(&op->done, 0, memory_order_relaxed);
+    d->inner = 1;
+    op->active = 1;
+    return 0;
 }
 
 /* @c goes (tc_nb_on_release): its persistent requests can no longer
@@ -229,12 +354,13 @@ int tc_nb_pstart(MPI_Request req, int *rc, MPI_Comm *comm)
 {
     tc_nb_t *op = lookup(req);
     if (!op) return 0;
-    *comm = op->ctx ? op->ucomm : MPI_COMM_WORLD;
+    *comm = op->ctx || op->dfr ? op->ucomm : MPI_COMM_WORLD;
     if (op->active) {
         tc_warn("%s: MPI_Start on a persistent request that is already active", op->call);
         *rc = MPI_ERR_REQUEST;
         return 1;
     }
+    if (op->dfr && !defer_start(&op, rc)) return 1;
     if (!op->ctx) {
         tc_warn("%s: MPI_Start after its communicator was freed", op->call);
         *rc = MPI_ERR_COMM;
@@ -273,8 +399,22 @@ static void fill_status(MPI_Status *st, int rc)
     st->MPI_ERROR = rc;
 }
 
+/* A deferred request's native start: over (its error code kept)? */
+static int defer_finished(tc_nb_t *op)
+{
+    struct tc_nb_defer *d = op->dfr;
+    if (!d->inner) return 1;
+    int flag = 0, e = PMPI_Test(&d->nat, &flag, MPI_STATUS_IGNORE);
+    if (e == MPI_SUCCESS && !flag) return 0;
+    d->inner = 0;
+    atomic_store_explicit(&op->rc, e, memory_order_relaxed);
+    atomic_store_explicit(&op->done, 1, memory_order_relaxed);
+    return 1;
+}
+
 static int finished(tc_nb_t *op)
 {
+    if (op->dfr && op->active) return defer_finished(op);
     return !op->active || atomic_load_explicit(&op->done, memory_order_acquire);
 }
 
@@ -321,18 +461,11 @@ int tc_nb_pfree(MPI_Request *req, int *rc)
      * claimed atomically, so this thread may destroy them beside another
      * thread's call) */
     if (op->ctx) tc_region_keep_clear(op->ctx->shm, op->a.keep);
-    for (tc_nb_t **pp = &g_np.chain[bucket(op->greq)]; *pp; pp = &(*pp)->pnext)
-        if (*pp == op) {
-            *pp = op->pnext;
-            break;
-        }
-    atomic_fetch_sub_explicit(&g_np.count, 1, memory_order_relaxed);
-    /* release: the caches that saw the old generation drop @op before it
-     * is freed (a thread using a request another frees is erroneous) */
-    atomic_fetch_add_explicit(&g_np.gen, 1, memory_order_release);
+    table_remove_locked(op);
     pthread_mutex_unlock(&g_np.lock);
     PMPI_Grequest_complete(op->greq);
     *rc = PMPI_Request_free(&op->greq);
+    if (op->dfr) defer_free(op);
     free(op->a.keep);
     tc_nb_free_copies(op);
     free(op);
