@@ -596,6 +596,50 @@ static void kept_regions(void)
     free(a), free(r), free(ref);
 }
 
+/* TOPOCOLL_PERSIST=0: every persistent request is the native MPI's, on a
+ * built context too; the blocking call stays topocoll's. */
+static void persist_off(void)
+{
+    enum { N = 1000 };
+    static double s[N], d[N], ref[N];
+    static double big[1 << 16];
+    MPI_Allreduce(MPI_IN_PLACE, big, 1 << 16, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); /* (builds) */
+    topocoll_comm_info_t ci = TOPOCOLL_COMM_INFO_INIT;
+    CHECK(topocoll_comm_query(MPI_COMM_WORLD, &ci) == MPI_SUCCESS && ci.built,
+          "persist off: the context is not built");
+    MPI_Request r;
+    PINIT(Allreduce)(s, d, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+    const uint64_t before = nb_runs(MPI_COMM_WORLD, TOPOCOLL_COLL_ALLREDUCE);
+    for (int it = 0; it < STARTS; it++) {
+        for (int i = 0; i < N; i++) s[i] = (double)(wrank * 3 + i % 71 + it);
+        PMPI_Allreduce(s, ref, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Start(&r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        CHECK(!memcmp(d, ref, sizeof d), "persist off: start %d wrong", it);
+    }
+    CHECK(nb_runs(MPI_COMM_WORLD, TOPOCOLL_COLL_ALLREDUCE) == before,
+          "persist off: topocoll ran %d starts",
+          (int)(nb_runs(MPI_COMM_WORLD, TOPOCOLL_COLL_ALLREDUCE) - before));
+    MPI_Request_free(&r);
+}
+
+/* A deferred request (below) that outlives its communicator, freed
+ * before the request: first thing in the process, before any nonblocking
+ * call starts the engine (the sanitizers see a context freed under it). */
+static void deferred_orphan(void)
+{
+    const char *lz = getenv("TOPOCOLL_COMM_LAZY");
+    if (!lz || atoi(lz) <= 0) return;
+    MPI_Comm comm;
+    double s[64] = { 0 }, d[64];
+    MPI_Request r;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    PINIT(Allreduce)(s, d, 64, MPI_DOUBLE, MPI_SUM, comm, MPI_INFO_NULL, &r);
+    MPI_Comm_free(&comm);
+    MPI_Request_free(&r);
+    CHECK(r == MPI_REQUEST_NULL, "deferred: Request_free after Comm_free");
+}
+
 /* Requests made on a communicator whose context is not built yet (run
  * with TOPOCOLL_COMM_LAZY > 0; a new communicator, the usual place of an
  * init): the native MPI runs their starts until a blocking collective
@@ -681,6 +725,14 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     tc_rank = wrank;
     tc_print_max = 20;
+    const char *po = getenv("TOPOCOLL_PERSIST");
+    if (po && !strcmp(po, "0")) {
+        persist_off();
+        int f = tc_report("test_persist");
+        MPI_Finalize();
+        return f != 0;
+    }
+    deferred_orphan();
     /* built by blocking calls first: an init is local, it never builds a
      * context (then the native MPI makes the request) */
     MPI_Comm rev, dup;

@@ -327,6 +327,12 @@ static tc_param_t g_params[] = {
            "communication cores)"),
     P_INT("TOPOCOLL_SPLIT_TREE_S", "-1", -1, 64, split_tree_s,
           "leaf-side tree levels the application runs (0..H); `-1`: the model's choice"),
+    P_INT("TOPOCOLL_PERSIST", "1", 0, 1, persist,
+          "`1`: persistent collectives (`MPI_<Coll>_init`) are topocoll's where it runs the call, "
+          "which assumes every process starts a communicator's persistent collectives in the same "
+          "order, among them and with its other collectives (what MPI 4.0's "
+          "`mpi_assert_strict_persistent_collective_ordering` asserts); `0`: the native MPI's "
+          "requests, in any order"),
 };
 #define NPARAMS ((int)(sizeof(g_params) / sizeof(g_params[0])))
 

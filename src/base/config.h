@@ -97,6 +97,8 @@ typedef struct tc_config {
     tc_place_policy_t placement;  /* TOPOCOLL_PROGRESS_PLACEMENT=bind|numa|odd-even */
     int nbc_split_tree;           /* TOPOCOLL_NBC_ALG: 1 = split tree for Ibcast/Ireduce
                                      (default when comm_cores > 0), 0 = hierarchical */
+    int persist;                  /* TOPOCOLL_PERSIST: 1 = topocoll's persistent requests
+                                     (starts in the same order everywhere), 0 = native */
     int split_tree_s;             /* TOPOCOLL_SPLIT_TREE_S: tree levels run in the
                                      initiating call; -1 = the model's choice */
     const char *nic;              /* TOPOCOLL_NIC: cards in rail order (topo/nic parses

@@ -525,6 +525,7 @@ static void release_ctx(tc_ctx_t *c)
 void tc_nb_on_release(void (*hook)(tc_ctx_t *c))
 {
     atomic_store_explicit(&g_also_release, hook, memory_order_release);
+    pthread_once(&g_nb.once, engine_init); /* (which asks coll/ctx to call it) */
 }
 
 /* Put @q on the active list (once) and wake a sleeping progress thread.

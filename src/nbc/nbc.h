@@ -158,19 +158,23 @@ typedef struct tc_nb_redo {
     void *args;
 } tc_nb_redo_t;
 
-/** A persistent init on @comm, whose context @c is not built yet
+/** A persistent init (@call, "MPI_Bcast_init") on @comm, whose context @c is not built yet
  *  (TOPOCOLL_COMM_LAZY), went to the native MPI's request @nat: make the
  *  application's handle in *@req, which starts @nat until a start finds
  *  @c built and enabled.  That start runs @redo, which every process
  *  reaches at the same start (a context is built by the same collective
  *  everywhere, and starts are ordered with the communicator's other
  *  collectives); from then on the request is topocoll's, or @nat's for
- *  good if the redo answers TC_NB_PERSIST_NATIVE or @c goes first.  The
- *  init asks @c to build at its next blocking collective.  MPI_SUCCESS
+ *  good if the redo answers TC_NB_PERSIST_NATIVE or @c goes first (Open
+ *  MPI releases it when the application frees the communicator, MPICH
+ *  with the communicator's last request, @nat among them, which the
+ *  request keeps until it is freed).  The init asks @c to build at its
+ *  next blocking collective.  A start's or completion's failure of @nat
+ *  is raised by the native MPI.  MPI_SUCCESS
  *  (@nat and @redo's args are the request's now) or an MPI error code
  *  (both stay the caller's).  Local. */
-int tc_nb_persist_defer(tc_ctx_t *c, MPI_Comm comm, MPI_Request nat, const tc_nb_redo_t *redo,
-                        MPI_Request *req);
+int tc_nb_persist_defer(tc_ctx_t *c, MPI_Comm comm, const char *call, MPI_Request nat,
+                        const tc_nb_redo_t *redo, MPI_Request *req);
 
 /** The native MPI made persistent request @req for topocoll_*_init
  *  (MPICH 4.0.2's fail its MPI_Testall: the completion calls avoid that

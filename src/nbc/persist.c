@@ -169,6 +169,9 @@ struct tc_nb_defer {
     MPI_Request nat; /* the native MPI's persistent request */
     int settled;     /* 1: @nat's for good (the redo went native; the context went) */
     int inner;       /* 1: @nat started and not yet seen complete */
+    int adopted;     /* 1: the redo's request runs the starts; @nat is kept until the
+                        request is freed (MPICH frees a communicator with its last
+                        request: freed now, its context would go under the request) */
 };
 
 /* Put @op in the table under its handle. */
@@ -224,8 +227,8 @@ static int tc_nb_persist_make(tc_nb_t *op, MPI_Request *req)
     return MPI_SUCCESS;
 }
 
-int tc_nb_persist_defer(tc_ctx_t *c, MPI_Comm comm, MPI_Request nat, const tc_nb_redo_t *redo,
-                        MPI_Request *req)
+int tc_nb_persist_defer(tc_ctx_t *c, MPI_Comm comm, const char *call, MPI_Request nat,
+                        const tc_nb_redo_t *redo, MPI_Request *req)
 {
     tc_nb_t *op = calloc(1, sizeof(*op));
     struct tc_nb_defer *d = calloc(1, sizeof(*d));
@@ -241,7 +244,7 @@ int tc_nb_persist_defer(tc_ctx_t *c, MPI_Comm comm, MPI_Request nat, const tc_nb
     d->nat = nat;
     op->dfr = d;
     op->ctx = c;
-    op->call = "MPI_Start";
+    op->call = call;
     op->persistent = 1;
     op->ucomm = comm;
     atomic_store_explicit(&op->done, 1, memory_order_relaxed);
@@ -264,7 +267,8 @@ static void defer_free(tc_nb_t *op)
 }
 
 /* Deferred request @op (inactive) becomes @n, the persistent request its
- * redo made with handle @r: @n takes @op's handle, @r and @op go. */
+ * redo made with handle @r: @n takes @op's handle and its deferred part
+ * (adopted), @r and @op go. */
 static tc_nb_t *adopt(tc_nb_t *op, tc_nb_t *n, MPI_Request r)
 {
     pthread_mutex_lock(&g_np.lock);
@@ -279,7 +283,8 @@ static tc_nb_t *adopt(tc_nb_t *op, tc_nb_t *n, MPI_Request r)
     pthread_mutex_unlock(&g_np.lock);
     PMPI_Grequest_complete(r);
     PMPI_Request_free(&r);
-    defer_free(op);
+    n->dfr = op->dfr;
+    n->dfr->adopted = 1;
     free(op);
     return n;
 }
@@ -300,8 +305,12 @@ static int defer_start(tc_nb_t **opp, int *rc)
             *opp = adopt(op, n, r);
             return 1;
         }
+        if (e == MPI_SUCCESS) { /* (not ours: cannot be) */
+            PMPI_Request_free(&r);
+            e = MPI_ERR_INTERN;
+        }
         if (e != TC_NB_PERSIST_NATIVE) {
-            *rc = e == MPI_SUCCESS ? MPI_ERR_INTERN : e; /* (not ours: cannot be) */
+            *rc = e;
             return 0;
         }
         d->settled = 1;
@@ -360,7 +369,13 @@ int tc_nb_pstart(MPI_Request req, int *rc, MPI_Comm *comm)
         *rc = MPI_ERR_REQUEST;
         return 1;
     }
-    if (op->dfr && !defer_start(&op, rc)) return 1;
+    if (op->dfr && !op->dfr->adopted) {
+        if (!defer_start(&op, rc)) {
+            if (*rc != MPI_SUCCESS) *comm = MPI_COMM_NULL; /* (raised by the call that failed) */
+            return 1;
+        }
+        *comm = op->ctx ? op->ucomm : MPI_COMM_WORLD; /* (adopted) */
+    }
     if (!op->ctx) {
         tc_warn("%s: MPI_Start after its communicator was freed", op->call);
         *rc = MPI_ERR_COMM;
@@ -414,7 +429,7 @@ static int defer_finished(tc_nb_t *op)
 
 static int finished(tc_nb_t *op)
 {
-    if (op->dfr && op->active) return defer_finished(op);
+    if (op->dfr && !op->dfr->adopted && op->active) return defer_finished(op);
     return !op->active || atomic_load_explicit(&op->done, memory_order_acquire);
 }
 
@@ -442,7 +457,9 @@ static void wait_done(tc_nb_t *op)
  * handler (that of MPI_COMM_WORLD once the communicator is gone). */
 static int with_handler(const tc_nb_t *op, int rc)
 {
-    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(op->ctx ? op->ucomm : MPI_COMM_WORLD, rc);
+    /* (a deferred request's native start raised its failure itself) */
+    if (rc != MPI_SUCCESS && !(op->dfr && !op->dfr->adopted))
+        PMPI_Comm_call_errhandler(op->ctx ? op->ucomm : MPI_COMM_WORLD, rc);
     return rc;
 }
 
