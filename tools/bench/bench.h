@@ -211,7 +211,7 @@ void out_cold_header(const bench_t *b);
 void out_cold_row(const bench_t *b, const row_t *r);
 void out_warm_header(const bench_t *b);
 void out_warm_row(const bench_t *b, const row_t *r);
-void out_nb_note(int persist);
+void out_nb_note(int mode); /* 1: --nb, 2: --persist, 3: --persist-native */
 void out_barrier_header(const bench_t *b);
 void out_barrier_row(const bench_t *b, double mn, double mt);
 void out_overlap_header(const bench_t *b, size_t bytes, const progress_t *p);

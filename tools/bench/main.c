@@ -152,7 +152,7 @@ static int bench_attached(bench_t *b, opts_t *o, int host_size)
     }
     b->coll = coll_index(o->coll);
     g_nb_vs_blocking = o->nb;
-    if (o->nb && rank == 0) out_nb_note(o->nb == 2);
+    if (o->nb && rank == 0) out_nb_note(o->nb);
     if (o->mech && (b->coll != C_ALLGATHER || host_size != b->size)) {
         if (rank == 0)
             fprintf(stderr,

@@ -149,6 +149,8 @@ void usage(FILE *f)
         "  --persist       bcast, reduce, allreduce: topocoll's blocking call (native columns)\n"
         "                  against its persistent request, started and waited for (topocoll\n"
         "                  columns; one request per buffer pair, made before it is timed)\n"
+        "  --persist-native  bcast, reduce, allreduce: the native MPI's persistent request\n"
+        "                  (native columns) against topocoll's, both started and waited for\n"
         "  --csv FILE      also write the table as CSV\n"
         "  --mech          allgather on one host: the mapped and CMA copy floors\n"
         "  --link RATE     link bits/s (1G, 100M): the link bound beside each figure\n"
@@ -237,20 +239,31 @@ static int opt_sizes(const char *arg, opts_t *o)
     return 0;
 }
 
-static const struct option long_opts[] = {
-    { "coll", required_argument, 0, 'c' },  { "min", required_argument, 0, 'm' },
-    { "max", required_argument, 0, 'M' },   { "reps", required_argument, 0, 'r' },
-    { "iters", required_argument, 0, 'i' }, { "settle", required_argument, 0, 'S' },
-    { "root", required_argument, 0, 'R' },  { "pool", required_argument, 0, 'p' },
-    { "csv", required_argument, 0, 'o' },   { "overlap", no_argument, 0, 'O' },
-    { "size", required_argument, 0, 's' },  { "mech", no_argument, 0, 'X' },
-    { "help", no_argument, 0, 'h' },        { "link", required_argument, 0, 'L' },
-    { "net", no_argument, 0, 'N' },         { "version", no_argument, 0, 'V' },
-    { "comm-churn", no_argument, 0, 'C' },  { "calls", required_argument, 0, 'k' },
-    { "warm", no_argument, 0, 'W' },        { "imb", no_argument, 0, 'I' },
-    { "nb", no_argument, 0, 'B' },          { "persist", no_argument, 0, 'P' },
-    { "sizes", required_argument, 0, 'Z' }, { 0, 0, 0, 0 }
-};
+static const struct option long_opts[] = { { "coll", required_argument, 0, 'c' },
+                                           { "min", required_argument, 0, 'm' },
+                                           { "max", required_argument, 0, 'M' },
+                                           { "reps", required_argument, 0, 'r' },
+                                           { "iters", required_argument, 0, 'i' },
+                                           { "settle", required_argument, 0, 'S' },
+                                           { "root", required_argument, 0, 'R' },
+                                           { "pool", required_argument, 0, 'p' },
+                                           { "csv", required_argument, 0, 'o' },
+                                           { "overlap", no_argument, 0, 'O' },
+                                           { "size", required_argument, 0, 's' },
+                                           { "mech", no_argument, 0, 'X' },
+                                           { "help", no_argument, 0, 'h' },
+                                           { "link", required_argument, 0, 'L' },
+                                           { "net", no_argument, 0, 'N' },
+                                           { "version", no_argument, 0, 'V' },
+                                           { "comm-churn", no_argument, 0, 'C' },
+                                           { "calls", required_argument, 0, 'k' },
+                                           { "warm", no_argument, 0, 'W' },
+                                           { "imb", no_argument, 0, 'I' },
+                                           { "nb", no_argument, 0, 'B' },
+                                           { "persist", no_argument, 0, 'P' },
+                                           { "persist-native", no_argument, 0, 'Q' },
+                                           { "sizes", required_argument, 0, 'Z' },
+                                           { 0, 0, 0, 0 } };
 
 /* One option @ch (getopt_long's answer): 0, 1 (--help, --version: done)
  * or -1 (message printed). */
@@ -276,6 +289,7 @@ static int parse_one(int ch, char **argv, opts_t *o)
     case 'I': o->regime = R_IMB; return 0;
     case 'B': o->nb = 1; return 0;
     case 'P': o->nb = 2; return 0;
+    case 'Q': o->nb = 3; return 0;
     case 'k': return opt_int("calls", optarg, 0, &o->churn_calls);
     case 'L': return opt_link(optarg, &o->link);
     case 'Z': return opt_sizes(optarg, o);
@@ -317,9 +331,10 @@ int parse(int argc, char **argv, opts_t *o)
         fprintf(stderr, "\n");
         return -1;
     }
-    if (o->nb == 2 && coll_index(o->coll) != C_BCAST && coll_index(o->coll) != C_REDUCE &&
+    if (o->nb >= 2 && coll_index(o->coll) != C_BCAST && coll_index(o->coll) != C_REDUCE &&
         coll_index(o->coll) != C_ALLREDUCE) {
-        fprintf(stderr, "topocoll_bench: --persist: bcast, reduce or allreduce\n");
+        fprintf(stderr,
+                "topocoll_bench: --persist, --persist-native: bcast, reduce or allreduce\n");
         return -1;
     }
     if (o->overlap && o->size < 64) {

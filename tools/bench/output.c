@@ -175,9 +175,16 @@ void out_warm_row(const bench_t *b, const row_t *r)
     fflush(stdout);
 }
 
-void out_nb_note(int persist)
+void out_nb_note(int mode)
 {
-    if (persist) {
+    if (mode == 3) {
+        printf("# --persist-native: the native columns are the native MPI's persistent request "
+               "(MPI_Allreduce_init\n"
+               "# & co. without topocoll), the topocoll columns topocoll's, both started and "
+               "waited for\n");
+        return;
+    }
+    if (mode == 2) {
         printf("# --persist: the native columns are topocoll's blocking call, the topocoll "
                "columns its\n"
                "# persistent request (MPI_Allreduce_init & co.) started and waited for "

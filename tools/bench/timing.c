@@ -5,6 +5,12 @@
  */
 #include "bench.h"
 
+#if defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,7 +280,7 @@ static int call(MPI_Comm w, int coll, int native, int nb, char *sbuf, char *rbuf
  * persistent column. */
 enum { PERSIST_MAX = 4096, PERSIST_SLOTS = 2 * PERSIST_MAX /* a power of 2 */ };
 static struct preq {
-    int coll, root;
+    int coll, root, nat; /* nat: the native MPI's request (--persist-native) */
     MPI_Comm w;
     const char *sbuf;
     char *rbuf;
@@ -292,15 +298,26 @@ static unsigned preq_hash(const char *sbuf, const char *rbuf, size_t bytes)
     return (unsigned)(k >> 40) & (PERSIST_SLOTS - 1);
 }
 
+/* The native MPI's persistent collectives (MPI 4: MPI_<Coll>_init; Open
+ * MPI 4.1: MPIX_<Coll>_init in mpi-ext.h), without topocoll (PMPI). */
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define NATIVE_INIT(Name, ...) PMPIX_##Name##_init(__VA_ARGS__)
+#elif MPI_VERSION >= 4
+#define NATIVE_INIT(Name, ...) PMPI_##Name##_init(__VA_ARGS__)
+#else
+#define NATIVE_INIT(Name, ...) MPI_ERR_UNSUPPORTED_OPERATION
+#endif
+
 /* The persistent request of @coll (Bcast, Reduce, Allreduce) on these
- * arguments, made at its first use (topocoll_<coll>_init). */
-static int persistent(MPI_Comm w, int coll, char *sbuf, char *rbuf, size_t bytes, int root,
+ * arguments, made at its first use (topocoll_<coll>_init; @nat: the
+ * native MPI's). */
+static int persistent(MPI_Comm w, int coll, int nat, char *sbuf, char *rbuf, size_t bytes, int root,
                       MPI_Request **r)
 {
     unsigned h = preq_hash(sbuf, rbuf, bytes);
     for (; g_pslot[h]; h = (h + 1) & (PERSIST_SLOTS - 1)) {
         struct preq *q = &g_preq[g_pslot[h] - 1];
-        if (q->coll == coll && q->w == w && q->sbuf == sbuf && q->rbuf == rbuf &&
+        if (q->coll == coll && q->nat == nat && q->w == w && q->sbuf == sbuf && q->rbuf == rbuf &&
             q->bytes == bytes && q->root == root) {
             *r = &q->r;
             return MPI_SUCCESS;
@@ -310,16 +327,22 @@ static int persistent(MPI_Comm w, int coll, char *sbuf, char *rbuf, size_t bytes
     struct preq *q = &g_preq[g_npreq];
     int n = (int)(bytes / sizeof(double)), rc;
     if (coll == C_BCAST)
-        rc = topocoll_bcast_init(sbuf, (int)bytes, MPI_BYTE, root, w, MPI_INFO_NULL, &q->r);
+        rc = nat ? NATIVE_INIT(Bcast, sbuf, (int)bytes, MPI_BYTE, root, w, MPI_INFO_NULL, &q->r)
+                 : topocoll_bcast_init(sbuf, (int)bytes, MPI_BYTE, root, w, MPI_INFO_NULL, &q->r);
     else if (coll == C_REDUCE)
-        rc =
-            topocoll_reduce_init(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w, MPI_INFO_NULL, &q->r);
+        rc = nat ? NATIVE_INIT(Reduce, sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w, MPI_INFO_NULL,
+                               &q->r)
+                 : topocoll_reduce_init(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, root, w, MPI_INFO_NULL,
+                                        &q->r);
     else if (coll == C_ALLREDUCE)
-        rc = topocoll_allreduce_init(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w, MPI_INFO_NULL, &q->r);
+        rc = nat ? NATIVE_INIT(Allreduce, sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w, MPI_INFO_NULL,
+                               &q->r)
+                 : topocoll_allreduce_init(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, w, MPI_INFO_NULL,
+                                           &q->r);
     else
         return MPI_ERR_OTHER; /* (options.c allows these three only) */
     if (rc != MPI_SUCCESS) return rc;
-    *q = (struct preq){ coll, root, w, sbuf, rbuf, bytes, q->r };
+    *q = (struct preq){ coll, root, nat, w, sbuf, rbuf, bytes, q->r };
     g_pslot[h] = ++g_npreq;
     *r = &q->r;
     return MPI_SUCCESS;
@@ -330,11 +353,13 @@ static int persistent(MPI_Comm w, int coll, char *sbuf, char *rbuf, size_t bytes
  * persistent request, started and waited for). */
 int run_on(MPI_Comm w, int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
 {
-    if (g_nb_vs_blocking == 2 && !native) {
+    if ((g_nb_vs_blocking == 2 && !native) || g_nb_vs_blocking == 3) {
         MPI_Request *r;
-        int rc = persistent(w, coll, sbuf, rbuf, bytes, root, &r);
-        if (rc == MPI_SUCCESS) rc = topocoll_start(r);
-        return rc != MPI_SUCCESS ? rc : topocoll_wait(r, MPI_STATUS_IGNORE);
+        const int nat = g_nb_vs_blocking == 3 && native;
+        int rc = persistent(w, coll, nat, sbuf, rbuf, bytes, root, &r);
+        if (rc == MPI_SUCCESS) rc = nat ? PMPI_Start(r) : topocoll_start(r);
+        if (rc != MPI_SUCCESS) return rc;
+        return nat ? PMPI_Wait(r, MPI_STATUS_IGNORE) : topocoll_wait(r, MPI_STATUS_IGNORE);
     }
     if (g_nb_vs_blocking) return call(w, coll, 0, !native, sbuf, rbuf, bytes, root);
     return call(w, coll, native, 0, sbuf, rbuf, bytes, root);
