@@ -144,10 +144,14 @@ static tc_param_t g_params[] = {
           "contexts of freed communicators kept for the next communicator of the same group (each "
           "holds its "
           "shared segment and buffers); `0`: none"),
-    P_SIZE("TOPOCOLL_COMM_LAZY_MIN", "256K", 0, 0, MAXB, comm_lazy_min,
+    /* Off by default: each rank judges its own bytes, so an erroneous call
+     * whose counts fall on both sides of it built on some ranks only, a
+     * collective on the application's communicator the others never
+     * joined (a hang where the native MPI says MPI_ERR_TRUNCATE). */
+    P_SIZE("TOPOCOLL_COMM_LAZY_MIN", "0", 0, 0, MAXB, comm_lazy_min,
            "a collective of at least this many bytes (the message, or Allgather's block) builds "
-           "the context "
-           "at once"),
+           "the context at once; `0` (default): none, only `TOPOCOLL_COMM_LAZY`'s count.  Every "
+           "rank must see the same bytes: an erroneous call whose counts differ across it hangs"),
     P_INT("TOPOCOLL_VERBOSE", "0", 0, 9, verbose,
           "`1`: one line per communicator topocoll attaches to (nodes, mechanism); `2`: also each "
           "call passed "

@@ -431,7 +431,8 @@ tc_ctx_t *tc_ctx_get(MPI_Comm comm, size_t bytes, int local)
     }
     /* cold: the same decision on every rank (the call count, the size,
      * and whether an earlier call asked for the build) */
-    if (!c->build_due && bytes != TC_CTX_NOW && bytes < c->cfg->comm_lazy_min &&
+    const size_t lazy_min = c->cfg->comm_lazy_min;
+    if (!c->build_due && bytes != TC_CTX_NOW && (!lazy_min || bytes < lazy_min) &&
         c->cold_calls < (uint64_t)c->cfg->comm_lazy) {
         c->cold_calls++;
         return c;

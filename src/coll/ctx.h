@@ -10,11 +10,14 @@
  * Cheap communicators.  A context starts cold: the first
  * TOPOCOLL_COMM_LAZY collectives on a communicator go to the native MPI
  * with no set-up and no synchronisation, so a communicator used for a few
- * small calls costs what it costs natively.  The next call (or the first
- * of TOPOCOLL_COMM_LAZY_MIN bytes or more) builds the context; every rank
- * reaches that same call, since collectives on a communicator are called
- * in the same order everywhere and the decision depends only on the
- * call's count and size.  A built context freed with its communicator is
+ * small calls costs what it costs natively.  The next call (or, when
+ * set, the first of TOPOCOLL_COMM_LAZY_MIN bytes or more) builds the
+ * context; every rank reaches that same call, since collectives on a
+ * communicator are called in the same order everywhere and the decision
+ * depends only on the call's count (and size: off by default, as an
+ * erroneous call's sizes differ between ranks).  Every collective on a
+ * cold context counts, also one a rank passes to the native MPI for its
+ * own arguments (tc_ctx_get before that answer).  A built context freed with its communicator is
  * kept, with its node map, shared segment and private communicators, all
  * of which depend only on the group: the next communicator of the same
  * group (MPI_Comm_dup, a split into a known group) takes it over after
@@ -147,7 +150,7 @@ typedef struct tc_ctx {
  * The context of @comm for a collective moving @bytes (the message, or
  * Allgather's block; 0 for a Barrier), created cold on first use and
  * built (collective over @comm) at the call TOPOCOLL_COMM_LAZY + 1, or at
- * once when @bytes >= TOPOCOLL_COMM_LAZY_MIN or @bytes is TC_CTX_NOW
+ * once when @bytes >= TOPOCOLL_COMM_LAZY_MIN (when set) or @bytes is TC_CTX_NOW
  * (topocoll_comm_attach).  Call it only from a collective every rank of
  * @comm enters, with the same @bytes everywhere, once per call.  With
  * @local (a nonblocking call, whose start must be local: MPI 4.0 section

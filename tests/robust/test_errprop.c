@@ -301,6 +301,40 @@ static void still_works(MPI_Comm comm, int bytes)
     free(buf);
 }
 
+/* With lazy contexts (TOPOCOLL_COMM_LAZY > 0): an erroneous Allgather and
+ * Gather the native MPI survives, where one rank's send signature differs
+ * from its receive one (that rank passes the call native on its own), on
+ * a cold communicator, then correct calls past the build.  Every rank
+ * must count those calls alike and build at the same call: before, the
+ * erroneous rank counted one call less, built one call later than the
+ * others, and an Allreduce returned a wrong sum, then crashed or hung. */
+static void cold_counts(void)
+{
+    const char *lz = getenv("TOPOCOLL_COMM_LAZY");
+    if (!lz || atoi(lz) <= 0 || size < 2) return;
+    enum { N = 64 };
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    int *s = calloc((size_t)N * size, sizeof(int)), *r = calloc((size_t)N * size, sizeof(int));
+    (void)MPI_Allgather(s, rank == 1 ? N / 2 : N, MPI_INT, r, N, MPI_INT, c);
+    (void)MPI_Gather(s, rank == 0 ? N / 2 : N, MPI_INT, r, N, MPI_INT, 0, c);
+    for (int k = 0, bad = 0; k < 2 * atoi(lz) + 8 && !bad; k++) {
+        int v[3] = { rank + k, 1, k }, w[3] = { 0, 0, 0 };
+        int rc = MPI_Allreduce(v, w, 3, MPI_INT, MPI_SUM, c);
+        bad = rc != MPI_SUCCESS || w[0] != size * (size - 1) / 2 + size * k || w[1] != size ||
+              w[2] != size * k;
+        CHECK(!bad, "after erroneous calls on a cold communicator: Allreduce %d wrong (rc %d)", k,
+              rc);
+    }
+    topocoll_comm_info_t info = { .struct_size = sizeof info };
+    CHECK(topocoll_comm_query(c, &info) == MPI_SUCCESS && info.built,
+          "after erroneous calls on a cold communicator: not built");
+    free(s);
+    free(r);
+    MPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -309,6 +343,7 @@ int main(int argc, char **argv)
     tc_rank = rank;
     alarm(120);
     int bytes = argc > 1 ? atoi(argv[1]) : 1 << 20;
+    cold_counts();
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
