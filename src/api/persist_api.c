@@ -160,7 +160,7 @@ static void kept_release(void *p)
  * context is not built yet: *@request becomes the deferred request's
  * handle.  MPI_SUCCESS (deferred or not) or an MPI error code. */
 static int defer(int id, const char *call, kept_t *k, int (*redo)(void *, MPI_Request *),
-                 MPI_Request *request)
+                 int (*native_start)(void *, MPI_Request *), MPI_Request *request)
 {
     tc_ctx_t *c = tc_ctx_lookup(k->comm);
     int rank = 0, send, recv, rc = MPI_SUCCESS;
@@ -175,7 +175,7 @@ static int defer(int id, const char *call, kept_t *k, int (*redo)(void *, MPI_Re
     rc = keep_type(k, &k->datatype, 0);
     if (rc == MPI_SUCCESS && send) rc = keep_type(k, &k->sendtype, 1);
     if (rc == MPI_SUCCESS && recv) rc = keep_type(k, &k->recvtype, 2);
-    tc_nb_redo_t r = { redo, kept_release, k };
+    tc_nb_redo_t r = { redo, native_start, kept_release, k };
     if (rc == MPI_SUCCESS) rc = tc_nb_persist_defer(c, k->comm, call, *request, &r, request);
     if (rc != MPI_SUCCESS) {
         MPI_Comm comm = k->comm;
@@ -190,38 +190,44 @@ static int defer(int id, const char *call, kept_t *k, int (*redo)(void *, MPI_Re
 
 /* ---- The bindings ------------------------------------------------------------------ */
 
-#define TC_COLL(ID, Name, lower, SHAPE, ...)                                              \
-    static int redo_##lower(void *p, MPI_Request *out)                                    \
-    {                                                                                     \
-        LOAD_ALL((kept_t *)p);                                                            \
-        tc_nb_persist_next(1);                                                            \
-        int rc = topocoll_i##lower(S_##SHAPE##_ARGS, out);                                \
-        tc_nb_persist_next(0);                                                            \
-        if (rc == MPI_SUCCESS) tc_nb_persist_comm(*out, comm);                            \
-        return rc;                                                                        \
-    }                                                                                     \
-    int topocoll_##lower##_init(S_##SHAPE##_C, MPI_Info info, MPI_Request *request)       \
-    {                                                                                     \
-        int rc = TC_NB_PERSIST_NATIVE;                                                    \
-        if (request && tc_config_get()->persist) { /* (NULL: the native's error) */       \
-            tc_nb_persist_next(1);                                                        \
-            rc = topocoll_i##lower(S_##SHAPE##_ARGS, request);                            \
-            tc_nb_persist_next(0);                                                        \
-        }                                                                                 \
-        if (rc == MPI_SUCCESS) tc_nb_persist_comm(*request, comm);                        \
-        if (rc != TC_NB_PERSIST_NATIVE) return rc;                                        \
-        rc = NATIVE_INIT(Name, S_##SHAPE##_ARGS, info, request);                          \
-        if (rc != MPI_SUCCESS) return rc;                                                 \
-        kept_t *k = tc_config_get()->persist ? calloc(1, sizeof(*k)) : NULL;              \
-        if (!k) {                                                                         \
-            tc_nb_persist_native(*request);                                               \
-            return MPI_SUCCESS;                                                           \
-        }                                                                                 \
-        k->datatype = k->sendtype = k->recvtype = MPI_DATATYPE_NULL;                      \
-        k->op = MPI_OP_NULL;                                                              \
-        F_##SHAPE(KEEP1);                                                                 \
-        k->comm = comm;                                                                   \
-        return defer(TOPOCOLL_COLL_##ID, "MPI_" #Name "_init", k, redo_##lower, request); \
+#define TC_COLL(ID, Name, lower, SHAPE, ...)                                                    \
+    static int native_##lower(void *p, MPI_Request *out)                                        \
+    {                                                                                           \
+        LOAD_ALL((kept_t *)p);                                                                  \
+        return PMPI_I##lower(S_##SHAPE##_ARGS, out);                                            \
+    }                                                                                           \
+    static int redo_##lower(void *p, MPI_Request *out)                                          \
+    {                                                                                           \
+        LOAD_ALL((kept_t *)p);                                                                  \
+        tc_nb_persist_next(1);                                                                  \
+        int rc = topocoll_i##lower(S_##SHAPE##_ARGS, out);                                      \
+        tc_nb_persist_next(0);                                                                  \
+        if (rc == MPI_SUCCESS) tc_nb_persist_comm(*out, comm);                                  \
+        return rc;                                                                              \
+    }                                                                                           \
+    int topocoll_##lower##_init(S_##SHAPE##_C, MPI_Info info, MPI_Request *request)             \
+    {                                                                                           \
+        int rc = TC_NB_PERSIST_NATIVE;                                                          \
+        if (request && tc_config_get()->persist) { /* (NULL: the native's error) */             \
+            tc_nb_persist_next(1);                                                              \
+            rc = topocoll_i##lower(S_##SHAPE##_ARGS, request);                                  \
+            tc_nb_persist_next(0);                                                              \
+        }                                                                                       \
+        if (rc == MPI_SUCCESS) tc_nb_persist_comm(*request, comm);                              \
+        if (rc != TC_NB_PERSIST_NATIVE) return rc;                                              \
+        rc = NATIVE_INIT(Name, S_##SHAPE##_ARGS, info, request);                                \
+        if (rc != MPI_SUCCESS) return rc;                                                       \
+        kept_t *k = tc_config_get()->persist ? calloc(1, sizeof(*k)) : NULL;                    \
+        if (!k) {                                                                               \
+            tc_nb_persist_native(*request);                                                     \
+            return MPI_SUCCESS;                                                                 \
+        }                                                                                       \
+        k->datatype = k->sendtype = k->recvtype = MPI_DATATYPE_NULL;                            \
+        k->op = MPI_OP_NULL;                                                                    \
+        F_##SHAPE(KEEP1);                                                                       \
+        k->comm = comm;                                                                         \
+        return defer(TOPOCOLL_COLL_##ID, "MPI_" #Name "_init", k, redo_##lower, native_##lower, \
+                     request);                                                                  \
     }
 #include "../base/colls.def"
 #undef TC_COLL

@@ -151,25 +151,25 @@ void tc_nb_persist_comm(MPI_Request req, MPI_Comm comm);
 /** How a binding makes its persistent request again: @redo runs the
  *  init with @args (the persistent mode on), giving topocoll's request in
  *  *@out (MPI_SUCCESS), TC_NB_PERSIST_NATIVE, or an MPI error code;
+ *  @native_start starts the native MPI's nonblocking call with @args;
  *  @release frees @args. */
 typedef struct tc_nb_redo {
     int (*redo)(void *args, MPI_Request *out);
+    int (*native_start)(void *args, MPI_Request *out); /* the native nonblocking call */
     void (*release)(void *args);
     void *args;
 } tc_nb_redo_t;
 
 /** A persistent init (@call, "MPI_Bcast_init") on @comm, whose context @c is not built yet
  *  (TOPOCOLL_COMM_LAZY), went to the native MPI's request @nat: make the
- *  application's handle in *@req, which starts @nat until a start finds
- *  @c built and enabled.  That start runs @redo, which every process
- *  reaches at the same start (a context is built by the same collective
- *  everywhere, and starts are ordered with the communicator's other
- *  collectives); from then on the request is topocoll's, or @nat's for
- *  good if the redo answers TC_NB_PERSIST_NATIVE or @c goes first (Open
- *  MPI releases it when the application frees the communicator, MPICH
- *  with the communicator's last request, @nat among them, which the
- *  request keeps until it is freed).  The init asks @c to build at its
- *  next blocking collective.  A start's or completion's failure of @nat
+ *  application's handle in *@req, whose starts are the native nonblocking
+ *  call (@redo's native_start) until one finds @c built and enabled.  That start runs @redo, which
+ * every process reaches at the same start (a context is built by the same collective everywhere,
+ * and starts are ordered with the communicator's other collectives); from then on the request is
+ * topocoll's, or @nat's for good (its starts @nat's) if the redo answers TC_NB_PERSIST_NATIVE or @c
+ * goes first (Open MPI releases it when the application frees the communicator, MPICH with the
+ * communicator's last request, @nat among them, which the request keeps until it is freed).  The
+ * init asks @c to build at its next blocking collective.  A start's or completion's failure of @nat
  *  is raised by the native MPI.  MPI_SUCCESS
  *  (@nat and @redo's args are the request's now) or an MPI error code
  *  (both stay the caller's).  Local. */

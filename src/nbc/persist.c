@@ -167,8 +167,9 @@ static void tc_nb_persist_orphan(tc_ctx_t *c);
 struct tc_nb_defer {
     tc_nb_redo_t redo;
     MPI_Request nat; /* the native MPI's persistent request */
+    MPI_Request cur; /* a start's native request: @nat, or the redo's native_start's */
     int settled;     /* 1: @nat's for good (the redo went native; the context went) */
-    int inner;       /* 1: @nat started and not yet seen complete */
+    int inner;       /* 1: @cur started and not yet seen complete */
     int adopted;     /* 1: the redo's request runs the starts; @nat is kept until the
                         request is freed (MPICH frees a communicator with its last
                         request: freed now, its context would go under the request) */
@@ -315,7 +316,17 @@ static int defer_start(tc_nb_t **opp, int *rc)
         }
         d->settled = 1;
     }
-    *rc = PMPI_Start(&d->nat);
+    /* Until the context is built, each start is the native nonblocking
+     * call (MPICH 4.0.2's persistent forms break a derived datatype's
+     * reference count at each start: limitations.md); for good, the
+     * native persistent request (also where the communicator went: it
+     * holds it). */
+    if (d->settled) {
+        d->cur = d->nat;
+        *rc = PMPI_Start(&d->nat);
+    } else {
+        *rc = d->redo.native_start(d->redo.args, &d->cur);
+    }
     if (*rc != MPI_SUCCESS) return 0;
     atomic_store_explicit(&op->rc, MPI_SUCCESS, memory_order_relaxed);
     atomic_store_explicit(&op->done, 0, memory_order_relaxed);
@@ -419,7 +430,8 @@ static int defer_finished(tc_nb_t *op)
 {
     struct tc_nb_defer *d = op->dfr;
     if (!d->inner) return 1;
-    int flag = 0, e = PMPI_Test(&d->nat, &flag, MPI_STATUS_IGNORE);
+    MPI_Request *r = d->settled ? &d->nat : &d->cur;
+    int flag = 0, e = PMPI_Test(r, &flag, MPI_STATUS_IGNORE);
     if (e == MPI_SUCCESS && !flag) return 0;
     d->inner = 0;
     atomic_store_explicit(&op->rc, e, memory_order_relaxed);

@@ -301,8 +301,8 @@ static void still_works(MPI_Comm comm, int bytes)
     free(buf);
 }
 
-/* With lazy contexts (TOPOCOLL_COMM_LAZY > 0): an erroneous Allgather and
- * Gather the native MPI survives, where one rank's send signature differs
+/* With lazy contexts (TOPOCOLL_COMM_LAZY > 0): an erroneous Bcast, Allgather
+ * and Gather the native MPI survives, where one rank's send signature differs
  * from its receive one (that rank passes the call native on its own), on
  * a cold communicator, then correct calls past the build.  Every rank
  * must count those calls alike and build at the same call: before, the
@@ -317,6 +317,12 @@ static void cold_counts(void)
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
     int *s = calloc((size_t)N * size, sizeof(int)), *r = calloc((size_t)N * size, sizeof(int));
+    /* a Bcast whose counts differ on both sides of 256 KiB (where
+     * TOPOCOLL_COMM_LAZY_MIN once built the context on the root alone:
+     * a hang) */
+    char *big = calloc(400 << 10, 1);
+    (void)MPI_Bcast(big, rank == 0 ? 400 << 10 : 200 << 10, MPI_BYTE, 0, c);
+    free(big);
     (void)MPI_Allgather(s, rank == 1 ? N / 2 : N, MPI_INT, r, N, MPI_INT, c);
     (void)MPI_Gather(s, rank == 0 ? N / 2 : N, MPI_INT, r, N, MPI_INT, 0, c);
     for (int k = 0, bad = 0; k < 2 * atoi(lz) + 8 && !bad; k++) {
