@@ -12,6 +12,7 @@
 #endif
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,7 +279,7 @@ static int call(MPI_Comm w, int coll, int native, int nb, char *sbuf, char *rbuf
  * the buffers (open addressing), as an application keeps its request
  * beside its buffers: the lookup is O(1), not a search charged to the
  * persistent column. */
-enum { PERSIST_MAX = 4096, PERSIST_SLOTS = 2 * PERSIST_MAX /* a power of 2 */ };
+enum { PERSIST_MAX = 8192, PERSIST_SLOTS = 2 * PERSIST_MAX /* a power of 2 */ };
 static struct preq {
     int coll, root, nat; /* nat: the native MPI's request (--persist-native) */
     MPI_Comm w;
@@ -354,10 +355,14 @@ static int persistent(MPI_Comm w, int coll, int nat, char *sbuf, char *rbuf, siz
 int run_on(MPI_Comm w, int coll, int native, char *sbuf, char *rbuf, size_t bytes, int root)
 {
     if ((g_nb_vs_blocking == 2 && !native) || g_nb_vs_blocking == 3) {
-        MPI_Request *r;
+        MPI_Request *r = NULL;
         const int nat = g_nb_vs_blocking == 3 && native;
         int rc = persistent(w, coll, nat, sbuf, rbuf, bytes, root, &r);
-        if (rc == MPI_SUCCESS) rc = nat ? PMPI_Start(r) : topocoll_start(r);
+        if (rc != MPI_SUCCESS) { /* (a call that did nothing would be timed) */
+            fprintf(stderr, "topocoll_bench: no persistent request (%d requests made)\n", g_npreq);
+            PMPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        rc = nat ? PMPI_Start(r) : topocoll_start(r);
         if (rc != MPI_SUCCESS) return rc;
         return nat ? PMPI_Wait(r, MPI_STATUS_IGNORE) : topocoll_wait(r, MPI_STATUS_IGNORE);
     }
