@@ -73,8 +73,8 @@ TOPOCOLL_API const char *topocoll_strerror(int err);
  * virtual nodes), leaders, the per-node shared segment, single-copy
  * detection.  Collective over @comm.  The collectives build it lazily:
  * the first TOPOCOLL_COMM_LAZY calls on a communicator (64 by default)
- * go to the underlying MPI, the next one, or the first of
- * TOPOCOLL_COMM_LAZY_MIN bytes or more, builds it; attach builds it at
+ * go to the underlying MPI, the next one (or, where it is set, the first
+ * of TOPOCOLL_COMM_LAZY_MIN bytes or more) builds it; attach builds it at
  * once (call it before using the region API).  Idempotent.  When @comm is
  * freed the context is kept for the next communicator of the same group
  * (MPI_Comm_dup, a split into the same processes), which takes it over
@@ -656,7 +656,7 @@ TOPOCOLL_API int topocoll_request_get_status(MPI_Request request, int *flag, MPI
  * again (no screening, plan, allocation or MPI request per start); where the native MPI runs it
  * (the cases of the blocking call, non-contiguous buffers), the request is the native MPI's
  * persistent request.  On a communicator whose context is not built yet
- * (TOPOCOLL_COMM_LAZY) the native MPI's request runs the starts until a
+ * (TOPOCOLL_COMM_LAZY) the native MPI's nonblocking call runs each start until a
  * blocking collective there builds it; the first start after that makes
  * the request topocoll's, under the same handle (derived datatypes the
  * call reads are duplicated for it; MPI_Alltoallw and user-defined

@@ -25,8 +25,12 @@ fi
 [ -r "$lib" ] || { echo "mpi4py_check: $lib: not found" >&2; exit 1; }
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+# TOPOCOLL_COMM_LAZY_MIN: the program's calls of 1 MiB build each
+# communicator's context at once (off by default), so that --expect-topocoll
+# can ask them all to have gone through topocoll
 # shellcheck disable=SC2086  # FLAGS: several words
-"$mpiexec" $flags "$npflag" "$np" env LD_PRELOAD="$lib" TOPOCOLL_VERBOSE=1 "$@" \
+"$mpiexec" $flags "$npflag" "$np" env LD_PRELOAD="$lib" TOPOCOLL_VERBOSE=1 \
+  TOPOCOLL_COMM_LAZY_MIN=256K "$@" \
   "$py" "$test" --expect-topocoll >"$log" 2>&1
 rc=$?
 grep -v '^topocoll: tune:' "$log"   # (the tuner's per-size lines: long, not checked)

@@ -5,7 +5,7 @@
  *  1. lazy: on a new communicator the first TOPOCOLL_COMM_LAZY collectives
  *     (the environment's value, 64 by default) go to the native MPI and
  *     leave the context unbuilt; the next one builds it; a call of
- *     TOPOCOLL_COMM_LAZY_MIN bytes or more builds it at once.
+ *     TOPOCOLL_COMM_LAZY_MIN bytes or more (set by the tests) builds it at once.
  *  2. reuse: a communicator of a freed one's group (dup, and a split into
  *     the same processes) takes its context over; a split into other
  *     groups builds its own; a context holding a live region of the

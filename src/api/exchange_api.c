@@ -77,7 +77,8 @@ static int screen(const xc_call_t *x, tc_api_call_t *plan)
     int size = 0, rank = 0;
     int rc = tc_api_comm_of(x->comm, x->name, plan, &size, &rank);
     if (rc == TC_API_RUN && (rc = check_args(x, size, rank, &plan->bytes)) == TC_API_NATIVE &&
-        !plan->ctx) /* (erroneous: counted on a cold context as on the other ranks) */
+        !plan->ctx && plan->bytes && size > 1 && plan->bytes <= (size_t)INT_MAX / (size_t)size)
+        /* (erroneous: counted on a cold context as on the other ranks, where they would) */
         (void)tc_ctx_get(x->comm, plan->bytes, tc_api_nonblocking(x->name));
     if (rc != TC_API_RUN) return rc; /* (TC_API_NATIVE: plan->why says so) */
     /* (the root's buffer, size blocks, is counted in int by MPI_Pack & co.:

@@ -14,8 +14,8 @@
  * Where the native answer is only because the communicator's context is
  * not built yet (TOPOCOLL_COMM_LAZY: an init right after the
  * communicator's creation, the usual place), the request is deferred
- * (nbc/persist tc_nb_persist_defer): the native request runs its starts
- * until the context is built, then the init is made again from the
+ * (nbc/persist tc_nb_persist_defer): the native nonblocking call runs its
+ * starts until the context is built, then the init is made again from the
  * arguments kept here, at the same start on every process.  Kept: the
  * buffers and arrays (MPI 4.0 section 6.13: the application leaves them
  * alone until it frees the request), a duplicate of each significant

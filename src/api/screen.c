@@ -392,8 +392,10 @@ int tc_api_screen_allgather(const char *call, const void *sendbuf, int sendcount
     plan->bytes = (size_t)rsize * (size_t)recvcount;
     if (!in_place && (size_t)ssize * (size_t)sendcount != plan->bytes) {
         /* signature mismatch: erroneous, but counted on a cold context as
-         * on the other ranks, or the calls that build it would differ */
-        if (!hot) (void)tc_ctx_get(comm, plan->bytes, tc_api_nonblocking(call));
+         * on the other ranks (where they would, by the receive side's
+         * size), or the calls that build it would differ */
+        if (!hot && plan->bytes && size > 1 && plan->bytes <= (size_t)INT_MAX)
+            (void)tc_ctx_get(comm, plan->bytes, tc_api_nonblocking(call));
         return native(plan, "argument the native MPI will check", 0);
     }
     if (plan->bytes == 0 || size == 1 || plan->bytes > (size_t)INT_MAX)

@@ -22,7 +22,7 @@ typedef struct tc_config {
     int comm_lazy;                /* TOPOCOLL_COMM_LAZY: collectives on a communicator
                                      that go to PMPI before its context is built */
     int comm_keep;                /* TOPOCOLL_COMM_KEEP: contexts of freed communicators kept */
-    size_t comm_lazy_min;         /* TOPOCOLL_COMM_LAZY_MIN: a call of at least this many
+    size_t comm_lazy_min;         /* TOPOCOLL_COMM_LAZY_MIN (0: off): a call of at least this many
                                      bytes builds the context at once */
     int verbose;                  /* TOPOCOLL_VERBOSE=0..2 */
     int report;                   /* TOPOCOLL_REPORT: the report at MPI_Finalize */

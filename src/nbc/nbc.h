@@ -165,7 +165,8 @@ typedef struct tc_nb_redo {
  *  application's handle in *@req, whose starts are the native nonblocking
  *  call (@redo's native_start) until one finds @c built and enabled.  That start runs @redo, which
  * every process reaches at the same start (a context is built by the same collective everywhere,
- * and starts are ordered with the communicator's other collectives); from then on the request is
+ * and topocoll assumes starts ordered alike with the communicator's other collectives:
+ * TOPOCOLL_PERSIST); from then on the request is
  * topocoll's, or @nat's for good (its starts @nat's) if the redo answers TC_NB_PERSIST_NATIVE or @c
  * goes first (Open MPI releases it when the application frees the communicator, MPICH with the
  * communicator's last request, @nat among them, which the request keeps until it is freed).  The

@@ -16,9 +16,10 @@
  *
  * A request made before its communicator's context was built (deferred)
  * holds the native MPI's request and its binding's way to make it again
- * (tc_nb_persist_defer): its starts are the native request's until one
- * finds the context built, which makes topocoll's request and hands it
- * the application's handle (adopt).
+ * (tc_nb_persist_defer): its starts are the native nonblocking call until
+ * one finds the context built, which makes topocoll's request and hands
+ * it the application's handle (adopt); the native persistent request
+ * runs them only where the redo answered native or the context went.
  */
 #include "../base/log.h"
 #include "../base/sync.h"
@@ -293,8 +294,9 @@ static tc_nb_t *adopt(tc_nb_t *op, tc_nb_t *n, MPI_Request r)
 /* MPI_Start on deferred request @op (inactive): its native request's
  * start, or, the first time its context is built, the redo's request
  * (*@op then points to it, to be started by the caller: returns 1).
- * *@rc: MPI_SUCCESS or an MPI error code. */
-static int defer_start(tc_nb_t **opp, int *rc)
+ * *@rc: MPI_SUCCESS or an MPI error code; *@raised: 1 if the native call
+ * that failed raised it already. */
+static int defer_start(tc_nb_t **opp, int *rc, int *raised)
 {
     tc_nb_t *op = *opp;
     struct tc_nb_defer *d = op->dfr;
@@ -311,7 +313,7 @@ static int defer_start(tc_nb_t **opp, int *rc)
             e = MPI_ERR_INTERN;
         }
         if (e != TC_NB_PERSIST_NATIVE) {
-            *rc = e;
+            *rc = e; /* (the caller raises it) */
             return 0;
         }
         d->settled = 1;
@@ -327,6 +329,7 @@ static int defer_start(tc_nb_t **opp, int *rc)
     } else {
         *rc = d->redo.native_start(d->redo.args, &d->cur);
     }
+    *raised = *rc != MPI_SUCCESS;
     if (*rc != MPI_SUCCESS) return 0;
     atomic_store_explicit(&op->rc, MPI_SUCCESS, memory_order_relaxed);
     atomic_store_explicit(&op->done, 0, memory_order_relaxed);
@@ -381,8 +384,9 @@ int tc_nb_pstart(MPI_Request req, int *rc, MPI_Comm *comm)
         return 1;
     }
     if (op->dfr && !op->dfr->adopted) {
-        if (!defer_start(&op, rc)) {
-            if (*rc != MPI_SUCCESS) *comm = MPI_COMM_NULL; /* (raised by the call that failed) */
+        int raised = 0;
+        if (!defer_start(&op, rc, &raised)) {
+            if (raised) *comm = MPI_COMM_NULL; /* (raised by the native call that failed) */
             return 1;
         }
         *comm = op->ctx ? op->ucomm : MPI_COMM_WORLD; /* (adopted) */

@@ -10,13 +10,13 @@
  *  2. rank 0: Iallreduce, then Send to 1; rank 1: Recv from 0, then
  *     Iallreduce;
  *  3. the same crossed starts on communicators whose contexts are built;
- *  5. with a progress thread, rank 0 blocks in a collective that goes
- *     native while its nonblocking one is outstanding, which the others
- *     wait for first;
  *  4. a storm: random nonblocking collectives on 4 communicators (a user
  *     op among them), point-to-point pairs, at most WINDOW outstanding,
  *     completed by every completion call, with rank-dependent delays (in
- *     the manner of MPICH's coll/nonblocking3, written anew here).
+ *     the manner of MPICH's coll/nonblocking3, written anew here);
+ *  5. with a progress thread, rank 0 blocks in a collective that goes
+ *     native while its nonblocking one is outstanding, which the others
+ *     wait for first.
  *
  * Every result is checked.  alarm() ends a hung run (the test then fails
  * on its missing summary line, not on ctest's timeout).
