@@ -304,7 +304,9 @@ for c in BCAST REDUCE ALLREDUCE ALLGATHER; do flat0+=(--env "TOPOCOLL_${c}_FLAT_
 # is built) use the generic algorithms in this run.
 churn_env=()
 [[ $mpi == mpich ]] && churn_env=(--env MPIR_CVAR_DEVICE_COLLECTIVES=none)
-run churn_3hosts_221 'test_churn np=.* 0 failed$' -- --hosts "2,2,1" "${churn_env[@]}" -- "$bin/test_churn" 200
+# (the lazy default, with the size trigger the test counts on set)
+run churn_3hosts_221 'test_churn np=.* 0 failed$' -- --hosts "2,2,1" "${churn_env[@]}" \
+  --env TOPOCOLL_COMM_LAZY_MIN=256K -- "$bin/test_churn" 200
 
 # SIGKILL of one rank inside a 16 MiB collective across hosts: the job ends
 # with a failure within the time limit, and no process of the test nor
